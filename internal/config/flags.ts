@@ -1,0 +1,96 @@
+// Command-line flags: `--name=value`, `--name value` and bare boolean `--name`,
+// declared once per program so the launcher can hand each flag to its owner.
+
+export type FlagType = 'string' | 'int' | 'bool' | 'duration' | 'list';
+
+export interface FlagSpec {
+  type: FlagType;
+  default?: string;
+  help: string;
+}
+export type FlagSet = Record<string, FlagSpec>;
+
+export class FlagError extends Error {}
+
+/** Parses `5m`, `300s`, `1h30m`, `250ms`, `5m0s` into milliseconds. */
+export function parseDuration(text: string): number {
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) throw new FlagError(`invalid duration "${text}"`);
+  return parts.reduce((sum, p) => sum + Number(p[1]) * units[p[2]], 0);
+}
+
+export interface ParsedFlags {
+  string(name: string): string;
+  int(name: string): number;
+  bool(name: string): boolean;
+  duration(name: string): number;
+  list(name: string): string[];
+  /** The flags given on the command line, as `--name=value` strings. */
+  given: Map<string, string>;
+}
+
+/** Splits argv into name/value pairs, without checking names. */
+export function splitArgs(argv: string[], isBool: (name: string) => boolean): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (!arg.startsWith('--')) throw new FlagError(`unexpected argument "${arg}"`);
+    const eq = arg.indexOf('=');
+    if (eq > 0) { out.push([arg.slice(2, eq), arg.slice(eq + 1)]); continue; }
+    const name = arg.slice(2);
+    if (isBool(name) || i + 1 >= argv.length || argv[i + 1].startsWith('--')) out.push([name, 'true']);
+    else out.push([name, argv[++i]]);
+  }
+  return out;
+}
+
+/** Parses argv against a flag set; unknown flags and bad values throw FlagError. */
+export function parseFlags(argv: string[], spec: FlagSet): ParsedFlags {
+  const given = new Map<string, string>();
+  for (const [name, value] of splitArgs(argv, (n) => spec[n]?.type === 'bool')) {
+    if (!spec[name]) throw new FlagError(`unknown flag --${name}`);
+    given.set(name, value);
+  }
+  const raw = (name: string): string => {
+    if (!spec[name]) throw new FlagError(`flag --${name} is not declared`);
+    return given.get(name) ?? spec[name].default ?? '';
+  };
+  const checked = <T>(name: string, parse: (v: string) => T, ok: (v: T) => boolean): T => {
+    const value = parse(raw(name));
+    if (!ok(value)) throw new FlagError(`invalid value "${raw(name)}" for --${name}`);
+    return value;
+  };
+  for (const [name, s] of Object.entries(spec)) {
+    if (s.type === 'int') checked(name, Number, Number.isInteger);
+    if (s.type === 'bool') checked(name, (v) => v, (v) => v === 'true' || v === 'false' || v === '');
+    if (s.type === 'duration' && raw(name) !== '') parseDuration(raw(name));
+  }
+  return {
+    given,
+    string: raw,
+    int: (n) => Number(raw(n)),
+    bool: (n) => raw(n) === 'true',
+    duration: (n) => parseDuration(raw(n)),
+    list: (n) => raw(n).split(',').map((s) => s.trim()).filter(Boolean),
+  };
+}
+
+/** A usage text listing every flag of a set. */
+export function usage(program: string, spec: FlagSet): string {
+  const lines = Object.entries(spec).map(([name, s]) =>
+    `  --${name}${s.type === 'bool' ? '' : `=<${s.type}>`}\n      ${s.help}${s.default ? ` (default ${s.default})` : ''}`);
+  return `Usage: ${program} [flags]\n\nFlags:\n${lines.join('\n')}\n`;
+}
+
+/** Parses process.argv for a program, printing usage and exiting 2 on a bad flag. */
+export function parseArgsOrExit(program: string, spec: FlagSet): ParsedFlags {
+  const argv = process.argv.slice(2);
+  if (argv.includes('--help') || argv.includes('-h')) { process.stdout.write(usage(program, spec)); process.exit(0); }
+  try {
+    return parseFlags(argv, spec);
+  } catch (err) {
+    process.stderr.write(`${program}: ${(err as Error).message}\n\n${usage(program, spec)}`);
+    process.exit(2);
+  }
+}

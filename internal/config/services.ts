@@ -1,0 +1,54 @@
+// The flags of every service, in one place: each program parses its own set and
+// the launcher routes each flag it is given to the services that own it.
+import type { FlagSet } from './flags.js';
+
+const listen = (port: number): FlagSet => ({
+  listen: { type: 'string', default: `127.0.0.1:${port}`, help: 'gRPC listen address (host:port; port 0 picks a free one)' },
+});
+const natsUrl: FlagSet = { 'nats-url': { type: 'string', default: 'nats://127.0.0.1:4222', help: 'NATS server URL' } };
+const storagePeer: FlagSet = { 'storage-address': { type: 'string', default: '127.0.0.1:7001', help: 'address of the storage service' } };
+const dataDir: FlagSet = { 'data-dir': { type: 'string', default: './data', help: 'directory holding the data of the server' } };
+
+export const DEFAULT_PORTS = { storage: 7001, authn: 7002, authz: 7003, admission: 7004 } as const;
+
+export const storageFlags: FlagSet = {
+  ...listen(DEFAULT_PORTS.storage), ...natsUrl, ...dataDir,
+  'history-window': { type: 'duration', default: '5m', help: 'how long history is kept for watches, older reads and continue tokens' },
+  'etcd-compaction-interval': { type: 'duration', default: '', help: 'alias of --history-window' },
+};
+
+export const authnFlags: FlagSet = {
+  ...listen(DEFAULT_PORTS.authn), ...storagePeer,
+  'token-auth-file': { type: 'string', default: '', help: 'CSV file of static bearer tokens: token,user,uid,"group1,group2"' },
+  'client-ca-file': { type: 'string', default: '', help: 'PEM bundle of CAs that sign accepted client certificates' },
+  'anonymous-auth': { type: 'bool', default: 'true', help: 'treat requests without credentials as system:anonymous' },
+};
+
+export const authzFlags: FlagSet = {
+  ...listen(DEFAULT_PORTS.authz), ...storagePeer, ...natsUrl,
+  'authorization-mode': { type: 'list', default: 'AlwaysAllow', help: 'ordered authorizers: AlwaysAllow, AlwaysDeny' },
+};
+
+export const admissionFlags: FlagSet = {
+  ...listen(DEFAULT_PORTS.admission), ...storagePeer, ...natsUrl,
+  'enable-admission-plugins': { type: 'list', default: '', help: 'admission plugins to enable besides the defaults' },
+  'disable-admission-plugins': { type: 'list', default: '', help: 'default admission plugins to disable' },
+};
+
+export const gatewayFlags: FlagSet = {
+  ...natsUrl, ...dataDir, ...storagePeer,
+  'bind-address': { type: 'string', default: '127.0.0.1', help: 'address the HTTPS server listens on' },
+  'secure-port': { type: 'int', default: '6443', help: 'HTTPS port (0 picks a free one)' },
+  'authn-address': { type: 'string', default: `127.0.0.1:${DEFAULT_PORTS.authn}`, help: 'address of the authentication service' },
+  'authz-address': { type: 'string', default: `127.0.0.1:${DEFAULT_PORTS.authz}`, help: 'address of the authorization service' },
+  'admission-address': { type: 'string', default: `127.0.0.1:${DEFAULT_PORTS.admission}`, help: 'address of the admission service' },
+  'tls-cert-file': { type: 'string', default: '', help: 'serving certificate (default: generated under --data-dir/pki)' },
+  'tls-private-key-file': { type: 'string', default: '', help: 'key of --tls-cert-file' },
+  'request-timeout': { type: 'duration', default: '60s', help: 'default timeout of non-watch requests' },
+  'min-request-timeout': { type: 'int', default: '1800', help: 'minimum seconds a watch stays open before the server ends it' },
+};
+
+export const SERVICE_FLAGS = {
+  storage: storageFlags, authn: authnFlags, authz: authzFlags, admission: admissionFlags, gateway: gatewayFlags,
+} as const;
+export type ServiceName = keyof typeof SERVICE_FLAGS;

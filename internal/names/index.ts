@@ -1,0 +1,45 @@
+// Every identifier that carries the product's domain is derived here, so the
+// domain is one constant. Real clients hard-code a few upstream spellings; those
+// are listed as aliases the gateway accepts.
+
+export const DOMAIN = 'svc.io';
+export const UPSTREAM_DOMAIN = 'k8s.io';
+
+/** `<prefix>.svc.io`, e.g. group('rbac.authorization') */
+export const group = (prefix: string): string => `${prefix}.${DOMAIN}`;
+/** `svc.io/<key>` or `<prefix>.svc.io/<key>` label and annotation keys. */
+export const labelKey = (key: string, prefix?: string): string =>
+  prefix ? `${prefix}.${DOMAIN}/${key}` : `${DOMAIN}/${key}`;
+/** `x-svc-<name>` OpenAPI extensions. */
+export const extension = (name: string): string => `x-svc-${name}`;
+
+export const PRODUCT = 'svc';
+export const SERVER_NAME = 'svc-apiserver';
+
+export const NAMESPACE_DEFAULT = 'default';
+export const NAMESPACE_SYSTEM = `${PRODUCT}-system`;
+export const NAMESPACE_PUBLIC = `${PRODUCT}-public`;
+export const NAMESPACE_NODE_LEASE = `${PRODUCT}-node-lease`;
+export const INITIAL_NAMESPACES = [NAMESPACE_DEFAULT, NAMESPACE_SYSTEM, NAMESPACE_PUBLIC, NAMESPACE_NODE_LEASE];
+
+/** Finalizer that keeps a namespace until its contents are gone. */
+export const NAMESPACE_FINALIZER = PRODUCT;
+
+export const GROUP_META = group('meta');
+export const GROUP_APIDISCOVERY = group('apidiscovery');
+export const UPSTREAM_GROUP_META = `meta.${UPSTREAM_DOMAIN}`;
+export const UPSTREAM_GROUP_APIDISCOVERY = `apidiscovery.${UPSTREAM_DOMAIN}`;
+
+export const MEDIA_PROTOBUF = `application/vnd.${PRODUCT}.protobuf`;
+export const UPSTREAM_MEDIA_PROTOBUF = 'application/vnd.kubernetes.protobuf';
+
+export const GROUP_MASTERS = 'system:masters';
+export const USER_ANONYMOUS = 'system:anonymous';
+export const GROUP_UNAUTHENTICATED = 'system:unauthenticated';
+export const GROUP_AUTHENTICATED = 'system:authenticated';
+
+/** Environment variable of credential plugins. */
+export const EXEC_INFO_ENV = `${PRODUCT.toUpperCase()}_EXEC_INFO`;
+
+/** Prefix of the NATS subjects on which storage publishes committed changes. */
+export const NATS_EVENTS_PREFIX = `${PRODUCT}.storage.v1.events`;

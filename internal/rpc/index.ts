@@ -1,0 +1,177 @@
+// gRPC plumbing shared by every service: loading the APIs of proto/, servers
+// with health checking and a server span per call, clients that carry the
+// trace context in their metadata.
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
+import { fileURLToPath } from 'node:url';
+import { SpanKind, context, extractContext, injectContext, trace, tracer, SpanStatusCode } from '../tracing/index.js';
+import type { ProtoGrpcType as StorageProto } from './gen/storage.js';
+import type { ProtoGrpcType as AuthnProto } from './gen/authn.js';
+import type { ProtoGrpcType as AuthzProto } from './gen/authz.js';
+import type { ProtoGrpcType as AdmissionProto } from './gen/admission.js';
+
+export { grpc };
+export const PROTO_DIR = fileURLToPath(new URL('../../../proto', import.meta.url));
+
+const loaderOptions: protoLoader.Options = {
+  keepCase: false, longs: Number, enums: String, defaults: true, oneofs: true, includeDirs: [PROTO_DIR],
+};
+const definition = protoLoader.loadSync(
+  ['svc/storage/v1/storage.proto', 'svc/authn/v1/authn.proto', 'svc/authz/v1/authz.proto', 'svc/admission/v1/admission.proto'],
+  loaderOptions,
+);
+type ApiTypes = StorageProto & AuthnProto & AuthzProto & AdmissionProto;
+/** The loaded gRPC APIs: `api.svc.storage.v1.Storage`, ... */
+export const api = grpc.loadPackageDefinition(definition) as unknown as ApiTypes;
+
+const healthDefinition = protoLoader.loadSync(healthProtoPath, loaderOptions);
+const healthApi = grpc.loadPackageDefinition(healthDefinition) as any;
+
+/** An error a handler throws to answer with a gRPC status and trailing metadata. */
+export class RpcError extends Error {
+  constructor(readonly code: grpc.status, message: string, readonly trailers: Record<string, string> = {}) {
+    super(message);
+  }
+}
+
+/** The trailing metadata of a failed call as a plain record. */
+export function trailers(err: grpc.ServiceError): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(err.metadata?.getMap() ?? {})) out[k] = String(v);
+  return out;
+}
+
+export const isServiceError = (err: unknown): err is grpc.ServiceError =>
+  typeof err === 'object' && err !== null && 'code' in err && 'details' in err;
+
+type UnaryHandler = (request: any, call: grpc.ServerUnaryCall<any, any>) => Promise<any>;
+type StreamHandler = (call: grpc.ServerWritableStream<any, any>) => void | Promise<void>;
+export type Handlers = Record<string, UnaryHandler | StreamHandler>;
+
+function toServiceError(err: unknown): Partial<grpc.ServiceError> {
+  if (err instanceof RpcError) {
+    const metadata = new grpc.Metadata();
+    for (const [k, v] of Object.entries(err.trailers)) metadata.set(k, v);
+    return { code: err.code, details: err.message, metadata };
+  }
+  return { code: grpc.status.INTERNAL, details: (err as Error)?.message ?? String(err) };
+}
+
+function parentOf(call: { metadata: grpc.Metadata }) {
+  return extractContext((k) => {
+    const v = call.metadata.get(k)[0];
+    return v === undefined ? undefined : String(v);
+  });
+}
+
+/** Wraps handlers written as async functions into grpc-js handlers with a server span each. */
+function wrap(serviceName: string, service: grpc.ServiceDefinition, handlers: Handlers): grpc.UntypedServiceImplementation {
+  const impl: grpc.UntypedServiceImplementation = {};
+  for (const [method, def] of Object.entries(service)) {
+    const handler = handlers[method] ?? handlers[def.originalName ?? method];
+    if (!handler) continue;
+    const spanName = `${serviceName}/${method}`;
+    if (def.responseStream) {
+      impl[method] = (call: grpc.ServerWritableStream<any, any>) => {
+        const span = tracer().startSpan(spanName, { kind: SpanKind.SERVER }, parentOf(call));
+        call.on('close', () => span.end());
+        context.with(trace.setSpan(parentOf(call), span), () =>
+          Promise.resolve((handler as StreamHandler)(call)).catch((err) => {
+            span.setStatus({ code: SpanStatusCode.ERROR, message: String(err?.message) });
+            call.destroy(Object.assign(new Error((err as Error).message), toServiceError(err)));
+          }));
+      };
+    } else {
+      impl[method] = (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>) => {
+        const parent = parentOf(call);
+        const span = tracer().startSpan(spanName, { kind: SpanKind.SERVER }, parent);
+        context.with(trace.setSpan(parent, span), () => (handler as UnaryHandler)(call.request, call))
+          .then((res) => callback(null, res), (err) => {
+            span.setStatus({ code: SpanStatusCode.ERROR, message: String(err?.message) });
+            callback(toServiceError(err));
+          })
+          .finally(() => span.end());
+      };
+    }
+  }
+  return impl;
+}
+
+export interface RunningServer {
+  server: grpc.Server;
+  port: number;
+  health: HealthImplementation;
+  stop(): Promise<void>;
+}
+
+const serverOptions: grpc.ServerOptions = {
+  'grpc.max_receive_message_length': 64 * 1024 * 1024,
+  'grpc.max_send_message_length': 64 * 1024 * 1024,
+};
+
+/** Binds a gRPC server with the given services and the standard health service. */
+export async function serve(address: string,
+  services: Array<{ name: string; definition: grpc.ServiceDefinition; handlers: Handlers }>): Promise<RunningServer> {
+  const server = new grpc.Server(serverOptions);
+  const health = new HealthImplementation({ '': 'SERVING' });
+  for (const s of services) {
+    server.addService(s.definition, wrap(s.name, s.definition, s.handlers));
+    health.setStatus(s.name, 'SERVING');
+  }
+  health.addToServer(server);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+  return {
+    server, port, health,
+    stop: () => new Promise<void>((resolve) => {
+      const timer = setTimeout(() => { server.forceShutdown(); resolve(); }, 2000);
+      server.tryShutdown(() => { clearTimeout(timer); resolve(); });
+    }),
+  };
+}
+
+/** Puts the active trace context into every outgoing call's metadata. */
+const traceInterceptor: grpc.Interceptor = (options, nextCall) => new grpc.InterceptingCall(nextCall(options), {
+  start(metadata, listener, next) {
+    for (const [k, v] of Object.entries(injectContext({}))) metadata.set(k, v);
+    next(metadata, listener);
+  },
+});
+
+export const clientOptions: grpc.ClientOptions = {
+  interceptors: [traceInterceptor],
+  'grpc.max_receive_message_length': 64 * 1024 * 1024,
+  'grpc.max_send_message_length': 64 * 1024 * 1024,
+  'grpc.keepalive_time_ms': 10_000,
+  'grpc.keepalive_timeout_ms': 5_000,
+  'grpc.initial_reconnect_backoff_ms': 100,
+  'grpc.max_reconnect_backoff_ms': 1_000,
+};
+
+type Callback<Res> = (err: grpc.ServiceError | null, res?: Res) => void;
+type UnaryMethod<Req, Res> = (req: Req, metadata: grpc.Metadata, options: grpc.CallOptions, cb: Callback<Res>) => unknown;
+
+/** Calls a unary method and resolves with its answer; rejects with the ServiceError. */
+export function unary<Req, Res>(client: grpc.Client, method: UnaryMethod<Req, Res>, req: Req, timeoutMs = 30_000): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    method.call(client, req, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) =>
+      (err ? reject(err) : resolve(res as Res)));
+  });
+}
+
+/** A client of the standard health service of the server at address. */
+export function healthClient(address: string): grpc.Client & Record<string, any> {
+  return new healthApi.grpc.health.v1.Health(address, grpc.credentials.createInsecure(), clientOptions);
+}
+
+/** Asks a server's health service once; resolves true when it is SERVING. */
+export function checkHealth(address: string, service = '', timeoutMs = 1000): Promise<boolean> {
+  const client = healthClient(address);
+  return new Promise((resolve) => {
+    client.check({ service }, { deadline: Date.now() + timeoutMs }, (err: unknown, res: { status?: string }) => {
+      client.close();
+      resolve(!err && res?.status === 'SERVING');
+    });
+  });
+}

@@ -1,0 +1,52 @@
+// A typed client of the storage service, for the gateway, authn, authz and admission.
+import { api, clientOptions, grpc, unary } from '../rpc/index.js';
+import type { StorageClient as RawClient } from '../rpc/gen/svc/storage/v1/Storage.js';
+import type { KeyValue__Output as KeyValue } from '../rpc/gen/svc/storage/v1/KeyValue.js';
+import type { ListResponse__Output as ListResponse } from '../rpc/gen/svc/storage/v1/ListResponse.js';
+import type { WriteResponse__Output as WriteResponse } from '../rpc/gen/svc/storage/v1/WriteResponse.js';
+import type { GetResponse__Output as GetResponse } from '../rpc/gen/svc/storage/v1/GetResponse.js';
+import type { Event__Output as StorageEvent } from '../rpc/gen/svc/storage/v1/Event.js';
+import type { CurrentRevisionResponse__Output as CurrentRevision } from '../rpc/gen/svc/storage/v1/CurrentRevisionResponse.js';
+import type { Preconditions } from '../rpc/gen/svc/storage/v1/Preconditions.js';
+
+export type { KeyValue, ListResponse, WriteResponse, GetResponse, StorageEvent, CurrentRevision, Preconditions };
+
+export class StorageClient {
+  readonly raw: RawClient;
+  constructor(readonly address: string) {
+    this.raw = new api.svc.storage.v1.Storage(address, grpc.credentials.createInsecure(), clientOptions);
+  }
+  get(key: string, revision = 0): Promise<GetResponse> {
+    return unary(this.raw, this.raw.Get, { key, revision });
+  }
+  list(prefix: string, opts: { revision?: number; limit?: number; continueAfter?: string } = {}): Promise<ListResponse> {
+    return unary(this.raw, this.raw.List, { prefix, revision: opts.revision ?? 0, limit: opts.limit ?? 0, continueAfter: opts.continueAfter ?? '' });
+  }
+  create(key: string, value: Buffer, uid: string): Promise<WriteResponse> {
+    return unary(this.raw, this.raw.Create, { key, value, uid });
+  }
+  update(key: string, value: Buffer, preconditions: Preconditions = {}): Promise<WriteResponse> {
+    return unary(this.raw, this.raw.Update, { key, value, preconditions });
+  }
+  delete(key: string, preconditions: Preconditions = {}): Promise<WriteResponse> {
+    return unary(this.raw, this.raw.Delete, { key, preconditions });
+  }
+  currentRevision(): Promise<CurrentRevision> {
+    return unary(this.raw, this.raw.CurrentRevision, {});
+  }
+  compact(revision = 0): Promise<{ compactedRevision: number }> {
+    return unary(this.raw, this.raw.Compact, { revision });
+  }
+  /** A stream of events after a revision; the caller cancels it. */
+  watch(prefix: string, afterRevision: number, follow: boolean): grpc.ClientReadableStream<StorageEvent> {
+    return this.raw.Watch({ prefix, afterRevision, follow });
+  }
+  close(): void {
+    this.raw.close();
+  }
+}
+
+/** The storage error kind carried in trailing metadata `storage-error`. */
+export const STORAGE_ERROR_KEY = 'storage-error';
+export const STORAGE_CURRENT_REVISION_KEY = 'storage-current-revision';
+export type StorageErrorKind = 'compacted' | 'future';
