@@ -149,13 +149,13 @@ export const clientOptions: grpc.ClientOptions = {
   'grpc.max_reconnect_backoff_ms': 1_000,
 };
 
-type Callback<Res> = (err: grpc.ServiceError | null, res?: Res) => void;
-type UnaryMethod<Req, Res> = (req: Req, metadata: grpc.Metadata, options: grpc.CallOptions, cb: Callback<Res>) => unknown;
+/** A generated unary method: overloaded, so typed loosely; callers name the answer type. */
+type UnaryMethod = (...args: any[]) => unknown;
 
 /** Calls a unary method and resolves with its answer; rejects with the ServiceError. */
-export function unary<Req, Res>(client: grpc.Client, method: UnaryMethod<Req, Res>, req: Req, timeoutMs = 30_000): Promise<Res> {
+export function unary<Res>(client: grpc.Client, method: UnaryMethod, req: object, timeoutMs = 30_000): Promise<Res> {
   return new Promise((resolve, reject) => {
-    method.call(client, req, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) =>
+    method.call(client, req, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err: grpc.ServiceError | null, res?: Res) =>
       (err ? reject(err) : resolve(res as Res)));
   });
 }

@@ -1,0 +1,95 @@
+// The gateway's gRPC clients of the other services, and how their failures
+// become API errors.
+import { api, clientOptions, grpc, isServiceError, trailers, unary } from '../internal/rpc/index.js';
+import { StorageClient, STORAGE_ERROR_KEY } from '../internal/storage/client.js';
+import {
+  StatusError, alreadyExists, gone, internalError, notFound, serviceUnavailable, staleConflict, tooLargeResourceVersion,
+  type GroupResource,
+} from '../internal/apimachinery/status.js';
+import type { AuthenticationClient } from '../internal/rpc/gen/svc/authn/v1/Authentication.js';
+import type { AuthenticateRequest } from '../internal/rpc/gen/svc/authn/v1/AuthenticateRequest.js';
+import type { AuthenticateResponse__Output } from '../internal/rpc/gen/svc/authn/v1/AuthenticateResponse.js';
+import type { AuthorizationClient } from '../internal/rpc/gen/svc/authz/v1/Authorization.js';
+import type { AuthorizeRequest } from '../internal/rpc/gen/svc/authz/v1/AuthorizeRequest.js';
+import type { AuthorizeResponse__Output } from '../internal/rpc/gen/svc/authz/v1/AuthorizeResponse.js';
+import type { AdmissionClient } from '../internal/rpc/gen/svc/admission/v1/Admission.js';
+import type { AdmitRequest } from '../internal/rpc/gen/svc/admission/v1/AdmitRequest.js';
+import type { AdmitResponse__Output } from '../internal/rpc/gen/svc/admission/v1/AdmitResponse.js';
+import type { UserInfo__Output } from '../internal/rpc/gen/svc/authn/v1/UserInfo.js';
+
+export type UserInfo = UserInfo__Output;
+export type { AdmitRequest };
+
+export interface BackendAddresses {
+  storage: string;
+  authn: string;
+  authz: string;
+  admission: string;
+}
+
+const insecure = () => grpc.credentials.createInsecure();
+
+export class Backends {
+  readonly storage: StorageClient;
+  private readonly authn: AuthenticationClient;
+  private readonly authz: AuthorizationClient;
+  private readonly admission: AdmissionClient;
+
+  constructor(readonly addresses: BackendAddresses) {
+    this.storage = new StorageClient(addresses.storage);
+    this.authn = new api.svc.authn.v1.Authentication(addresses.authn, insecure(), clientOptions);
+    this.authz = new api.svc.authz.v1.Authorization(addresses.authz, insecure(), clientOptions);
+    this.admission = new api.svc.admission.v1.Admission(addresses.admission, insecure(), clientOptions);
+  }
+
+  authenticate(req: AuthenticateRequest): Promise<AuthenticateResponse__Output> {
+    return unary<AuthenticateResponse__Output>(this.authn, this.authn.Authenticate, req, 10_000).catch(rpcFailure('authentication'));
+  }
+
+  authorize(req: AuthorizeRequest): Promise<AuthorizeResponse__Output> {
+    return unary<AuthorizeResponse__Output>(this.authz, this.authz.Authorize, req, 10_000).catch(rpcFailure('authorization'));
+  }
+
+  admit(req: AdmitRequest): Promise<AdmitResponse__Output> {
+    return unary<AdmitResponse__Output>(this.admission, this.admission.Admit, req, 30_000).catch(rpcFailure('admission'));
+  }
+
+  close(): void {
+    this.storage.close();
+    this.authn.close();
+    this.authz.close();
+    this.admission.close();
+  }
+}
+
+const UNREACHABLE = new Set([grpc.status.UNAVAILABLE, grpc.status.DEADLINE_EXCEEDED, grpc.status.CANCELLED]);
+
+/** A failed call to a service the request cannot do without. */
+function rpcFailure(service: string) {
+  return (err: unknown): never => {
+    if (isServiceError(err) && UNREACHABLE.has(err.code)) throw serviceUnavailable(`the ${service} service is unavailable: ${err.details}`);
+    throw internalError(`${service}: ${(err as Error).message}`);
+  };
+}
+
+/** Maps a storage failure on one object to the API error a client expects. */
+export function storageError(err: unknown, gr: GroupResource, name: string): StatusError {
+  if (err instanceof StatusError) return err;
+  if (!isServiceError(err)) return internalError((err as Error)?.message ?? String(err));
+  switch (err.code) {
+    case grpc.status.NOT_FOUND: return notFound(gr, name);
+    case grpc.status.ALREADY_EXISTS: return alreadyExists(gr, name);
+    case grpc.status.FAILED_PRECONDITION: return staleConflict(gr, name);
+    case grpc.status.OUT_OF_RANGE: return revisionError(err);
+    default:
+      if (UNREACHABLE.has(err.code)) return serviceUnavailable(`storage is unavailable: ${err.details}`);
+      return internalError(err.details);
+  }
+}
+
+/** OUT_OF_RANGE: a compacted revision is 410 Gone, a future one 504 Too large resource version. */
+export function revisionError(err: grpc.ServiceError, requested = 0, current = 0): StatusError {
+  return trailers(err)[STORAGE_ERROR_KEY] === 'future'
+    ? tooLargeResourceVersion(requested, current)
+    : gone(`The resourceVersion for the provided request is too old: ${err.details}`);
+}

@@ -1,0 +1,77 @@
+// Content negotiation: which representation a client accepts, how a request
+// body is decoded, and how a response is written.
+import YAML from 'yaml';
+import { badRequest, notAcceptable, unsupportedMediaType } from '../internal/apimachinery/status.js';
+import { GROUP_META, UPSTREAM_GROUP_META } from '../internal/names/index.js';
+
+export interface MediaRange {
+  type: string;
+  params: Record<string, string>;
+  q: number;
+}
+
+/** Parses an Accept header into media ranges, best first (stable for equal q). */
+export function parseAccept(header: string | undefined): MediaRange[] {
+  if (!header) return [{ type: '*/*', params: {}, q: 1 }];
+  return header.split(',').map((part, i) => {
+    const [type, ...rawParams] = part.split(';').map((s) => s.trim());
+    const params: Record<string, string> = {};
+    for (const p of rawParams) {
+      const eq = p.indexOf('=');
+      if (eq > 0) params[p.slice(0, eq).trim().toLowerCase()] = p.slice(eq + 1).trim().replace(/^"|"$/g, '');
+    }
+    const q = params.q === undefined ? 1 : Number(params.q);
+    delete params.q;
+    return { type: type.toLowerCase(), params, q: Number.isNaN(q) ? 0 : q, i };
+  }).filter((r) => r.type && r.q > 0).sort((a, b) => b.q - a.q || a.i - b.i).map(({ type, params, q }) => ({ type, params, q }));
+}
+
+/** The forms the gateway writes: plain objects, or a Table / metadata-only view of them. */
+export type Representation = 'object' | 'Table' | 'PartialObjectMetadata' | 'PartialObjectMetadataList';
+export interface ResponseFormat {
+  mediaType: 'application/json' | 'application/yaml';
+  as: Representation;
+}
+
+const isMetaGroup = (g: string | undefined) => g === GROUP_META || g === UPSTREAM_GROUP_META;
+const SERIALIZERS = ['application/json', 'application/yaml'] as const;
+
+function matchType(type: string): ResponseFormat['mediaType'] | undefined {
+  if (type === '*/*' || type === 'application/*') return 'application/json';
+  return (SERIALIZERS as readonly string[]).includes(type) ? (type as ResponseFormat['mediaType']) : undefined;
+}
+
+/** Picks the response format from the Accept header; 406 when nothing acceptable is served. */
+export function negotiate(accept: string | undefined, allowTable: boolean): ResponseFormat {
+  const ranges = parseAccept(accept);
+  for (const r of ranges) {
+    const mediaType = matchType(r.type);
+    if (!mediaType) continue;
+    if (!r.params.as) return { mediaType, as: 'object' };
+    if (!isMetaGroup(r.params.g) || r.params.v !== 'v1') continue;
+    if (r.params.as === 'Table' && allowTable) return { mediaType, as: 'Table' };
+    if (r.params.as === 'PartialObjectMetadata' || r.params.as === 'PartialObjectMetadataList') return { mediaType, as: r.params.as };
+  }
+  throw notAcceptable([...SERIALIZERS]);
+}
+
+/** Serializes a response body in the negotiated media type. */
+export function serialize(body: unknown, mediaType: string, pretty = false): string {
+  if (mediaType === 'application/yaml') return YAML.stringify(body, { lineWidth: 0 });
+  return pretty ? `${JSON.stringify(body, null, 2)}\n` : JSON.stringify(body);
+}
+
+export const BODY_TYPES = ['application/json', 'application/yaml'];
+
+/** Decodes a request body by its Content-Type; 415 for a type the server does not read. */
+export function decodeBody(raw: Buffer, contentType: string | undefined): unknown {
+  const type = (contentType ?? 'application/json').split(';')[0].trim().toLowerCase();
+  const text = raw.toString('utf8');
+  try {
+    if (type === 'application/json' || type === '') return JSON.parse(text);
+    if (type === 'application/yaml' || type === 'application/x-yaml' || type === 'text/yaml') return YAML.parse(text);
+  } catch (err) {
+    throw badRequest(`the request body could not be decoded: ${(err as Error).message}`);
+  }
+  throw unsupportedMediaType(type, BODY_TYPES);
+}

@@ -1,0 +1,60 @@
+// Turns a request path and method into the attributes every later step uses:
+// verb, group, version, resource, namespace, name, sub-resource.
+import { badRequest } from '../internal/apimachinery/status.js';
+
+export interface RequestInfo {
+  isResourceRequest: boolean;
+  path: string;
+  /** get, list, watch, create, update, patch, delete, deletecollection (or the lower-case method for non-resource paths). */
+  verb: string;
+  apiPrefix: 'api' | 'apis' | '';
+  group: string;
+  version: string;
+  resource: string;
+  subresource: string;
+  namespace: string;
+  name: string;
+}
+
+const METHOD_VERBS: Record<string, string> = { GET: 'get', HEAD: 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
+
+const isWatch = (query: URLSearchParams): boolean => {
+  const w = query.get('watch');
+  return w !== null && w !== '0' && w.toLowerCase() !== 'false';
+};
+
+/** Parses `/api/v1/...` and `/apis/{group}/{version}/...` paths; anything else is a non-resource request. */
+export function requestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
+  const nonResource: RequestInfo = {
+    isResourceRequest: false, path, verb: method.toLowerCase(), apiPrefix: '', group: '', version: '', resource: '', subresource: '', namespace: '', name: '',
+  };
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  let rest: string[];
+  let group = '';
+  let version: string;
+  if (parts[0] === 'api' && parts.length >= 3) {
+    version = parts[1];
+    rest = parts.slice(2);
+  } else if (parts[0] === 'apis' && parts.length >= 4) {
+    group = parts[1];
+    version = parts[2];
+    rest = parts.slice(3);
+  } else {
+    return nonResource;
+  }
+  let namespace = '';
+  // `namespaces/{ns}/{resource}...` addresses a namespaced collection; `namespaces/{name}` is the namespace itself.
+  if (rest[0] === 'namespaces' && rest.length >= 3) {
+    namespace = rest[1];
+    rest = rest.slice(2);
+  } else if (rest[0] === 'namespaces' && rest.length === 2) {
+    namespace = rest[1];
+  }
+  if (rest.length > 3) throw badRequest(`the path ${path} addresses no resource`);
+  const [resource, name = '', subresource = ''] = rest;
+  let verb = METHOD_VERBS[method] ?? method.toLowerCase();
+  if (!name && method === 'GET') verb = isWatch(query) ? 'watch' : 'list';
+  else if (name && method === 'GET' && isWatch(query)) verb = 'watch';
+  else if (!name && method === 'DELETE') verb = 'deletecollection';
+  return { isResourceRequest: true, path, verb, apiPrefix: parts[0] as 'api' | 'apis', group, version, resource, subresource, namespace, name };
+}

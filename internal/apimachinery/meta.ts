@@ -1,0 +1,54 @@
+// Object metadata helpers shared by every kind.
+import { randomUUID, randomInt } from 'node:crypto';
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: unknown[];
+  managedFields?: unknown[];
+  [key: string]: unknown;
+}
+
+export interface ApiObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+  [key: string]: unknown;
+}
+
+/** RFC 3339 with second precision, as the API's `Time` fields. */
+export const nowTimestamp = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+export const newUid = (): string => randomUUID();
+
+// The alphabet of generated name suffixes: no vowels (no words) and no look-alike characters.
+const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+const MAX_NAME_LENGTH = 63;
+
+/** A name from a `generateName` prefix plus five random characters. */
+export function generateName(prefix: string): string {
+  const base = prefix.slice(0, MAX_NAME_LENGTH - 5);
+  let suffix = '';
+  for (let i = 0; i < 5; i++) suffix += SUFFIX_ALPHABET[randomInt(SUFFIX_ALPHABET.length)];
+  return base + suffix;
+}
+
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `group/version` or `version` for the core group. */
+export const apiVersionOf = (group: string, version: string): string => (group ? `${group}/${version}` : version);
+
+export function splitApiVersion(apiVersion: string): { group: string; version: string } {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+}
