@@ -1,0 +1,39 @@
+// The authentication service process.
+import { parseArgsOrExit } from '../../internal/config/flags.js';
+import { authnFlags } from '../../internal/config/services.js';
+import { initTracing, shutdownTracing } from '../../internal/tracing/index.js';
+import { serve } from '../../internal/rpc/index.js';
+import { authnService, buildAuthenticationChain, type BuiltChain } from '../../internal/authn/index.js';
+
+const flags = parseArgsOrExit('authn', authnFlags);
+initTracing('authn');
+
+let built: BuiltChain;
+try {
+  built = buildAuthenticationChain({
+    clientCaFile: flags.string('client-ca-file'),
+    tokenAuthFile: flags.string('token-auth-file'),
+    anonymousAuth: flags.bool('anonymous-auth'),
+  });
+} catch (err) {
+  process.stderr.write(`authn: ${(err as Error).message}\n`);
+  process.exit(1);
+}
+for (const warning of built.warnings) process.stderr.write(`authn: warning: ${warning}\n`);
+
+const logRefusal = (remote: string, error: string) =>
+  process.stderr.write(`authn: unable to authenticate the request from ${remote || 'unknown'}: ${error}\n`);
+const listen = flags.string('listen');
+const server = await serve(listen, [authnService(built.chain, logRefusal)]).catch((err: Error) => {
+  process.stderr.write(`authn: cannot listen on ${listen}: ${err.message}\n`);
+  process.exit(1);
+});
+process.stdout.write(`authn listening on ${listen.replace(/:\d+$/, `:${server.port}`)}\n`);
+
+const stop = async () => {
+  await server.stop();
+  await shutdownTracing();
+  process.exit(0);
+};
+process.once('SIGINT', stop);
+process.once('SIGTERM', stop);

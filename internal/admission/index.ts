@@ -1,0 +1,7 @@
+// The admission service: plugins, their chain and the RPC handler.
+export * from './types.js';
+export { AdmissionChain, type AdmissionOutcome } from './chain.js';
+export { forbidden, notFound, internalError, qualifiedResource, type GroupResource } from './errors.js';
+export { ADMISSION_PLUGINS, AdmissionConfigError, buildPlugins, enabledPluginNames, type PluginContext } from './registry.js';
+export { NamespaceLifecycle, NAMESPACE_LIFECYCLE, IMMORTAL_NAMESPACES, type NamespaceStore } from './plugins/namespace-lifecycle.js';
+export { ADMISSION_SERVICE_NAME, admissionRequestOf, admissionService, admitHandler } from './service.js';

@@ -1,0 +1,44 @@
+// The admission plugins this server knows, in the order they run, and the
+// selection by --enable-admission-plugins / --disable-admission-plugins.
+import type { AdmissionPlugin } from './types.js';
+import { NAMESPACE_LIFECYCLE, NamespaceLifecycle, type NamespaceStore } from './plugins/namespace-lifecycle.js';
+
+/** What plugins may need to build themselves. */
+export interface PluginContext {
+  store: NamespaceStore;
+}
+
+interface Registration {
+  name: string;
+  enabledByDefault: boolean;
+  create(context: PluginContext): AdmissionPlugin;
+}
+
+/** Every known plugin, in run order (the order of the flags does not matter). */
+export const ADMISSION_PLUGINS: Registration[] = [
+  { name: NAMESPACE_LIFECYCLE, enabledByDefault: true, create: (ctx) => new NamespaceLifecycle(ctx.store) },
+];
+
+/** A plugin selection the service cannot start with. */
+export class AdmissionConfigError extends Error {}
+
+/** The names of the enabled plugins, in run order; unknown or contradicting names throw. */
+export function enabledPluginNames(enable: string[], disable: string[]): string[] {
+  const known = new Set(ADMISSION_PLUGINS.map((p) => p.name));
+  const errors = [
+    ...enable.filter((n) => !known.has(n)).map((n) => `enable-admission-plugins plugin "${n}" is unknown`),
+    ...disable.filter((n) => !known.has(n)).map((n) => `disable-admission-plugins plugin "${n}" is unknown`),
+  ];
+  const both = [...new Set(enable.filter((n) => disable.includes(n)))].sort();
+  if (both.length) errors.push(`[${both.join(' ')}] in enable-admission-plugins and disable-admission-plugins overlapped`);
+  if (errors.length) throw new AdmissionConfigError(errors.join('; '));
+  return ADMISSION_PLUGINS
+    .filter((p) => (p.enabledByDefault || enable.includes(p.name)) && !disable.includes(p.name))
+    .map((p) => p.name);
+}
+
+/** The enabled plugins, built. */
+export function buildPlugins(enable: string[], disable: string[], context: PluginContext): AdmissionPlugin[] {
+  const names = enabledPluginNames(enable, disable);
+  return ADMISSION_PLUGINS.filter((p) => names.includes(p.name)).map((p) => p.create(context));
+}

@@ -1,0 +1,55 @@
+// The shapes every admission plugin shares: the decoded request, the answer of
+// a plugin and the refusal it throws.
+import type { UserInfo__Output as UserInfo } from '../rpc/gen/svc/authn/v1/UserInfo.js';
+
+export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+export type JsonObject = Record<string, unknown>;
+
+export interface AdmissionRequest {
+  uid: string;
+  kind: { group: string; version: string; kind: string };
+  resource: { group: string; version: string; resource: string };
+  subresource: string;
+  name: string;
+  /** Empty for cluster-scoped kinds. */
+  namespace: string;
+  operation: Operation;
+  user: UserInfo;
+  /** The object as it would be stored; undefined for DELETE. */
+  object?: JsonObject;
+  /** The stored object; undefined for CREATE. */
+  oldObject?: JsonObject;
+  dryRun: boolean;
+  options?: JsonObject;
+}
+
+export interface Cause {
+  type: string;
+  message: string;
+  field: string;
+}
+
+/** A refused write, answered with an HTTP status, a Status reason, a message and causes. */
+export class AdmissionError extends Error {
+  constructor(readonly code: number, readonly reason: string, message: string, readonly causes: Cause[] = []) {
+    super(message);
+  }
+}
+
+/** What a plugin may add to an admitted request. */
+export interface PluginAnswer {
+  /** The mutated object (mutating plugins only). */
+  object?: JsonObject;
+  warnings?: string[];
+  auditAnnotations?: Record<string, string>;
+}
+
+export type Phase = 'mutating' | 'validating';
+
+/** One admission plugin. admit() refuses by throwing an AdmissionError. */
+export interface AdmissionPlugin {
+  readonly name: string;
+  readonly phase: Phase;
+  handles(operation: Operation): boolean;
+  admit(request: AdmissionRequest): Promise<PluginAnswer | void>;
+}

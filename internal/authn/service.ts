@@ -1,0 +1,99 @@
+// The Authenticate RPC: builds the authenticator chain from the service's
+// options and answers with the caller's identity or the reason it was refused.
+import { readFileSync } from 'node:fs';
+import { api } from '../rpc/index.js';
+import type { Handlers } from '../rpc/index.js';
+import type { AuthenticateRequest__Output as AuthenticateRequest } from '../rpc/gen/svc/authn/v1/AuthenticateRequest.js';
+import type { AuthenticateResponse } from '../rpc/gen/svc/authn/v1/AuthenticateResponse.js';
+import type { UserInfo } from '../rpc/gen/svc/authn/v1/UserInfo.js';
+import { BearerTokenAuthenticator } from './bearer.js';
+import { AuthenticationChain } from './chain.js';
+import { loadTokenFile, TokenFileAuthenticator } from './tokenfile.js';
+import type { RequestAuthenticator, RequestCredentials, TokenAuthenticator, User } from './types.js';
+import { X509Authenticator } from './x509.js';
+
+export interface AuthnOptions {
+  /** PEM bundle of the CAs that sign client certificates; none disables x509. */
+  clientCaFile?: string;
+  /** CSV of static tokens; none disables them. */
+  tokenAuthFile?: string;
+  anonymousAuth: boolean;
+}
+
+/** A configuration the service cannot start with. */
+export class AuthnConfigError extends Error {}
+
+export interface BuiltChain {
+  chain: AuthenticationChain;
+  /** Things worth logging at start (skipped token records, ...). */
+  warnings: string[];
+}
+
+function clientCertificateAuthenticator(path: string): X509Authenticator {
+  try {
+    return X509Authenticator.fromPem(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new AuthnConfigError(`unable to load client CA file '${path}': ${(err as Error).message}`);
+  }
+}
+
+/** The authenticators in the order of the Kubernetes API server: client
+ * certificates, then bearer tokens; anonymous last. */
+export function buildAuthenticationChain(opts: AuthnOptions): BuiltChain {
+  const warnings: string[] = [];
+  const requestAuthenticators: RequestAuthenticator[] = [];
+  const tokenAuthenticators: TokenAuthenticator[] = [];
+  if (opts.clientCaFile) requestAuthenticators.push(clientCertificateAuthenticator(opts.clientCaFile));
+  if (opts.tokenAuthFile) {
+    let file;
+    try {
+      file = loadTokenFile(opts.tokenAuthFile);
+    } catch (err) {
+      throw new AuthnConfigError((err as Error).message);
+    }
+    warnings.push(...file.warnings);
+    tokenAuthenticators.push(new TokenFileAuthenticator(file.tokens));
+  }
+  if (tokenAuthenticators.length) requestAuthenticators.push(new BearerTokenAuthenticator(tokenAuthenticators));
+  return { chain: new AuthenticationChain(requestAuthenticators, opts.anonymousAuth), warnings };
+}
+
+export function credentialsOf(request: AuthenticateRequest): RequestCredentials {
+  const headers = new Map<string, string[]>();
+  for (const h of request.headers ?? []) {
+    const name = h.name.toLowerCase();
+    headers.set(name, [...(headers.get(name) ?? []), ...h.values]);
+  }
+  return { headers, peerCertificates: request.peerCertificates ?? [], remoteAddress: request.remoteAddress ?? '' };
+}
+
+export const toUserInfo = (user: User): UserInfo => ({
+  username: user.username,
+  uid: user.uid,
+  groups: user.groups,
+  extra: Object.fromEntries(Object.entries(user.extra).map(([k, values]) => [k, { values }])),
+});
+
+export type RefusalLogger = (remoteAddress: string, error: string) => void;
+
+/** The Authenticate handler over a chain. */
+export function authenticateHandler(chain: AuthenticationChain, onRefusal: RefusalLogger = () => undefined) {
+  return async (request: AuthenticateRequest): Promise<AuthenticateResponse> => {
+    const credentials = credentialsOf(request);
+    const outcome = await chain.authenticate(credentials);
+    if (!outcome.authenticated) {
+      onRefusal(credentials.remoteAddress, outcome.error);
+      return { authenticated: false, user: null, error: outcome.error, audiences: [], authenticator: '' };
+    }
+    const { user, audiences, authenticator } = outcome.result;
+    return { authenticated: true, user: toUserInfo(user), error: '', audiences, authenticator };
+  };
+}
+
+export const AUTHN_SERVICE_NAME = 'svc.authn.v1.Authentication';
+
+/** The service entry for serve(). */
+export function authnService(chain: AuthenticationChain, onRefusal?: RefusalLogger) {
+  const handlers: Handlers = { Authenticate: authenticateHandler(chain, onRefusal) };
+  return { name: AUTHN_SERVICE_NAME, definition: api.svc.authn.v1.Authentication.service, handlers };
+}

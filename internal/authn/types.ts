@@ -1,0 +1,44 @@
+// The shapes every authenticator shares. An authenticator answers in one of
+// three ways: a user (the credential is valid), undefined (it carries no
+// credential of this kind) or a thrown AuthenticationError (the credential is
+// present but invalid).
+
+export interface User {
+  username: string;
+  uid: string;
+  groups: string[];
+  extra: Record<string, string[]>;
+}
+
+/** The parts of an HTTP request that may carry credentials. */
+export interface RequestCredentials {
+  /** Header values by lower-case name. */
+  headers: Map<string, string[]>;
+  /** The client's certificate chain, DER, leaf first. */
+  peerCertificates: Buffer[];
+  remoteAddress: string;
+}
+
+export interface Authenticated {
+  user: User;
+  /** The audiences the credential was valid for, when it names any. */
+  audiences: string[];
+  /** Which authenticator accepted the credential, e.g. `x509`. */
+  authenticator: string;
+}
+
+/** Authenticates a whole request (certificates, headers). */
+export interface RequestAuthenticator {
+  authenticate(request: RequestCredentials): Promise<Authenticated | undefined>;
+}
+
+/** Authenticates a bearer token; undefined when the token is not one it knows. */
+export interface TokenAuthenticator {
+  authenticateToken(token: string): Promise<Authenticated | undefined>;
+}
+
+/** A credential was presented and refused. */
+export class AuthenticationError extends Error {}
+
+export const newUser = (username: string, fields: Partial<Omit<User, 'username'>> = {}): User =>
+  ({ username, uid: fields.uid ?? '', groups: fields.groups ?? [], extra: fields.extra ?? {} });
