@@ -3,7 +3,10 @@ import type { ApiObject } from '../apimachinery/meta.js';
 import { isObject } from '../apimachinery/meta.js';
 import type { StatusCause } from '../apimachinery/status.js';
 import { forbiddenField, invalidValue, tooLong } from '../apimachinery/validation.js';
-import { NAMESPACE_FINALIZER } from '../names/index.js';
+import { NAMESPACE_FINALIZER, labelKey } from '../names/index.js';
+
+/** Every namespace carries its own name as a label, so selectors can name namespaces. */
+const NAMESPACE_NAME_LABEL = labelKey('metadata.name');
 import type { KindDef } from './types.js';
 import { ageColumn, nameColumn } from './columns.js';
 
@@ -51,12 +54,16 @@ export const namespaces: KindDef = {
   subresources: ['status', 'finalize'], nameRule: 'dns1123label', returnDeletedObject: true,
   selectableFields: { 'status.phase': (o) => status(o).phase as string | undefined },
   prepareForCreate(obj) {
+    obj.metadata = { ...obj.metadata, labels: { ...obj.metadata?.labels, [NAMESPACE_NAME_LABEL]: obj.metadata?.name ?? '' } };
     obj.spec = { ...spec(obj), finalizers: [NAMESPACE_FINALIZER] };
     obj.status = { phase: 'Active' };
   },
   prepareForUpdate(obj, old) {
     obj.spec = old.spec;
     obj.status = old.status;
+  },
+  prepareForDelete(obj) {
+    obj.status = { ...status(obj), phase: 'Terminating' };
   },
   tableColumns: [nameColumn, { name: 'Status', type: 'string', description: 'The phase of the namespace', cell: (o) => status(o).phase ?? '' }, ageColumn],
 };

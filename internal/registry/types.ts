@@ -30,6 +30,8 @@ export interface KindDef {
   prepareForCreate?(obj: ApiObject): void;
   /** Carries over what an update may not change (status on spec writes, ...). */
   prepareForUpdate?(obj: ApiObject, old: ApiObject): void;
+  /** Sets what a delete held by finalizers changes besides deletionTimestamp (a namespace turns Terminating). */
+  prepareForDelete?(obj: ApiObject): void;
   /** Kind-specific validation; metadata is validated for every kind. */
   validate?(obj: ApiObject, old?: ApiObject): StatusCause[];
   /** Name rule of the kind; default DNS-1123 subdomain. */

@@ -1,0 +1,74 @@
+// The HTTPS gateway: flags and wiring.
+import { readFileSync } from 'node:fs';
+import { connect } from '@nats-io/transport-node';
+import { gatewayFlags } from '../../internal/config/services.js';
+import { parseArgsOrExit } from '../../internal/config/flags.js';
+import { initTracing, shutdownTracing } from '../../internal/tracing/index.js';
+import { ensurePki, writeAdminKubeconfig } from '../../internal/pki/index.js';
+import { builtinRegistry } from '../../internal/registry/index.js';
+import { Backends } from '../../gateway/backends.js';
+import { WatchHub } from '../../gateway/hub.js';
+import { createApp, createHttpsServer } from '../../gateway/app.js';
+import { NamespaceFinalizer, ensureInitialNamespaces } from '../../gateway/namespaces.js';
+
+const flags = parseArgsOrExit('gateway', gatewayFlags);
+initTracing('gateway');
+
+const dataDir = flags.string('data-dir');
+const pki = await ensurePki(dataDir);
+const registry = builtinRegistry();
+const backends = new Backends({
+  storage: flags.string('storage-address'), authn: flags.string('authn-address'),
+  authz: flags.string('authz-address'), admission: flags.string('admission-address'),
+});
+const nc = await connect({ servers: flags.string('nats-url'), name: 'gateway', maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true });
+const hub = new WatchHub(nc, backends.storage);
+await hub.start();
+
+let bootstrapped = false;
+let shuttingDown = false;
+const app = createApp({
+  registry, backends, hub,
+  watch: { minRequestTimeoutSeconds: flags.int('min-request-timeout') },
+  startupChecks: [{ name: 'poststarthook/bootstrap-controller', run: () => { if (!bootstrapped) throw new Error('initial namespaces not created yet'); } }],
+  isShuttingDown: () => shuttingDown,
+}, () => `${flags.string('bind-address')}:${port}`);
+
+const server = createHttpsServer(app, {
+  cert: readFileSync(flags.string('tls-cert-file') || pki.servingCert),
+  key: readFileSync(flags.string('tls-private-key-file') || pki.servingKey),
+  ca: readFileSync(pki.caCert),
+});
+await new Promise<void>((resolve) => server.listen(flags.int('secure-port'), flags.string('bind-address'), resolve));
+const address = server.address();
+const port = typeof address === 'object' && address ? address.port : flags.int('secure-port');
+const kubeconfig = await writeAdminKubeconfig(dataDir, `https://127.0.0.1:${port}`, pki);
+console.log(`gateway serving on https://${flags.string('bind-address')}:${port} (kubeconfig ${kubeconfig})`);
+
+/** Creates the initial namespaces once storage answers, then finishes terminating namespaces. */
+async function bootstrap(): Promise<void> {
+  for (;;) {
+    try {
+      await ensureInitialNamespaces(backends.storage, registry);
+      break;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+  bootstrapped = true;
+  await new NamespaceFinalizer(backends.storage, registry).start(hub);
+}
+void bootstrap();
+
+async function shutdown(): Promise<void> {
+  shuttingDown = true;
+  hub.close();
+  server.closeAllConnections();
+  server.close();
+  await nc.drain().catch(() => undefined);
+  backends.close();
+  await shutdownTracing();
+  process.exit(0);
+}
+process.on('SIGINT', shutdown);
+process.on('SIGTERM', shutdown);

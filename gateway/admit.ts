@@ -1,0 +1,51 @@
+// Validation of an object about to be written and the call to the admission service.
+import { randomUUID } from 'node:crypto';
+import type { ApiObject } from '../internal/apimachinery/meta.js';
+import { StatusError, invalid, type StatusCause } from '../internal/apimachinery/status.js';
+import * as v from '../internal/apimachinery/validation.js';
+import type { KindDef } from '../internal/registry/index.js';
+import type { Backends, UserInfo } from './backends.js';
+import { groupResource } from './objects.js';
+
+/** Metadata rules every kind shares, then the kind's own rules; 422 Invalid on any cause. */
+export function validateObject(def: KindDef, obj: ApiObject, old?: ApiObject): void {
+  const meta = obj.metadata ?? {};
+  const causes: StatusCause[] = [];
+  if (!meta.name) causes.push(v.required(meta.generateName !== undefined ? 'metadata.generateName' : 'metadata.name'));
+  else causes.push(...(def.nameRule === 'dns1123label' ? v.dns1123Label('metadata.name', meta.name) : v.dns1123Subdomain('metadata.name', meta.name)));
+  if (def.namespaced && !meta.namespace) causes.push(v.required('metadata.namespace'));
+  if (!def.namespaced && meta.namespace) causes.push(v.forbiddenField('metadata.namespace', 'not allowed on this type'));
+  causes.push(...v.labels('metadata.labels', meta.labels), ...v.annotations('metadata.annotations', meta.annotations));
+  if (old) causes.push(...immutableMeta(obj, old));
+  causes.push(...(def.validate?.(obj, old) ?? []));
+  if (causes.length) throw invalid(def.kind, groupResource(def), meta.name ?? meta.generateName ?? '', causes);
+}
+
+function immutableMeta(obj: ApiObject, old: ApiObject): StatusCause[] {
+  const fields = ['name', 'namespace', 'uid', 'creationTimestamp'] as const;
+  return fields.filter((f) => obj.metadata?.[f] !== old.metadata?.[f])
+    .map((f) => v.invalidValue(`metadata.${f}`, obj.metadata?.[f], 'field is immutable'));
+}
+
+export type Operation = 'CREATE' | 'UPDATE' | 'DELETE';
+
+/** Runs the admission chain; answers the (possibly mutated) object or throws its refusal. */
+export async function admit(backends: Backends, def: KindDef, op: Operation, user: UserInfo,
+  obj: ApiObject | undefined, old: ApiObject | undefined, dryRun: boolean, options: unknown = {}): Promise<ApiObject | undefined> {
+  const meta = obj?.metadata ?? old?.metadata ?? {};
+  const res = await backends.admit({
+    uid: randomUUID(),
+    kind: { group: def.group, version: def.version, kind: def.kind },
+    resource: { group: def.group, version: def.version, resource: def.resource },
+    subresource: '', name: meta.name ?? '', namespace: meta.namespace ?? '', operation: op, user,
+    object: obj ? Buffer.from(JSON.stringify(obj)) : Buffer.alloc(0),
+    oldObject: old ? Buffer.from(JSON.stringify(old)) : Buffer.alloc(0),
+    dryRun, options: Buffer.from(JSON.stringify(options)),
+  });
+  if (!res.allowed) {
+    throw new StatusError(res.code || 403, res.reason || 'Forbidden', res.message || 'admission refused the request',
+      { name: meta.name, kind: def.resource, ...(def.group ? { group: def.group } : {}),
+        ...(res.causes.length ? { causes: res.causes.map((c) => ({ reason: c.type, message: c.message, field: c.field })) } : {}) });
+  }
+  return res.object.length ? JSON.parse(res.object.toString('utf8')) : obj;
+}

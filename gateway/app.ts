@@ -1,0 +1,193 @@
+// The gateway: an HTTPS Koa app that authenticates, authorizes and routes each
+// request of the REST protocol to the other services.
+import Koa from 'koa';
+import https from 'node:https';
+import type { TLSSocket } from 'node:tls';
+import { SpanKind, context, extractContext, trace, tracer, SpanStatusCode } from '../internal/tracing/index.js';
+import { StatusError, forbidden, internalError, methodNotAllowed, notFound, unauthorized } from '../internal/apimachinery/status.js';
+import type { Registry } from '../internal/registry/index.js';
+import { checkHealth } from '../internal/rpc/index.js';
+import type { Backends, UserInfo } from './backends.js';
+import type { ResourceRequest } from './context.js';
+import { requestInfo, type RequestInfo } from './requestinfo.js';
+import { writeBody } from './respond.js';
+import { apiGroupDoc, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.js';
+import { serveHealth, type Check } from './health.js';
+import { Objects } from './objects.js';
+import * as verbs from './handlers.js';
+import { patchObject } from './patch.js';
+import { serveWatch, type WatchOptions } from './watch.js';
+import type { WatchHub } from './hub.js';
+
+export interface GatewayDeps {
+  registry: Registry;
+  backends: Backends;
+  hub: WatchHub;
+  watch: WatchOptions;
+  /** Named checks of post-start work (bootstrap); they fail until it is done. */
+  startupChecks: Check[];
+  isShuttingDown: () => boolean;
+}
+
+type State = { info: RequestInfo; user: UserInfo };
+
+/** Writes any failure as a Status object with its code. */
+async function errors(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  try {
+    await next();
+  } catch (err) {
+    const status = err instanceof StatusError ? err : internalError((err as Error).message);
+    if (!(err instanceof StatusError)) console.error(`gateway: ${ctx.method} ${ctx.path}:`, err);
+    if (ctx.res.headersSent) { ctx.res.destroy(); return; }
+    ctx.respond = true;
+    for (const [k, v] of Object.entries(status.headers)) ctx.set(k, v);
+    writeBody(ctx, status.code, status.toStatus());
+  }
+}
+
+/** A server span per request, continuing an incoming traceparent. */
+async function traced(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  const parent = extractContext((k) => ctx.get(k) || undefined);
+  const span = tracer().startSpan(`${ctx.method} ${ctx.path}`, {
+    kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method, 'url.path': ctx.path },
+  }, parent);
+  try {
+    await context.with(trace.setSpan(parent, span), next);
+  } finally {
+    span.setAttribute('http.response.status_code', ctx.status);
+    if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  }
+}
+
+/** The TLS client chain, DER, leaf first. */
+function peerCertificates(ctx: Koa.Context): Buffer[] {
+  const socket = ctx.req.socket as TLSSocket;
+  const chain: Buffer[] = [];
+  let cert = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate(true) : undefined;
+  while (cert && cert.raw && chain.length < 10) {
+    chain.push(cert.raw);
+    if (!cert.issuerCertificate || cert.issuerCertificate === cert) break;
+    cert = cert.issuerCertificate;
+  }
+  return chain;
+}
+
+function authenticate(backends: Backends) {
+  return async (ctx: Koa.ParameterizedContext<State>, next: Koa.Next) => {
+    const headers = Object.entries(ctx.headers).map(([name, v]) => ({ name, values: ([] as string[]).concat(v ?? []) }));
+    const res = await backends.authenticate({ headers, peerCertificates: peerCertificates(ctx), remoteAddress: ctx.ip });
+    if (!res.authenticated || !res.user) throw unauthorized();
+    ctx.state.user = res.user;
+    await next();
+  };
+}
+
+function forbiddenMessage(info: RequestInfo, user: UserInfo, reason: string): string {
+  const suffix = reason ? `: ${reason}` : '';
+  if (!info.isResourceRequest) return `forbidden: User "${user.username}" cannot ${info.verb} path "${info.path}"${suffix}`;
+  const what = info.group ? `${info.resource}.${info.group}` : info.resource;
+  const subject = info.name ? `${what} "${info.name}"` : what;
+  const resource = info.subresource ? `${info.resource}/${info.subresource}` : info.resource;
+  const scope = info.namespace ? `in the namespace "${info.namespace}"` : 'at the cluster scope';
+  return `${subject} is forbidden: User "${user.username}" cannot ${info.verb} resource "${resource}" in API group "${info.group}" ${scope}${suffix}`;
+}
+
+function authorize(backends: Backends) {
+  return async (ctx: Koa.ParameterizedContext<State>, next: Koa.Next) => {
+    const info = requestInfo(ctx.method, ctx.path, new URLSearchParams(ctx.querystring));
+    ctx.state.info = info;
+    const user = ctx.state.user;
+    const q = ctx.query;
+    const res = await backends.authorize(info.isResourceRequest
+      ? { user, resource: { namespace: info.namespace, verb: info.verb, group: info.group, version: info.version, resource: info.resource,
+        subresource: info.subresource, name: info.name, fieldSelector: String(q.fieldSelector ?? ''), labelSelector: String(q.labelSelector ?? '') } }
+      : { user, nonResource: { path: info.path, verb: info.verb } });
+    if (res.decision !== 'ALLOW') {
+      throw forbidden(forbiddenMessage(info, user, res.reason), info.isResourceRequest ? { group: info.group, resource: info.resource } : undefined, info.name);
+    }
+    await next();
+  };
+}
+
+export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
+  const app = new Koa<State>();
+  app.proxy = false;
+  const healthChecks: Check[] = [
+    { name: 'ping', run: () => undefined },
+    { name: 'log', run: () => undefined },
+    { name: 'store', run: async () => { if (!(await checkHealth(deps.backends.addresses.storage))) throw new Error('storage is not serving'); } },
+    ...deps.startupChecks,
+  ];
+  const readyChecks: Check[] = [...healthChecks, { name: 'shutdown', run: () => { if (deps.isShuttingDown()) throw new Error('shutting down'); } }];
+  app.use(errors);
+  app.use(traced);
+  app.use(async (ctx, next) => {
+    const root = ctx.path.split('/')[1];
+    if (root === 'livez' || root === 'healthz') return serveHealth(ctx, root, healthChecks);
+    if (root === 'readyz') return serveHealth(ctx, root, readyChecks);
+    return next();
+  });
+  app.use(authenticate(deps.backends));
+  app.use(authorize(deps.backends));
+  app.use(async (ctx) => route(ctx, deps, serverAddress()));
+  return app;
+}
+
+async function route(ctx: Koa.ParameterizedContext<State>, deps: GatewayDeps, serverAddress: string): Promise<void> {
+  const { info } = ctx.state;
+  if (info.isResourceRequest) return serveResource(ctx, deps, info);
+  const doc = nonResource(deps.registry, ctx.path, serverAddress);
+  if (doc === undefined) throw notFound({ group: '', resource: '' }, ctx.path);
+  if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw methodNotAllowed(ctx.method, ctx.path);
+  writeBody(ctx, 200, doc);
+}
+
+function nonResource(registry: Registry, path: string, serverAddress: string): unknown {
+  const parts = path.split('/').filter(Boolean);
+  if (path === '/version' || path === '/version/') return versionInfo();
+  if (parts[0] === 'api' && parts.length === 1) return apiVersions(serverAddress);
+  if (parts[0] === 'api' && parts.length === 2) return apiResourceList(registry, '', parts[1]);
+  if (parts[0] === 'apis' && parts.length === 1) return apiGroupList(registry);
+  if (parts[0] === 'apis' && parts.length === 2) return apiGroupDoc(registry, parts[1]);
+  if (parts[0] === 'apis' && parts.length === 3) return apiResourceList(registry, parts[1], parts[2]);
+  return undefined;
+}
+
+const NOT_FOUND_MESSAGE = 'the server could not find the requested resource';
+
+async function serveResource(ctx: Koa.ParameterizedContext<State>, deps: GatewayDeps, info: RequestInfo): Promise<void> {
+  const def = deps.registry.lookup(info.group, info.version, info.resource);
+  const scopeMismatch = def && ((def.namespaced ? false : Boolean(info.namespace)) || (info.subresource && !def.subresources?.includes(info.subresource)));
+  if (!def || scopeMismatch) throw new StatusError(404, 'NotFound', NOT_FOUND_MESSAGE, { causes: [] });
+  if (info.subresource) throw new StatusError(404, 'NotFound', NOT_FOUND_MESSAGE);
+  const needsNamespace = def.namespaced && !info.namespace && ['create', 'get', 'update', 'patch', 'delete', 'deletecollection'].includes(info.verb);
+  if (!def.verbs.includes(info.verb) || (needsNamespace && !info.name)) throw methodNotAllowed(ctx.method, ctx.path);
+  if (needsNamespace) throw new StatusError(404, 'NotFound', NOT_FOUND_MESSAGE);
+  const r: ResourceRequest = {
+    ctx, info, user: ctx.state.user, def, objects: new Objects(deps.backends.storage, def), query: new URLSearchParams(ctx.querystring),
+  };
+  switch (info.verb) {
+    case 'get': return verbs.getObject(r, deps.backends);
+    case 'list': return verbs.listCollection(r, deps.backends);
+    case 'watch': return serveWatch(r, deps.backends, deps.hub, deps.watch);
+    case 'create': return verbs.createObject(r, deps.backends);
+    case 'update': return verbs.updateObject(r, deps.backends);
+    case 'patch': return patchObject(r, deps.backends);
+    case 'delete': return verbs.deleteObject(r, deps.backends);
+    case 'deletecollection': return verbs.deleteCollection(r, deps.backends);
+    default: throw methodNotAllowed(ctx.method, ctx.path);
+  }
+}
+
+export interface TlsFiles {
+  cert: Buffer;
+  key: Buffer;
+  /** The CA whose client certificates are asked for; authn decides whether they count. */
+  ca: Buffer;
+}
+
+/** An HTTPS server that asks for (but does not require) a client certificate. */
+export function createHttpsServer(app: Koa, tls: TlsFiles): https.Server {
+  return https.createServer({ ...tls, requestCert: true, rejectUnauthorized: false }, app.callback());
+}

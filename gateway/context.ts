@@ -1,0 +1,20 @@
+// What one API request carries through the handlers.
+import type Koa from 'koa';
+import type { KindDef } from '../internal/registry/index.js';
+import type { RequestInfo } from './requestinfo.js';
+import type { UserInfo } from './backends.js';
+import type { Objects } from './objects.js';
+
+export interface RequestState {
+  info: RequestInfo;
+  user: UserInfo;
+}
+
+export interface ResourceRequest {
+  ctx: Koa.Context;
+  info: RequestInfo;
+  user: UserInfo;
+  def: KindDef;
+  objects: Objects;
+  query: URLSearchParams;
+}

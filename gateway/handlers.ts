@@ -1,0 +1,274 @@
+// The verbs on one kind: get, list, create, update, delete, deletecollection.
+import type { ApiObject } from '../internal/apimachinery/meta.js';
+import { generateName, isObject, newUid, nowTimestamp } from '../internal/apimachinery/meta.js';
+import { StatusError, badRequest, conflict, success } from '../internal/apimachinery/status.js';
+import { parseFieldSelector, parseLabelSelector, fieldsMatch } from '../internal/apimachinery/selectors.js';
+import type { KindDef } from '../internal/registry/index.js';
+import type { Backends } from './backends.js';
+import { storageError } from './backends.js';
+import type { ResourceRequest } from './context.js';
+import { admit, validateObject } from './admit.js';
+import { isDryRun, readDeleteOptions, readObject, type DeleteOptions } from './body.js';
+import { writeList, writeObject, writeBody, formatOf } from './respond.js';
+import { encodeContinue, expiredContinue, getPlan, listPlan } from './versions.js';
+import { waitForRevision } from './freshness.js';
+import { encodeStored } from './objects.js';
+
+/** Attempts of a write that lost a race to a concurrent one before answering 409. */
+const MAX_WRITE_ATTEMPTS = 5;
+/** Attempts at a free name for `generateName` before answering AlreadyExists. */
+const MAX_GENERATE_ATTEMPTS = 8;
+
+export async function getObject(r: ResourceRequest, backends: Backends): Promise<void> {
+  const plan = getPlan(r.query);
+  if (plan.mode === 'NotOlderThan') await waitForRevision(backends.storage, plan.revision);
+  const { obj } = await r.objects.get(r.info.namespace, r.info.name);
+  writeObject(r.ctx, r.def, 200, obj);
+}
+
+/** Matches an object against the request's label and field selectors. */
+export function selectorOf(def: KindDef, query: URLSearchParams): ((obj: ApiObject) => boolean) | undefined {
+  const labels = parseLabelSelector(query.get('labelSelector'));
+  const fields = parseFieldSelector(query.get('fieldSelector'));
+  const known = new Set(['metadata.name', 'metadata.namespace', ...Object.keys(def.selectableFields ?? {})]);
+  for (const f of fields) {
+    if (!known.has(f.field)) throw badRequest(`field label not supported: ${f.field}`);
+  }
+  if (!labels && fields.length === 0) return undefined;
+  return (obj) => (!labels || labels(obj.metadata?.labels)) && fieldsMatch(fields, fieldValues(def, obj));
+}
+
+export function fieldValues(def: KindDef, obj: ApiObject): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = { 'metadata.name': obj.metadata?.name, 'metadata.namespace': obj.metadata?.namespace ?? '' };
+  for (const [field, get] of Object.entries(def.selectableFields ?? {})) out[field] = get(obj);
+  return out;
+}
+
+export interface ListResult {
+  items: ApiObject[];
+  revision: number;
+  continueAfter: string;
+  remaining?: number;
+}
+
+/** Reads a page of a collection, filtering by selectors until `limit` matches are found. */
+export async function listObjects(r: ResourceRequest, backends: Backends): Promise<ListResult> {
+  const plan = listPlan(r.query);
+  const select = selectorOf(r.def, r.query);
+  if (plan.mode === 'NotOlderThan') await waitForRevision(backends.storage, plan.revision);
+  const revision0 = plan.mode === 'Exact' ? plan.revision : 0;
+  const items: ApiObject[] = [];
+  let after = plan.continueAfter;
+  let revision = revision0;
+  for (;;) {
+    const want = plan.limit ? plan.limit - items.length : 0;
+    const page = await backends.storage.list(r.objects.prefix(r.info.namespace), { revision, limit: want, continueAfter: after })
+      .catch((err) => { throw plan.continueAfter ? continueError(err) : storageError(err, r.objects.gr, ''); });
+    revision = page.revision;
+    for (const kv of page.items) {
+      const obj = JSON.parse(kv.value.toString('utf8')) as ApiObject;
+      obj.metadata = { ...obj.metadata, resourceVersion: String(kv.modRevision) };
+      if (!select || select(obj)) items.push(obj);
+      after = kv.key;
+    }
+    if (!page.more) return { items, revision, continueAfter: '' };
+    if (plan.limit && items.length >= plan.limit) return { items, revision, continueAfter: after, remaining: select ? undefined : page.remaining };
+  }
+}
+
+function continueError(err: unknown): StatusError {
+  const mapped = storageError(err, { group: '', resource: '' }, '');
+  return mapped.code === 410 ? expiredContinue() : mapped;
+}
+
+export async function listCollection(r: ResourceRequest, backends: Backends): Promise<void> {
+  formatOf(r.ctx);
+  const res = await listObjects(r, backends);
+  const listMeta: Record<string, unknown> = { resourceVersion: String(res.revision) };
+  if (res.continueAfter) listMeta.continue = encodeContinue(res.revision, res.continueAfter);
+  if (res.remaining !== undefined) listMeta.remainingItemCount = res.remaining;
+  writeList(r.ctx, r.def, r.objects.apiVersion, res.items, listMeta);
+}
+
+/** Checks apiVersion/kind (defaulting them) and the namespace against the URL. */
+function checkTypeAndScope(r: ResourceRequest, obj: ApiObject): void {
+  const expected = r.objects.apiVersion;
+  if (obj.apiVersion !== undefined && obj.apiVersion !== expected) {
+    throw badRequest(`the API version in the data (${obj.apiVersion}) does not match the expected API version (${expected})`);
+  }
+  if (obj.kind !== undefined && obj.kind !== r.def.kind) {
+    throw badRequest(`the kind in the data (${obj.kind}) does not match the expected kind (${r.def.kind})`);
+  }
+  obj.apiVersion = expected;
+  obj.kind = r.def.kind;
+  if (!isObject(obj.metadata)) obj.metadata = {};
+  const meta = obj.metadata!;
+  if (r.def.namespaced) {
+    if (meta.namespace && meta.namespace !== r.info.namespace) {
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    meta.namespace = r.info.namespace;
+  }
+}
+
+export async function createObject(r: ResourceRequest, backends: Backends): Promise<void> {
+  const dryRun = isDryRun(r.query);
+  const obj = await readObject(r.ctx);
+  checkTypeAndScope(r, obj);
+  const meta = obj.metadata!;
+  if (r.def.namespaced && !r.info.namespace) throw badRequest('the namespace of the object is required');
+  Object.assign(meta, { uid: newUid(), creationTimestamp: nowTimestamp() });
+  for (const f of ['resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) delete meta[f];
+  if (!meta.name && meta.generateName) meta.name = generateName(meta.generateName);
+  r.def.prepareForCreate?.(obj);
+  validateObject(r.def, obj);
+  const admitted = (await admit(backends, r.def, 'CREATE', r.user, obj, undefined, dryRun))!;
+  validateObject(r.def, admitted);
+  if (dryRun) return writeObject(r.ctx, r.def, 201, admitted);
+  writeObject(r.ctx, r.def, 201, await createWithName(r, admitted));
+}
+
+/** Creates the object; a generated name that is taken is drawn again. */
+async function createWithName(r: ResourceRequest, obj: ApiObject): Promise<ApiObject> {
+  const meta = obj.metadata!;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await r.objects.create(obj);
+    } catch (err) {
+      const retry = err instanceof StatusError && err.reason === 'AlreadyExists' && meta.generateName && attempt < MAX_GENERATE_ATTEMPTS;
+      if (!retry) throw err;
+      meta.name = generateName(meta.generateName!);
+    }
+  }
+}
+
+export async function updateObject(r: ResourceRequest, backends: Backends): Promise<void> {
+  const dryRun = isDryRun(r.query);
+  const obj = await readObject(r.ctx);
+  checkTypeAndScope(r, obj);
+  const meta = obj.metadata!;
+  if (meta.name !== r.info.name) {
+    throw badRequest(`the name of the object (${meta.name ?? ''}) does not match the name on the URL (${r.info.name})`);
+  }
+  const requested = meta.resourceVersion;
+  const result = await writeWithRetry(r, backends, requested !== undefined && requested !== '', async (current) => {
+    if (requested && requested !== current.metadata!.resourceVersion) throw conflict(r.objects.gr, r.info.name, 'the object has been modified; please apply your changes to the latest version and try again');
+    return structuredClone(obj);
+  }, dryRun);
+  writeObject(r.ctx, r.def, 200, result);
+}
+
+/**
+ * The read-modify-write of an update: reads the stored object, lets `change`
+ * compute the new one, validates and admits it, and writes it only if storage
+ * still holds what was read. A lost race is retried unless the client named a
+ * resourceVersion (then it is the client's 409).
+ */
+export async function writeWithRetry(r: ResourceRequest, backends: Backends, clientVersioned: boolean,
+  change: (current: ApiObject) => Promise<ApiObject>, dryRun: boolean): Promise<ApiObject> {
+  for (let attempt = 1; ; attempt++) {
+    const { obj: current, kv } = await r.objects.get(r.info.namespace, r.info.name);
+    const next = await change(current);
+    carryServerFields(next, current);
+    r.def.prepareForUpdate?.(next, current);
+    validateObject(r.def, next, current);
+    const admitted = (await admit(backends, r.def, 'UPDATE', r.user, next, current, dryRun))!;
+    validateObject(r.def, admitted, current);
+    if (encodeStored(admitted).equals(kv.value)) return current;
+    if (dryRun) return admitted;
+    try {
+      const written = await r.objects.update(admitted, kv.modRevision);
+      return await finishIfFinalized(r, written);
+    } catch (err) {
+      const lostRace = err instanceof StatusError && err.reason === 'Conflict';
+      if (!lostRace || clientVersioned || attempt >= MAX_WRITE_ATTEMPTS) throw err;
+    }
+  }
+}
+
+/** Fields a client cannot change through an update. */
+function carryServerFields(next: ApiObject, current: ApiObject): void {
+  const meta = next.metadata!;
+  const old = current.metadata!;
+  meta.uid ??= old.uid;
+  meta.creationTimestamp ??= old.creationTimestamp;
+  meta.deletionTimestamp = old.deletionTimestamp;
+  meta.deletionGracePeriodSeconds = old.deletionGracePeriodSeconds;
+  if (old.generation !== undefined) meta.generation = old.generation;
+  for (const f of ['deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'resourceVersion'] as const) {
+    if (meta[f] === undefined) delete meta[f];
+  }
+}
+
+/** An object being deleted whose last finalizer is gone is removed. */
+async function finishIfFinalized(r: ResourceRequest, obj: ApiObject): Promise<ApiObject> {
+  const meta = obj.metadata!;
+  if (!meta.deletionTimestamp || (meta.finalizers?.length ?? 0) > 0 || hasSpecFinalizers(obj)) return obj;
+  await r.objects.delete(meta.namespace ?? '', meta.name!, Number(meta.resourceVersion)).catch((err) => {
+    if (!(err instanceof StatusError && (err.code === 404 || err.code === 409))) throw err;
+  });
+  return obj;
+}
+
+const hasSpecFinalizers = (obj: ApiObject) => isObject(obj.spec) && Array.isArray(obj.spec.finalizers) && obj.spec.finalizers.length > 0;
+
+function checkPreconditions(r: ResourceRequest, obj: ApiObject, opts: DeleteOptions): void {
+  const p = opts.preconditions ?? {};
+  const meta = obj.metadata!;
+  if (p.uid && p.uid !== meta.uid) {
+    throw conflict(r.objects.gr, meta.name!, `Precondition failed: UID in precondition: ${p.uid}, UID in object meta: ${meta.uid}`);
+  }
+  if (p.resourceVersion && p.resourceVersion !== meta.resourceVersion) {
+    throw conflict(r.objects.gr, meta.name!, `Precondition failed: ResourceVersion in precondition: ${p.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion}`);
+  }
+}
+
+/** Deletes one object: marks it when finalizers hold it, else removes it. */
+export async function deleteOne(r: ResourceRequest, backends: Backends, namespace: string, name: string,
+  opts: DeleteOptions, dryRun: boolean): Promise<{ obj: ApiObject; removed: boolean }> {
+  for (let attempt = 1; ; attempt++) {
+    const { obj, kv } = await r.objects.get(namespace, name);
+    checkPreconditions(r, obj, opts);
+    await admit(backends, r.def, 'DELETE', r.user, undefined, obj, dryRun, { kind: 'DeleteOptions', apiVersion: 'v1', ...opts });
+    const held = (obj.metadata!.finalizers?.length ?? 0) > 0 || hasSpecFinalizers(obj);
+    try {
+      if (!held) return { obj: dryRun ? obj : await r.objects.delete(namespace, name, kv.modRevision), removed: true };
+      return { obj: await markDeleting(r, obj, kv.modRevision, opts, dryRun), removed: false };
+    } catch (err) {
+      if (!(err instanceof StatusError && err.reason === 'Conflict') || attempt >= MAX_WRITE_ATTEMPTS) throw err;
+    }
+  }
+}
+
+/** Sets deletionTimestamp (once) on an object that finalizers keep. */
+async function markDeleting(r: ResourceRequest, obj: ApiObject, revision: number, opts: DeleteOptions, dryRun: boolean): Promise<ApiObject> {
+  if (obj.metadata!.deletionTimestamp) return obj;
+  const next = structuredClone(obj);
+  next.metadata!.deletionTimestamp = nowTimestamp();
+  next.metadata!.deletionGracePeriodSeconds = opts.gracePeriodSeconds ?? 0;
+  r.def.prepareForDelete?.(next);
+  return dryRun ? next : r.objects.update(next, revision);
+}
+
+export async function deleteObject(r: ResourceRequest, backends: Backends): Promise<void> {
+  const dryRun = isDryRun(r.query);
+  const opts = await readDeleteOptions(r.ctx, r.query);
+  const { obj, removed } = await deleteOne(r, backends, r.info.namespace, r.info.name, opts, dryRun || (opts.dryRun ?? []).includes('All'));
+  if (!removed || r.def.returnDeletedObject) return writeObject(r.ctx, r.def, removed ? 200 : 200, obj);
+  writeBody(r.ctx, 200, success(r.objects.gr, r.info.name, obj.metadata?.uid), formatOf(r.ctx).mediaType);
+}
+
+export async function deleteCollection(r: ResourceRequest, backends: Backends): Promise<void> {
+  const dryRun = isDryRun(r.query);
+  const opts = await readDeleteOptions(r.ctx, r.query);
+  const { items } = await listObjects(r, backends);
+  const deleted: ApiObject[] = [];
+  for (const item of items) {
+    try {
+      deleted.push((await deleteOne(r, backends, item.metadata!.namespace ?? '', item.metadata!.name!, opts, dryRun)).obj);
+    } catch (err) {
+      if (!(err instanceof StatusError && err.code === 404)) throw err;
+    }
+  }
+  writeList(r.ctx, r.def, r.objects.apiVersion, deleted, {});
+}

@@ -1,0 +1,85 @@
+// The objects of one kind in storage: keys, encoding, the resourceVersion that
+// storage revisions become, and the read-modify-write loop of updates.
+import type { ApiObject } from '../internal/apimachinery/meta.js';
+import { apiVersionOf } from '../internal/apimachinery/meta.js';
+import type { GroupResource } from '../internal/apimachinery/status.js';
+import type { KindDef } from '../internal/registry/index.js';
+import type { KeyValue, StorageClient } from '../internal/storage/client.js';
+import { collectionPrefix, objectKey } from '../internal/storage/keys.js';
+import { storageError } from './backends.js';
+
+export const groupResource = (def: KindDef): GroupResource => ({ group: def.group, resource: def.resource });
+
+/** The stored form: the object without its resourceVersion, which is the storage revision. */
+export function encodeStored(obj: ApiObject): Buffer {
+  const { resourceVersion: _rv, ...metadata } = obj.metadata ?? {};
+  return Buffer.from(JSON.stringify({ ...obj, metadata }));
+}
+
+/** A stored value as the API object, with its resourceVersion. */
+export function decodeStored(kv: KeyValue, revision = kv.modRevision): ApiObject {
+  const obj = JSON.parse(kv.value.toString('utf8')) as ApiObject;
+  obj.metadata = { ...obj.metadata, resourceVersion: String(revision) };
+  return obj;
+}
+
+export class Objects {
+  constructor(readonly storage: StorageClient, readonly def: KindDef) {}
+
+  get gr(): GroupResource {
+    return groupResource(this.def);
+  }
+
+  get apiVersion(): string {
+    return apiVersionOf(this.def.group, this.def.version);
+  }
+
+  key(namespace: string, name: string): string {
+    return objectKey(this.def.group, this.def.resource, this.def.namespaced ? namespace : '', name);
+  }
+
+  /** The collection prefix: all namespaces when namespace is empty. */
+  prefix(namespace: string): string {
+    return collectionPrefix(this.def.group, this.def.resource, this.def.namespaced && namespace ? namespace : undefined);
+  }
+
+  async get(namespace: string, name: string, revision = 0): Promise<{ obj: ApiObject; kv: KeyValue; revision: number }> {
+    try {
+      const res = await this.storage.get(this.key(namespace, name), revision);
+      return { obj: decodeStored(res.kv!), kv: res.kv!, revision: res.revision };
+    } catch (err) {
+      throw storageError(err, this.gr, name);
+    }
+  }
+
+  async create(obj: ApiObject): Promise<ApiObject> {
+    const meta = obj.metadata!;
+    try {
+      const res = await this.storage.create(this.key(meta.namespace ?? '', meta.name!), encodeStored(obj), meta.uid ?? '');
+      return decodeStored(res.kv!);
+    } catch (err) {
+      throw storageError(err, this.gr, meta.name!);
+    }
+  }
+
+  /** Writes obj if the stored object is still at expectedRevision. */
+  async update(obj: ApiObject, expectedRevision: number): Promise<ApiObject> {
+    const meta = obj.metadata!;
+    try {
+      const res = await this.storage.update(this.key(meta.namespace ?? '', meta.name!), encodeStored(obj), { modRevision: expectedRevision });
+      return decodeStored(res.kv!);
+    } catch (err) {
+      throw storageError(err, this.gr, meta.name!);
+    }
+  }
+
+  /** Removes the object if it is still at expectedRevision; answers it as last stored. */
+  async delete(namespace: string, name: string, expectedRevision: number): Promise<ApiObject> {
+    try {
+      const res = await this.storage.delete(this.key(namespace, name), { modRevision: expectedRevision });
+      return decodeStored(res.kv!);
+    } catch (err) {
+      throw storageError(err, this.gr, name);
+    }
+  }
+}

@@ -1,0 +1,61 @@
+// Writing API responses: objects, lists and tables in the negotiated format.
+import type Koa from 'koa';
+import type { ApiObject } from '../internal/apimachinery/meta.js';
+import type { KindDef } from '../internal/registry/index.js';
+import { createdAtColumn, nameColumn } from '../internal/registry/columns.js';
+import { GROUP_META, UPSTREAM_GROUP_META } from '../internal/names/index.js';
+import { negotiate, serialize, type ResponseFormat } from './negotiation.js';
+
+export function writeBody(ctx: Koa.Context, status: number, body: unknown, mediaType = 'application/json'): void {
+  ctx.status = status;
+  ctx.type = mediaType;
+  ctx.body = serialize(body, mediaType, ctx.query.pretty === 'true' || ctx.query.pretty === '1');
+}
+
+/** The Accept-driven format of a resource response. */
+export const formatOf = (ctx: Koa.Context): ResponseFormat => negotiate(ctx.get('Accept') || undefined, true);
+
+/** The Table group a client asked in (kubectl asks in the upstream spelling). */
+function tableApiVersion(ctx: Koa.Context): string {
+  return ctx.get('Accept').includes(`g=${UPSTREAM_GROUP_META}`) && !ctx.get('Accept').includes(`g=${GROUP_META}`)
+    ? `${UPSTREAM_GROUP_META}/v1` : `${GROUP_META}/v1`;
+}
+
+const partialMetadata = (obj: ApiObject, apiVersion: string) =>
+  ({ kind: 'PartialObjectMetadata', apiVersion, metadata: obj.metadata });
+
+/** The objects as a Table of the kind's columns (Name and Created At by default). */
+export function toTable(ctx: Koa.Context, def: KindDef, objects: ApiObject[], listMeta: Record<string, unknown>): unknown {
+  const apiVersion = tableApiVersion(ctx);
+  const columns = def.tableColumns ?? [nameColumn, createdAtColumn];
+  const include = (ctx.query.includeObject as string) || 'Metadata';
+  return {
+    kind: 'Table', apiVersion, metadata: listMeta,
+    columnDefinitions: columns.map((c) => ({ name: c.name, type: c.type, format: c.format ?? '', description: c.description, priority: c.priority ?? 0 })),
+    rows: objects.map((o) => ({
+      cells: columns.map((c) => c.cell(o)),
+      ...(include === 'None' ? {} : { object: include === 'Object' ? o : partialMetadata(o, apiVersion) }),
+    })),
+  };
+}
+
+/** Writes one object as the client asked: the object, a one-row Table, or its metadata. */
+export function writeObject(ctx: Koa.Context, def: KindDef, status: number, obj: ApiObject): void {
+  const format = formatOf(ctx);
+  const body = format.as === 'Table' ? toTable(ctx, def, [obj], { resourceVersion: obj.metadata?.resourceVersion })
+    : format.as.startsWith('PartialObjectMetadata') ? partialMetadata(obj, `${GROUP_META}/v1`) : obj;
+  writeBody(ctx, status, body, format.mediaType);
+}
+
+/** Writes a list: `<Kind>List` with items stripped of their type, or a Table. */
+export function writeList(ctx: Koa.Context, def: KindDef, apiVersion: string, items: ApiObject[], listMeta: Record<string, unknown>): void {
+  const format = formatOf(ctx);
+  let body: unknown;
+  if (format.as === 'Table') body = toTable(ctx, def, items, listMeta);
+  else if (format.as.startsWith('PartialObjectMetadata')) {
+    body = { kind: 'PartialObjectMetadataList', apiVersion: `${GROUP_META}/v1`, metadata: listMeta, items: items.map((o) => partialMetadata(o, `${GROUP_META}/v1`)) };
+  } else {
+    body = { kind: `${def.kind}List`, apiVersion, metadata: listMeta, items: items.map(({ apiVersion: _a, kind: _k, ...rest }) => rest) };
+  }
+  writeBody(ctx, 200, body, format.mediaType);
+}

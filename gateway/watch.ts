@@ -1,0 +1,207 @@
+// Watch: a chunked stream of events, one document per line. A watch registers
+// with the hub first, then reads what it missed from storage history, then goes
+// live; revisions already sent are dropped, so nothing is missed or repeated.
+import type { ApiObject } from '../internal/apimachinery/meta.js';
+import { StatusError, badRequest, serviceUnavailable } from '../internal/apimachinery/status.js';
+import { labelKey } from '../internal/names/index.js';
+import type { StorageEvent, KeyValue } from '../internal/storage/client.js';
+import type { Backends } from './backends.js';
+import { storageError } from './backends.js';
+import type { ResourceRequest } from './context.js';
+import { selectorOf } from './handlers.js';
+import { decodeStored } from './objects.js';
+import { formatOf, toTable } from './respond.js';
+import { parseResourceVersion } from './versions.js';
+import type { WatchHub } from './hub.js';
+import { waitForRevision } from './freshness.js';
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+interface WatchEvent {
+  type: WatchEventType;
+  object: unknown;
+}
+
+/** A watcher whose unsent output passes this is closed rather than slowing anyone down. */
+const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+const BOOKMARK_INTERVAL_MS = 30_000;
+export const INITIAL_EVENTS_END = labelKey('initial-events-end');
+
+export interface WatchOptions {
+  /** The shortest server-chosen watch duration, in seconds; a watch lasts between it and twice it. */
+  minRequestTimeoutSeconds: number;
+}
+
+interface WatchParams {
+  revision: number | undefined;
+  timeoutMs: number;
+  bookmarks: boolean;
+  initialEvents: boolean;
+  select?: (obj: ApiObject) => boolean;
+}
+
+function watchParams(r: ResourceRequest, opts: WatchOptions): WatchParams {
+  const q = r.query;
+  const timeout = q.get('timeoutSeconds');
+  if (timeout !== null && !/^\d+$/.test(timeout)) throw badRequest(`timeoutSeconds: Invalid value: "${timeout}"`);
+  const initialEvents = q.get('sendInitialEvents') === 'true';
+  if (initialEvents && q.get('resourceVersionMatch') !== 'NotOlderThan') {
+    throw badRequest('sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless resourceVersionMatch is set to NotOlderThan');
+  }
+  if (!initialEvents && q.get('resourceVersionMatch')) {
+    throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+  }
+  const min = opts.minRequestTimeoutSeconds;
+  const fieldSelector = r.info.name ? [q.get('fieldSelector'), `metadata.name=${r.info.name}`].filter(Boolean).join(',') : q.get('fieldSelector');
+  const selectQuery = new URLSearchParams(q);
+  if (fieldSelector) selectQuery.set('fieldSelector', fieldSelector);
+  return {
+    revision: parseResourceVersion(q.get('resourceVersion')),
+    timeoutMs: (timeout !== null ? Number(timeout) : min + Math.random() * min) * 1000,
+    bookmarks: q.get('allowWatchBookmarks') === 'true',
+    initialEvents,
+    select: selectorOf(r.def, selectQuery),
+  };
+}
+
+/** The watch event a storage change becomes for a watcher with a selector. */
+export function toWatchEvent(ev: StorageEvent, select?: (obj: ApiObject) => boolean): WatchEvent | undefined {
+  const obj = decodeStored(ev.kv!, ev.revision);
+  if (ev.type === 'DELETE') return !select || select(obj) ? { type: 'DELETED', object: obj } : undefined;
+  if (!ev.prevKv) return !select || select(obj) ? { type: 'ADDED', object: obj } : undefined;
+  if (!select) return { type: 'MODIFIED', object: obj };
+  const now = select(obj);
+  const before = select(decodeStored(ev.prevKv, ev.revision));
+  if (now) return { type: before ? 'MODIFIED' : 'ADDED', object: obj };
+  return before ? { type: 'DELETED', object: decodeStored(ev.prevKv, ev.revision) } : undefined;
+}
+
+/** The current state as synthetic ADDED events, and the revision it was read at. */
+async function initialState(r: ResourceRequest, backends: Backends, select?: (obj: ApiObject) => boolean): Promise<{ events: WatchEvent[]; revision: number }> {
+  const events: WatchEvent[] = [];
+  let after = '';
+  let revision = 0;
+  for (;;) {
+    const page = await backends.storage.list(r.objects.prefix(r.info.namespace), { revision, limit: 500, continueAfter: after });
+    revision = page.revision;
+    for (const kv of page.items as KeyValue[]) {
+      const obj = decodeStored(kv);
+      if (!select || select(obj)) events.push({ type: 'ADDED', object: obj });
+      after = kv.key;
+    }
+    if (!page.more) return { events, revision };
+  }
+}
+
+/** The changes after a revision, from storage history; 410 Gone when compacted. */
+function history(backends: Backends, prefix: string, after: number): Promise<StorageEvent[]> {
+  return new Promise((resolve, reject) => {
+    const events: StorageEvent[] = [];
+    const stream = backends.storage.watch(prefix, after, false);
+    stream.on('data', (ev: StorageEvent) => { if (ev.type !== 'PROGRESS') events.push(ev); });
+    stream.on('error', reject);
+    stream.on('end', () => resolve(events));
+  });
+}
+
+export async function serveWatch(r: ResourceRequest, backends: Backends, hub: WatchHub, opts: WatchOptions): Promise<void> {
+  const params = watchParams(r, opts);
+  const format = formatOf(r.ctx);
+  if (format.mediaType !== 'application/json') throw new StatusError(406, 'NotAcceptable', 'watch is served as application/json only');
+  if (!hub.ready) throw serviceUnavailable('watch is unavailable until storage and the event stream are reachable');
+  const stream = new WatchStream(r, format.as === 'Table');
+  const unregister = hub.register(r.objects.prefix(r.info.namespace), {
+    onEvent: (ev) => stream.live(ev, params.select),
+    onFail: (reason) => stream.fail(serviceUnavailable(reason)),
+  });
+  try {
+    await stream.catchUp(backends, params);
+  } catch (err) {
+    unregister();
+    throw err instanceof StatusError ? err : storageError(err, r.objects.gr, r.info.name);
+  }
+  stream.schedule(params, hub, unregister);
+}
+
+class WatchStream {
+  private sent = 0;
+  private pending: StorageEvent[] | undefined = [];
+  private ended = false;
+  private readonly timers: NodeJS.Timeout[] = [];
+
+  constructor(private readonly r: ResourceRequest, private readonly asTable: boolean) {}
+
+  /** Sends the initial state and history, then what arrived live meanwhile. */
+  async catchUp(backends: Backends, params: WatchParams): Promise<void> {
+    let from = params.revision ?? 0;
+    let initial: WatchEvent[] = [];
+    if (!from || params.initialEvents) {
+      if (from) await waitForRevision(backends.storage, from);
+      const state = await initialState(this.r, backends, params.select);
+      initial = state.events;
+      from = state.revision;
+    }
+    const missed = await history(backends, this.r.objects.prefix(this.r.info.namespace), from);
+    this.open();
+    for (const ev of initial) this.write(ev);
+    this.sent = from;
+    if (params.initialEvents) this.bookmark(from, true);
+    for (const ev of missed) this.live(ev, params.select, true);
+    const buffered = this.pending ?? [];
+    this.pending = undefined;
+    for (const ev of buffered) this.live(ev, params.select);
+  }
+
+  live(ev: StorageEvent, select?: (obj: ApiObject) => boolean, fromHistory = false): void {
+    if (this.pending && !fromHistory) { this.pending.push(ev); return; }
+    if (ev.revision <= this.sent || this.ended) return;
+    this.sent = ev.revision;
+    const out = toWatchEvent(ev, select);
+    if (out) this.write(out);
+  }
+
+  fail(err: StatusError): void {
+    if (this.ended) return;
+    if (!this.r.ctx.res.headersSent) this.open();
+    this.write({ type: 'ERROR', object: err.toStatus() });
+    this.end();
+  }
+
+  schedule(params: WatchParams, hub: WatchHub, unregister: () => void): void {
+    const res = this.r.ctx.res;
+    const stop = () => { unregister(); this.end(); };
+    this.timers.push(setTimeout(stop, params.timeoutMs));
+    if (params.bookmarks) this.timers.push(setInterval(() => this.bookmark(Math.max(this.sent, hub.currentRevision)), BOOKMARK_INTERVAL_MS));
+    res.on('close', stop);
+    this.r.ctx.req.on('close', stop);
+  }
+
+  private open(): void {
+    this.r.ctx.respond = false;
+    this.r.ctx.res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'X-Content-Type-Options': 'nosniff' });
+    this.r.ctx.res.flushHeaders();
+  }
+
+  private bookmark(revision: number, initialEnd = false): void {
+    if (!this.pending) this.sent = Math.max(this.sent, revision);
+    const metadata: Record<string, unknown> = { resourceVersion: String(revision) };
+    if (initialEnd) metadata.annotations = { [INITIAL_EVENTS_END]: 'true' };
+    this.write({ type: 'BOOKMARK', object: { kind: this.r.def.kind, apiVersion: this.r.objects.apiVersion, metadata } });
+  }
+
+  private write(ev: WatchEvent): void {
+    if (this.ended) return;
+    const res = this.r.ctx.res;
+    const object = this.asTable && ev.type !== 'ERROR' && ev.type !== 'BOOKMARK'
+      ? toTable(this.r.ctx, this.r.def, [ev.object as ApiObject], { resourceVersion: (ev.object as ApiObject).metadata?.resourceVersion })
+      : ev.object;
+    res.write(`${JSON.stringify({ type: ev.type, object })}\n`);
+    if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy(new Error('watcher too slow'));
+  }
+
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const t of this.timers) clearTimeout(t);
+    if (this.r.ctx.res.headersSent) this.r.ctx.res.end();
+  }
+}

@@ -1,0 +1,112 @@
+// Label and field selectors of list, watch and deletecollection.
+import { badRequest } from './status.js';
+import { qualifiedName } from './validation.js';
+
+type Labels = Record<string, string> | undefined;
+export type Matcher = (labels: Labels) => boolean;
+
+type Requirement =
+  | { key: string; op: 'exists' | '!exists' }
+  | { key: string; op: '=' | '!=' | 'in' | 'notin'; values: string[] }
+  | { key: string; op: 'gt' | 'lt'; values: [string] };
+
+const VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+/** Splits on commas that are not inside parentheses. */
+function splitTopLevel(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const ch of text) {
+    if (ch === '(') depth++;
+    if (ch === ')') depth--;
+    if (ch === ',' && depth === 0) { parts.push(current); current = ''; } else current += ch;
+  }
+  parts.push(current);
+  return parts.map((p) => p.trim());
+}
+
+function checkKey(key: string, selector: string): string {
+  if (!key || qualifiedName('key', key).length) throw badRequest(`unable to parse requirement: invalid label key "${key}" in selector "${selector}"`);
+  return key;
+}
+
+function checkValue(value: string, selector: string): string {
+  if (value.length > 63 || !VALUE.test(value)) throw badRequest(`unable to parse requirement: invalid label value "${value}" in selector "${selector}"`);
+  return value;
+}
+
+function parseRequirement(text: string, selector: string): Requirement {
+  let m = /^(!?)\s*([^\s!=<>(),]+)$/.exec(text);
+  if (m) return { key: checkKey(m[2], selector), op: m[1] ? '!exists' : 'exists' };
+  m = /^([^\s!=<>(),]+)\s*(==|=|!=|>|<)\s*([^\s!=<>(),]*)$/.exec(text);
+  if (m) {
+    const key = checkKey(m[1], selector);
+    if (m[2] === '>' || m[2] === '<') {
+      if (!/^-?\d+$/.test(m[3])) throw badRequest(`unable to parse requirement: for 'gt', 'lt' operators, the value must be an integer in selector "${selector}"`);
+      return { key, op: m[2] === '>' ? 'gt' : 'lt', values: [m[3]] };
+    }
+    return { key, op: m[2] === '!=' ? '!=' : '=', values: [checkValue(m[3], selector)] };
+  }
+  m = /^([^\s!=<>(),]+)\s+(in|notin)\s*\(([^()]*)\)$/.exec(text);
+  if (m) {
+    const values = m[3].split(',').map((v) => v.trim());
+    if (values.length === 1 && values[0] === '' && m[2] === 'in') throw badRequest(`unable to parse requirement: for 'in', 'notin' operators, values set can't be empty in selector "${selector}"`);
+    return { key: checkKey(m[1], selector), op: m[2] as 'in' | 'notin', values: values.map((v) => checkValue(v, selector)) };
+  }
+  throw badRequest(`unable to parse requirement: found '${text}', expected: in, notin, =, ==, !=, gt, lt in selector "${selector}"`);
+}
+
+function matches(r: Requirement, labels: Labels): boolean {
+  const has = labels !== undefined && Object.prototype.hasOwnProperty.call(labels, r.key);
+  const value = has ? labels![r.key] : undefined;
+  switch (r.op) {
+    case 'exists': return has;
+    case '!exists': return !has;
+    case '=': case 'in': return has && r.values.includes(value!);
+    case '!=': case 'notin': return !has || !r.values.includes(value!);
+    case 'gt': return has && /^-?\d+$/.test(value!) && Number(value) > Number(r.values[0]);
+    case 'lt': return has && /^-?\d+$/.test(value!) && Number(value) < Number(r.values[0]);
+  }
+}
+
+/** Parses a label selector; an empty one matches everything; a bad one throws 400. */
+export function parseLabelSelector(selector: string | undefined | null): Matcher | undefined {
+  if (!selector || !selector.trim()) return undefined;
+  const requirements = splitTopLevel(selector).map((t) => parseRequirement(t, selector));
+  return (labels) => requirements.every((r) => matches(r, labels));
+}
+
+export interface FieldRequirement {
+  field: string;
+  op: '=' | '!=';
+  value: string;
+}
+
+/** Splits on an unescaped separator, unescaping `\,`, `\=`, `\!` and `\\`. */
+function splitEscaped(text: string, sep: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '\\' && i + 1 < text.length) { cur += text[i] + text[++i]; continue; }
+    if (text[i] === sep) { out.push(cur); cur = ''; } else cur += text[i];
+  }
+  out.push(cur);
+  return out;
+}
+const unescape = (s: string) => s.replace(/\\(.)/g, '$1');
+
+/** Parses a field selector into requirements; a bad one throws 400. */
+export function parseFieldSelector(selector: string | undefined | null): FieldRequirement[] {
+  if (!selector || !selector.trim()) return [];
+  return splitEscaped(selector, ',').map((term) => {
+    const m = /^((?:[^\\=!]|\\.)+?)\s*(==|=|!=)(.*)$/.exec(term.trim());
+    if (!m) throw badRequest(`invalid selector: '${selector}'; can't understand '${term}'`);
+    return { field: unescape(m[1].trim()), op: m[2] === '!=' ? '!=' : '=', value: unescape(m[3]) };
+  });
+}
+
+/** Whether the field values of one object satisfy every requirement. */
+export function fieldsMatch(requirements: FieldRequirement[], fields: Record<string, string | undefined>): boolean {
+  return requirements.every((r) => ((fields[r.field] ?? '') === r.value) === (r.op === '='));
+}

@@ -1,0 +1,121 @@
+// The launcher: every service as a child process (and a local nats-server when
+// no --nats-url is given), each handed the flags it owns, started in dependency
+// order and waited on until healthy; all stopped together.
+import https from 'node:https';
+import net from 'node:net';
+import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FlagError, parseDuration, splitArgs, type FlagSet } from '../config/flags.js';
+import { SERVICE_FLAGS, type ServiceName } from '../config/services.js';
+import { checkHealth } from '../rpc/index.js';
+import { ensurePki, adminKubeconfigPath } from '../pki/index.js';
+import { Child } from './child.js';
+import { freePort } from './ports.js';
+
+export const LAUNCHER_FLAGS: FlagSet = {
+  'nats-server-binary': { type: 'string', default: 'nats-server', help: 'the nats-server to start when no --nats-url is given' },
+  'startup-timeout': { type: 'duration', default: '60s', help: 'how long each service may take to become healthy' },
+};
+
+const SERVICE_ORDER: ServiceName[] = ['storage', 'authn', 'authz', 'admission', 'gateway'];
+const GRPC_SERVICES = ['storage', 'authn', 'authz', 'admission'] as const;
+const MAX_NATS_PAYLOAD = 8 * 1024 * 1024;
+
+/** Routes each given flag to every service that declares it; unknown flags are an error. */
+export function routeFlags(argv: string[]): { perService: Record<ServiceName, Map<string, string>>; launcher: Map<string, string> } {
+  const isBool = (n: string) => Object.values(SERVICE_FLAGS).some((s) => s[n]?.type === 'bool') || LAUNCHER_FLAGS[n]?.type === 'bool';
+  const perService = Object.fromEntries(SERVICE_ORDER.map((s) => [s, new Map<string, string>()])) as Record<ServiceName, Map<string, string>>;
+  const launcher = new Map<string, string>();
+  for (const [name, value] of splitArgs(argv, isBool)) {
+    const owners = SERVICE_ORDER.filter((s) => SERVICE_FLAGS[s][name]);
+    if (LAUNCHER_FLAGS[name]) launcher.set(name, value);
+    else if (owners.length === 0) throw new FlagError(`unknown flag --${name}`);
+    for (const s of owners) perService[s].set(name, value);
+  }
+  return { perService, launcher };
+}
+
+const entryPoint = (service: string) => fileURLToPath(new URL(`../../cmd/${service}/main.js`, import.meta.url));
+
+function httpsReady(port: number, caPath: string): Promise<boolean> {
+  return new Promise((done) => {
+    const req = https.get({ host: '127.0.0.1', port, path: '/readyz', ca: readFileSync(caPath), timeout: 1000 }, (res) => {
+      res.resume();
+      done(res.statusCode === 200);
+    });
+    req.on('error', () => done(false));
+    req.on('timeout', () => { req.destroy(); done(false); });
+  });
+}
+
+export interface Launched {
+  children: Child[];
+  stop(): Promise<void>;
+}
+
+/** Fills in what the services need from each other: addresses, data dir, client CA. */
+async function planAddresses(perService: Record<ServiceName, Map<string, string>>, dataDir: string): Promise<Record<string, string>> {
+  const addresses: Record<string, string> = {};
+  for (const s of GRPC_SERVICES) {
+    const flags = perService[s];
+    if (!flags.has('listen')) flags.set('listen', `127.0.0.1:${await freePort()}`);
+    addresses[s] = flags.get('listen')!;
+  }
+  for (const s of SERVICE_ORDER) {
+    const own = SERVICE_FLAGS[s];
+    if (own['data-dir']) perService[s].set('data-dir', dataDir);
+    for (const peer of GRPC_SERVICES) {
+      const flag = `${peer}-address`;
+      if (own[flag] && !perService[s].has(flag)) perService[s].set(flag, addresses[peer]);
+    }
+  }
+  return addresses;
+}
+
+async function startNats(binary: string, dataDir: string): Promise<{ child: Child; url: string }> {
+  const port = await freePort();
+  const conf = join(dataDir, 'nats.conf');
+  writeFileSync(conf, `listen: 127.0.0.1:${port}\nmax_payload: ${MAX_NATS_PAYLOAD}\n`);
+  const child = new Child({
+    name: 'nats', command: binary, args: ['-c', conf],
+    healthy: () => new Promise((done) => {
+      const socket = net.connect(port, '127.0.0.1', () => { socket.end(); done(true); });
+      socket.on('error', () => done(false));
+    }),
+  });
+  return { child, url: `nats://127.0.0.1:${port}` };
+}
+
+export async function launch(argv: string[]): Promise<Launched> {
+  const { perService, launcher } = routeFlags(argv);
+  const dataDir = resolve(perService.gateway.get('data-dir') ?? './data');
+  mkdirSync(dataDir, { recursive: true });
+  const pki = await ensurePki(dataDir);
+  if (!perService.authn.has('client-ca-file')) perService.authn.set('client-ca-file', pki.caCert);
+  await planAddresses(perService, dataDir);
+  const children: Child[] = [];
+  const stop = async () => { for (const c of [...children].reverse()) await c.stop(); };
+  const timeoutMs = parseDuration(launcher.get('startup-timeout') ?? LAUNCHER_FLAGS['startup-timeout'].default!);
+  const startAndWait = async (child: Child) => {
+    children.push(child);
+    child.start();
+    if (!(await child.waitHealthy(timeoutMs))) {
+      await stop();
+      throw new Error(`${child.spec.name} did not become healthy within ${timeoutMs / 1000}s; its last output:\n${child.tail.join('\n')}`);
+    }
+  };
+  if (!perService.storage.has('nats-url')) {
+    const nats = await startNats(launcher.get('nats-server-binary') ?? 'nats-server', dataDir);
+    for (const s of SERVICE_ORDER) if (SERVICE_FLAGS[s]['nats-url']) perService[s].set('nats-url', nats.url);
+    await startAndWait(nats.child);
+  }
+  const gatewayPort = Number(perService.gateway.get('secure-port') ?? SERVICE_FLAGS.gateway['secure-port'].default);
+  for (const s of SERVICE_ORDER) {
+    const args = [entryPoint(s), ...[...perService[s]].map(([k, v]) => `--${k}=${v}`)];
+    const healthy = s === 'gateway' ? () => httpsReady(gatewayPort, pki.caCert) : () => checkHealth(perService[s].get('listen')!);
+    await startAndWait(new Child({ name: s, command: process.execPath, args, healthy }));
+  }
+  console.log(`svc-apiserver is ready on https://127.0.0.1:${gatewayPort}\n\n  export KUBECONFIG=${adminKubeconfigPath(dataDir)}\n  kubectl.1.33 get namespaces\n`);
+  return { children, stop };
+}
