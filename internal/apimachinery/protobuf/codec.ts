@@ -67,13 +67,14 @@ function writeMap(w: Writer, f: Field, obj: JsonObject): void {
   const valueKey = (MAP_VALUE_NUMBER << 3) | (f.kind === Kind.Int32 || f.kind === Kind.Int64 || f.kind === Kind.Bool ? WIRE_VARINT : WIRE_BYTES);
   for (const key of Object.keys(obj).sort()) {
     const v = obj[key];
-    if (v === undefined || v === null) continue;
     w.uint(f.key);
     const mark = w.begin();
     w.uint(MAP_KEY);
     w.string(key);
     w.uint(valueKey);
-    writeValue(w, f, v);
+    // A null value (a zero time) is the zero on the wire: a 0 varint or an empty value.
+    if (v === undefined || v === null) w.uint(0);
+    else writeValue(w, f, v);
     w.end(mark);
   }
 }
@@ -207,10 +208,21 @@ function readMapEntry(r: Reader, f: Field, out: JsonObject): void {
     else r.skip(k & 7);
   }
   r.leave(outer);
-  map[key] = value ?? zeroOf(f.kind);
+  map[key] = value === undefined ? zeroOf(f.kind) : value;
 }
 
-const zeroOf = (kind: Kind): unknown => (kind === Kind.Int32 || kind === Kind.Int64 ? 0 : kind === Kind.Bool ? false : kind === Kind.Message ? {} : '');
+/** The JSON form of a map value the wire leaves out or empty; null for a zero time. */
+function zeroOf(kind: Kind): unknown {
+  switch (kind) {
+    case Kind.String:
+    case Kind.Bytes: return '';
+    case Kind.Int32:
+    case Kind.Int64: return 0;
+    case Kind.Bool: return false;
+    case Kind.Message: return {};
+    default: return null;
+  }
+}
 
 /** One value of field `f`; undefined for a special type's empty form (zero time, no raw data). */
 function readValue(r: Reader, f: Field): unknown {

@@ -1,0 +1,184 @@
+import { expect } from 'chai';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  decodeEnvelope, decodeObject, decodeWatchEvents, encodeEnvelope, encodeObject, encodeWatchEvent, messageNameFor,
+  ProtobufError,
+} from '../../internal/apimachinery/protobuf/index.js';
+import { StatusError } from '../../internal/apimachinery/status.js';
+import { DOMAIN } from '../../internal/names/index.js';
+
+/** `../shared/protobuf/vectors` beside the repository. */
+function vectorsDir(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
+  return join(dir, '..', 'shared', 'protobuf', 'vectors');
+}
+
+const VECTORS = vectorsDir();
+const WATCH_EVENT = `${DOMAIN}.apimachinery.pkg.apis.meta.v1.WatchEvent`;
+/** The vectors whose envelope leaves the type empty, by the message they hold. */
+const UNTYPED: Record<string, string> = { 'core.v1.WatchEvent': WATCH_EVENT };
+
+const vectors = readdirSync(VECTORS).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -'.json'.length)).sort();
+
+describe('protobuf vectors', () => {
+  it('are all there', () => expect(vectors.length).to.be.greaterThan(80));
+
+  for (const name of vectors) {
+    it(`${name} round-trips`, () => {
+      const json = JSON.parse(readFileSync(join(VECTORS, `${name}.json`), 'utf8'));
+      const pb = readFileSync(join(VECTORS, `${name}.pb`));
+      expect(encodeEnvelope(json, UNTYPED[name]).toString('hex')).to.equal(pb.toString('hex'));
+      expect(decodeEnvelope(pb, UNTYPED[name])).to.deep.equal(json);
+    });
+  }
+});
+
+describe('protobuf envelope', () => {
+  const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'default' }, data: { k: 'v' } };
+
+  it('maps kinds to messages', () => {
+    expect(messageNameFor('v1', 'Pod')).to.equal(`${DOMAIN}.api.core.v1.Pod`);
+    expect(messageNameFor('v1', 'PodList')).to.equal(`${DOMAIN}.api.core.v1.PodList`);
+    expect(messageNameFor('apps/v1', 'Deployment')).to.equal(`${DOMAIN}.api.apps.v1.Deployment`);
+    expect(messageNameFor(`rbac.authorization.${DOMAIN}/v1`, 'ClusterRole')).to.equal(`${DOMAIN}.api.rbac.v1.ClusterRole`);
+    expect(messageNameFor(`internal.apiserver.${DOMAIN}/v1alpha1`, 'StorageVersion'))
+      .to.equal(`${DOMAIN}.api.apiserverinternal.v1alpha1.StorageVersion`);
+    expect(messageNameFor('v1', 'Status')).to.equal(`${DOMAIN}.apimachinery.pkg.apis.meta.v1.Status`);
+    expect(messageNameFor('batch/v1', 'DeleteOptions')).to.equal(`${DOMAIN}.apimachinery.pkg.apis.meta.v1.DeleteOptions`);
+    expect(messageNameFor(`meta.${DOMAIN}/v1`, 'PartialObjectMetadataList'))
+      .to.equal(`${DOMAIN}.apimachinery.pkg.apis.meta.v1.PartialObjectMetadataList`);
+    expect(messageNameFor(`meta.${DOMAIN}/v1`, 'Table')).to.equal(undefined);
+  });
+
+  it('has no message for custom resources or unknown kinds', () => {
+    expect(messageNameFor('example.com/v1', 'Widget')).to.equal(undefined);
+    expect(messageNameFor('example.com/v1', 'Status')).to.equal(undefined);
+    expect(messageNameFor('v1', 'Widget')).to.equal(undefined);
+    expect(messageNameFor('', 'Pod')).to.equal(undefined);
+  });
+
+  it('rejects data without the prefix as a bad request', () => {
+    const bytes = encodeEnvelope(configMap);
+    bytes[0] = 0x7b;
+    expect(() => decodeEnvelope(bytes)).to.throw(ProtobufError, /prefix/);
+    try {
+      decodeEnvelope(Buffer.from('{}'));
+      expect.fail('decoded JSON as Protobuf');
+    } catch (e) {
+      expect(e).to.be.instanceOf(StatusError);
+      expect((e as StatusError).code).to.equal(400);
+    }
+  });
+
+  it('rejects truncated data', () => {
+    const bytes = encodeEnvelope(configMap);
+    for (const cut of [5, 10, bytes.length - 3, bytes.length - 1]) {
+      expect(() => decodeEnvelope(bytes.subarray(0, cut)), `cut at ${cut}`).to.throw(ProtobufError, /truncated/);
+    }
+  });
+
+  it('rejects unknown kinds both ways', () => {
+    expect(() => encodeEnvelope({ apiVersion: 'example.com/v1', kind: 'Widget' })).to.throw(ProtobufError, /Widget/);
+    const bytes = encodeEnvelope(configMap);
+    const forged = Buffer.from(bytes.toString('latin1').replace('ConfigMap', 'ConfigMop'), 'latin1');
+    expect(() => decodeEnvelope(forged)).to.throw(ProtobufError, /ConfigMop/);
+  });
+});
+
+describe('protobuf special types', () => {
+  const roundTrip = (obj: Record<string, unknown>, message: string) => decodeObject(encodeObject(obj, message), message);
+  const core = (kind: string) => `${DOMAIN}.api.core.v1.${kind}`;
+
+  it('keeps int-or-string ports as numbers or names', () => {
+    const ports = [{ port: 80, targetPort: 8080 }, { port: 443, targetPort: 'https', protocol: 'TCP' }];
+    expect(roundTrip({ ports }, core('ServiceSpec'))).to.deep.equal({ ports });
+  });
+
+  it('keeps quantities, times and micro times', () => {
+    const resources = { limits: { cpu: '500m', memory: '128Mi' }, requests: { cpu: '1' } };
+    expect(roundTrip({ resources }, core('Container'))).to.deep.equal({ resources });
+    const event = { eventTime: '2024-02-29T23:59:58.123456Z', firstTimestamp: '1969-07-20T20:17:40Z' };
+    expect(roundTrip(event, core('Event'))).to.deep.equal(event);
+  });
+
+  it('reads times with offsets and fractions as UTC', () => {
+    const decoded = roundTrip({ metadata: { creationTimestamp: '2024-01-01T02:00:00.5+02:00' } }, core('Pod'));
+    expect(decoded).to.deep.equal({ metadata: { creationTimestamp: '2024-01-01T00:00:00Z' } });
+  });
+
+  it('writes set zero values and reads zero values of optional fields as absent', () => {
+    const spec = { replicas: 0, paused: false, selector: {}, template: {} };
+    const bytes = encodeObject(spec, `${DOMAIN}.api.apps.v1.DeploymentSpec`);
+    expect(bytes.toString('hex')).to.equal('0800' + '1200' + '1a00' + '3800');
+    expect(decodeObject(bytes, `${DOMAIN}.api.apps.v1.DeploymentSpec`)).to.deep.equal({ selector: {}, template: {} });
+  });
+
+  it('keeps zero values of required fields', () => {
+    const status = { name: 'c', ready: false, restartCount: 0, image: 'i', imageID: '' };
+    expect(roundTrip(status, core('ContainerStatus'))).to.deep.equal(status);
+  });
+
+  it('keeps empty strings in maps and lists', () => {
+    const meta = { labels: { a: '' }, finalizers: [''] };
+    expect(roundTrip({ metadata: meta }, core('Pod'))).to.deep.equal({ metadata: meta });
+  });
+
+  it('inlines embedded structs and renames fields as JSON does', () => {
+    const volumes = [{ name: 'v', configMap: { name: 'cm', items: [{ key: 'k', path: 'p' }] } }];
+    const probe = { httpGet: { path: '/', port: 'http' }, periodSeconds: 3 };
+    const spec = { volumes, containers: [{ name: 'c', livenessProbe: probe }] };
+    expect(roundTrip(spec, core('PodSpec'))).to.deep.equal(spec);
+  });
+
+  it('encodes negative and 64-bit integers', () => {
+    const meta = { generation: 2 ** 40, deletionGracePeriodSeconds: -1 };
+    expect(roundTrip({ metadata: meta }, core('Pod'))).to.deep.equal({ metadata: meta });
+  });
+
+  it('keeps byte fields as base64 and non-ASCII text', () => {
+    const secret = { data: { 'tls.key': Buffer.from([0, 1, 254, 255]).toString('base64') },
+      metadata: { annotations: { note: 'größe ✓ '.repeat(30), short: 'ü' } } };
+    expect(roundTrip(secret, core('Secret'))).to.deep.equal(secret);
+  });
+
+  it('keeps managed fields as JSON', () => {
+    const fieldsV1 = { 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } } };
+    const meta = { managedFields: [{ manager: 'kubectl', operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1 }] };
+    expect(roundTrip({ metadata: meta }, core('Pod'))).to.deep.equal({ metadata: meta });
+  });
+
+  it('keeps verbs and extra values as plain arrays', () => {
+    const resource = { name: 'pods', singularName: 'pod', namespaced: true, kind: 'Pod', verbs: ['get', 'list'] };
+    expect(roundTrip(resource, `${DOMAIN}.apimachinery.pkg.apis.meta.v1.APIResource`)).to.deep.equal(resource);
+  });
+
+  it('embeds enveloped objects in raw extensions', () => {
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } };
+    const list = decodeObject(encodeObject({ items: [encodeEnvelope(pod)] }, core('List')), core('List'));
+    expect(list).to.deep.equal({ items: [pod] });
+  });
+});
+
+describe('protobuf watch frames', () => {
+  const pod = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, resourceVersion: '7' } });
+
+  it('round-trip, one length-prefixed WatchEvent each', () => {
+    const frame = encodeWatchEvent('ADDED', pod('a'));
+    expect(frame.readUInt32BE(0)).to.equal(frame.length - 4);
+    const event = decodeObject(frame.subarray(4), WATCH_EVENT);
+    expect(event).to.deep.equal({ type: 'ADDED', object: pod('a') });
+    const stream = Buffer.concat([frame, encodeWatchEvent('MODIFIED', pod('b')), encodeWatchEvent('DELETED', pod('c'))]);
+    const { events, rest } = decodeWatchEvents(stream.subarray(0, stream.length - 2));
+    expect(events).to.deep.equal([{ type: 'ADDED', object: pod('a') }, { type: 'MODIFIED', object: pod('b') }]);
+    expect(decodeWatchEvents(Buffer.concat([rest, stream.subarray(stream.length - 2)])).events)
+      .to.deep.equal([{ type: 'DELETED', object: pod('c') }]);
+  });
+
+  it('hold the object in its envelope', () => {
+    const frame = encodeWatchEvent('BOOKMARK', pod('a'));
+    expect(frame.indexOf(encodeEnvelope(pod('a')))).to.be.greaterThan(4);
+  });
+});
