@@ -158,7 +158,9 @@ const NOT_FOUND_MESSAGE = 'the server could not find the requested resource';
 
 async function serveResource(ctx: Koa.ParameterizedContext<State>, deps: GatewayDeps, info: RequestInfo): Promise<void> {
   const def = deps.registry.lookup(info.group, info.version, info.resource);
-  const scopeMismatch = def && ((def.namespaced ? false : Boolean(info.namespace)) || (info.subresource && !def.subresources?.includes(info.subresource)));
+  // `/namespaces/{name}` names its own namespace; any other cluster-scoped kind under a namespace is not served.
+  const clusterInNamespace = def && !def.namespaced && Boolean(info.namespace) && info.resource !== 'namespaces';
+  const scopeMismatch = clusterInNamespace || (def && info.subresource && !def.subresources?.includes(info.subresource));
   if (!def || scopeMismatch) throw new StatusError(404, 'NotFound', NOT_FOUND_MESSAGE, { causes: [] });
   if (info.subresource) throw new StatusError(404, 'NotFound', NOT_FOUND_MESSAGE);
   const needsNamespace = def.namespaced && !info.namespace && ['create', 'get', 'update', 'patch', 'delete', 'deletecollection'].includes(info.verb);

@@ -1,0 +1,197 @@
+import { expect } from 'chai';
+import { Cluster } from '../lib/cluster.js';
+
+describe('gateway: resources, errors, discovery and health over HTTPS', function () {
+  this.timeout(60_000);
+  let c: Cluster;
+  before(async () => { c = await new Cluster().start(); });
+  after(async () => { await c?.stop(); });
+
+  const cm = (name: string, data: Record<string, string> = { a: '1' }) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data });
+
+  it('creates the initial namespaces at start', async () => {
+    const res = await c.request('GET', '/api/v1/namespaces');
+    expect(res.status).to.equal(200);
+    expect(res.body.kind).to.equal('NamespaceList');
+    const names = res.body.items.map((n: any) => n.metadata.name);
+    expect(names).to.include.members(['default', 'svc-system', 'svc-public', 'svc-node-lease']);
+    expect(res.body.items[0].status.phase).to.equal('Active');
+  });
+
+  it('creates a configmap with uid, creationTimestamp and resourceVersion, then gets it', async () => {
+    const created = await c.request('POST', '/api/v1/namespaces/default/configmaps', { body: cm('one') });
+    expect(created.status).to.equal(201);
+    const meta = created.body.metadata;
+    expect(meta.uid).to.match(/^[0-9a-f-]{36}$/);
+    expect(meta.creationTimestamp).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(Number(meta.resourceVersion)).to.be.greaterThan(0);
+    expect(meta.namespace).to.equal('default');
+    const got = await c.request('GET', '/api/v1/namespaces/default/configmaps/one');
+    expect(got.status).to.equal(200);
+    expect(got.body).to.deep.equal(created.body);
+  });
+
+  it('answers 409 AlreadyExists for a second create with the same name', async () => {
+    const res = await c.request('POST', '/api/v1/namespaces/default/configmaps', { body: cm('one') });
+    expect(res.status).to.equal(409);
+    expect(res.body).to.include({ kind: 'Status', status: 'Failure', reason: 'AlreadyExists', code: 409 });
+    expect(res.body.details).to.deep.include({ name: 'one', kind: 'configmaps' });
+  });
+
+  it('answers 404 NotFound as a Status for a missing object', async () => {
+    const res = await c.request('GET', '/api/v1/namespaces/default/configmaps/missing');
+    expect(res.status).to.equal(404);
+    expect(res.body).to.include({ kind: 'Status', reason: 'NotFound', code: 404, message: 'configmaps "missing" not found' });
+  });
+
+  it('generates a name from generateName', async () => {
+    const res = await c.request('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { generateName: 'gen-' }, data: {} } });
+    expect(res.status).to.equal(201);
+    expect(res.body.metadata.name).to.match(/^gen-[a-z0-9]{5}$/);
+  });
+
+  it('updates with the current resourceVersion and refuses a stale one with 409 Conflict', async () => {
+    const got = (await c.request('GET', '/api/v1/namespaces/default/configmaps/one')).body;
+    const updated = await c.request('PUT', '/api/v1/namespaces/default/configmaps/one', { body: { ...got, data: { a: '2' } } });
+    expect(updated.status).to.equal(200);
+    expect(updated.body.data).to.deep.equal({ a: '2' });
+    expect(Number(updated.body.metadata.resourceVersion)).to.be.greaterThan(Number(got.metadata.resourceVersion));
+    expect(updated.body.metadata.uid).to.equal(got.metadata.uid);
+    const stale = await c.request('PUT', '/api/v1/namespaces/default/configmaps/one', { body: { ...got, data: { a: '3' } } });
+    expect(stale.status).to.equal(409);
+    expect(stale.body.reason).to.equal('Conflict');
+  });
+
+  it('does not write an update that changes nothing', async () => {
+    const got = (await c.request('GET', '/api/v1/namespaces/default/configmaps/one')).body;
+    const same = await c.request('PUT', '/api/v1/namespaces/default/configmaps/one', { body: got });
+    expect(same.status).to.equal(200);
+    expect(same.body.metadata.resourceVersion).to.equal(got.metadata.resourceVersion);
+  });
+
+  it('answers 400 BadRequest for a malformed body and a name that differs from the URL', async () => {
+    const bad = await c.request('POST', '/api/v1/namespaces/default/configmaps', { body: '{"metadata": ' });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.reason).to.equal('BadRequest');
+    const got = (await c.request('GET', '/api/v1/namespaces/default/configmaps/one')).body;
+    const renamed = await c.request('PUT', '/api/v1/namespaces/default/configmaps/one', { body: { ...got, metadata: { ...got.metadata, name: 'two' } } });
+    expect(renamed.status).to.equal(400);
+    expect(renamed.body.reason).to.equal('BadRequest');
+  });
+
+  it('answers 422 Invalid naming the field for an invalid name', async () => {
+    const res = await c.request('POST', '/api/v1/namespaces/default/configmaps', { body: cm('Not_Valid') });
+    expect(res.status).to.equal(422);
+    expect(res.body.reason).to.equal('Invalid');
+    expect(res.body.details.causes[0].field).to.equal('metadata.name');
+  });
+
+  it('answers 405 MethodNotAllowed and 406 NotAcceptable', async () => {
+    const post = await c.request('POST', '/api/v1/configmaps', { body: cm('x') });
+    expect(post.status).to.equal(405);
+    expect(post.body.reason).to.equal('MethodNotAllowed');
+    const accept = await c.request('GET', '/api/v1/namespaces/default/configmaps/one', { headers: { Accept: 'text/csv' } });
+    expect(accept.status).to.equal(406);
+    expect(accept.body.reason).to.equal('NotAcceptable');
+  });
+
+  it('refuses a create in a namespace that does not exist (admission)', async () => {
+    const res = await c.request('POST', '/api/v1/namespaces/nowhere/configmaps', { body: cm('x') });
+    expect(res.status).to.equal(404);
+    expect(res.body.reason).to.equal('NotFound');
+    expect(res.body.message).to.contain('nowhere');
+  });
+
+  it('lists in one namespace and across all namespaces', async () => {
+    await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'team-a' } } });
+    await c.request('POST', '/api/v1/namespaces/team-a/configmaps', { body: cm('in-a') });
+    const one = await c.request('GET', '/api/v1/namespaces/team-a/configmaps');
+    expect(one.body.kind).to.equal('ConfigMapList');
+    expect(one.body.items.map((i: any) => i.metadata.name)).to.deep.equal(['in-a']);
+    const all = await c.request('GET', '/api/v1/configmaps');
+    const names = all.body.items.map((i: any) => `${i.metadata.namespace}/${i.metadata.name}`);
+    expect(names).to.include.members(['default/one', 'team-a/in-a']);
+    expect(Number(all.body.metadata.resourceVersion)).to.be.greaterThan(0);
+  });
+
+  it('stores secrets with stringData merged into base64 data and type Opaque', async () => {
+    const res = await c.request('POST', '/api/v1/namespaces/default/secrets', { body: { metadata: { name: 's1' }, stringData: { password: 'hunter2' } } });
+    expect(res.status).to.equal(201);
+    expect(res.body.type).to.equal('Opaque');
+    expect(res.body.data.password).to.equal(Buffer.from('hunter2').toString('base64'));
+    expect(res.body).not.to.have.property('stringData');
+  });
+
+  it('deletes an object (Status Success) and deletecollection by label', async () => {
+    const del = await c.request('DELETE', '/api/v1/namespaces/default/secrets/s1');
+    expect(del.status).to.equal(200);
+    expect(del.body).to.include({ kind: 'Status', status: 'Success' });
+    expect((await c.request('GET', '/api/v1/namespaces/default/secrets/s1')).status).to.equal(404);
+    for (const n of ['l1', 'l2', 'l3']) {
+      await c.request('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: n, labels: { group: n === 'l3' ? 'b' : 'a' } } } });
+    }
+    const dc = await c.request('DELETE', '/api/v1/namespaces/default/configmaps?labelSelector=group%3Da');
+    expect(dc.status).to.equal(200);
+    expect(dc.body.items.map((i: any) => i.metadata.name).sort()).to.deep.equal(['l1', 'l2']);
+    const left = await c.request('GET', '/api/v1/namespaces/default/configmaps?labelSelector=group');
+    expect(left.body.items.map((i: any) => i.metadata.name)).to.deep.equal(['l3']);
+  });
+
+  it('deleting a namespace makes it Terminating, removes its contents, then removes it', async () => {
+    await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'doomed' } } });
+    await c.request('POST', '/api/v1/namespaces/doomed/configmaps', { body: cm('inside') });
+    const del = await c.request('DELETE', '/api/v1/namespaces/doomed');
+    expect(del.status).to.equal(200);
+    expect(del.body.status.phase).to.equal('Terminating');
+    expect(del.body.metadata.deletionTimestamp).to.be.a('string');
+    let gone = false;
+    for (let i = 0; i < 50 && !gone; i++) {
+      gone = (await c.request('GET', '/api/v1/namespaces/doomed')).status === 404;
+      if (!gone) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(gone).to.equal(true);
+    expect((await c.request('GET', '/api/v1/namespaces/doomed/configmaps/inside')).status).to.equal(404);
+  });
+
+  it('refuses to delete the default namespace', async () => {
+    const res = await c.request('DELETE', '/api/v1/namespaces/default');
+    expect(res.status).to.equal(403);
+    expect(res.body.reason).to.equal('Forbidden');
+  });
+
+  it('serves discovery and /version', async () => {
+    const api = await c.request('GET', '/api');
+    expect(api.body).to.include({ kind: 'APIVersions' });
+    expect(api.body.versions).to.deep.equal(['v1']);
+    const v1 = await c.request('GET', '/api/v1');
+    expect(v1.body.kind).to.equal('APIResourceList');
+    const cmRes = v1.body.resources.find((r: any) => r.name === 'configmaps');
+    expect(cmRes).to.deep.include({ namespaced: true, kind: 'ConfigMap', shortNames: ['cm'] });
+    expect((await c.request('GET', '/apis')).body.kind).to.equal('APIGroupList');
+    const version = await c.request('GET', '/version');
+    expect(version.body).to.include({ major: '1', minor: '34' });
+  });
+
+  it('serves /livez, /readyz and /healthz with verbose and exclude', async () => {
+    for (const p of ['/livez', '/readyz', '/healthz']) {
+      const res = await c.request('GET', p, { anonymous: true });
+      expect(res.status, p).to.equal(200);
+      expect(res.text).to.equal('ok');
+    }
+    const verbose = await c.request('GET', '/readyz?verbose&exclude=log');
+    expect(verbose.text).to.contain('[+]ping ok').and.contain('[+]log excluded: ok').and.contain('[+]store ok').and.contain('readyz check passed');
+  });
+
+  it('serves YAML when asked', async () => {
+    const res = await c.request('GET', '/api/v1/namespaces/default', { headers: { Accept: 'application/yaml' } });
+    expect(res.headers['content-type']).to.contain('application/yaml');
+    expect(res.text).to.contain('kind: Namespace');
+  });
+
+  it('answers a Table when kubectl asks for one', async () => {
+    const res = await c.request('GET', '/api/v1/namespaces', { headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' } });
+    expect(res.body.kind).to.equal('Table');
+    expect(res.body.columnDefinitions.map((d: any) => d.name)).to.deep.equal(['Name', 'Status', 'Age']);
+    expect(res.body.rows.length).to.be.greaterThan(3);
+  });
+});

@@ -1,0 +1,190 @@
+// A whole server for integration tests: a real nats-server and every service as
+// its own process on free loopback ports, data in a temp dir, reached over HTTPS
+// with the generated admin certificate. Every process is stopped by PID.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../../internal/launcher/ports.js';
+import { checkHealth } from '../../internal/rpc/index.js';
+import { pkiPaths } from '../../internal/pki/index.js';
+import { startNats } from './nats.js';
+
+const GRPC_SERVICES = ['storage', 'authn', 'authz', 'admission'] as const;
+type GrpcService = typeof GRPC_SERVICES[number];
+type Service = GrpcService | 'gateway';
+
+const entry = (s: string) => fileURLToPath(new URL(`../../cmd/${s}/main.js`, import.meta.url));
+
+export interface Response {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  body: any;
+}
+
+export interface ClusterOptions {
+  /** Extra flags per service. */
+  flags?: Partial<Record<Service, string[]>>;
+  env?: Record<string, string>;
+  dataDir?: string;
+}
+
+export class Cluster {
+  readonly procs = new Map<Service, ChildProcess>();
+  readonly logs = new Map<Service, string[]>();
+  addresses = {} as Record<GrpcService, string>;
+  port = 0;
+  natsUrl = '';
+  private natsStop?: () => Promise<void>;
+  private ownsDataDir: boolean;
+  readonly dataDir: string;
+
+  constructor(private readonly opts: ClusterOptions = {}) {
+    this.ownsDataDir = !opts.dataDir;
+    this.dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-it-'));
+  }
+
+  async start(): Promise<this> {
+    const nats = await startNats();
+    this.natsUrl = nats.url;
+    this.natsStop = nats.stop;
+    for (const s of GRPC_SERVICES) this.addresses[s] = `127.0.0.1:${await freePort()}`;
+    this.port = await freePort();
+    for (const s of GRPC_SERVICES) await this.startService(s);
+    await this.startService('gateway');
+    return this;
+  }
+
+  private args(s: Service): string[] {
+    const a = this.addresses;
+    const common: Record<Service, string[]> = {
+      storage: [`--listen=${a.storage}`, `--nats-url=${this.natsUrl}`, `--data-dir=${this.dataDir}`],
+      authn: [`--listen=${a.authn}`, `--storage-address=${a.storage}`, `--client-ca-file=${pkiPaths(this.dataDir).caCert}`],
+      authz: [`--listen=${a.authz}`, `--storage-address=${a.storage}`, `--nats-url=${this.natsUrl}`],
+      admission: [`--listen=${a.admission}`, `--storage-address=${a.storage}`, `--nats-url=${this.natsUrl}`],
+      gateway: [`--secure-port=${this.port}`, `--data-dir=${this.dataDir}`, `--nats-url=${this.natsUrl}`, `--storage-address=${a.storage}`,
+        `--authn-address=${a.authn}`, `--authz-address=${a.authz}`, `--admission-address=${a.admission}`],
+    };
+    return [...common[s], ...(this.opts.flags?.[s] ?? [])];
+  }
+
+  /** Starts one service and waits until it is healthy (the gateway: ready). */
+  async startService(s: Service): Promise<void> {
+    if (s === 'authn' || s === 'gateway') await import('../../internal/pki/index.js').then((m) => m.ensurePki(this.dataDir));
+    const proc = spawn(process.execPath, [entry(s), ...this.args(s)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.opts.env } });
+    const log: string[] = this.logs.get(s) ?? [];
+    this.logs.set(s, log);
+    proc.stdout!.on('data', (d) => log.push(String(d)));
+    proc.stderr!.on('data', (d) => log.push(String(d)));
+    this.procs.set(s, proc);
+    const ok = await waitFor(() => (s === 'gateway' ? this.ready() : checkHealth(this.addresses[s])), 20_000);
+    if (!ok) throw new Error(`${s} did not become healthy:\n${log.join('')}`);
+  }
+
+  private async ready(): Promise<boolean> {
+    return (await this.request('GET', '/readyz').catch(() => undefined))?.status === 200;
+  }
+
+  /** Kills one service (SIGKILL by default, as a crash). */
+  async kill(s: Service, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const proc = this.procs.get(s);
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    await new Promise<void>((resolve) => { proc.once('exit', () => resolve()); proc.kill(signal); });
+    this.procs.delete(s);
+  }
+
+  async stop(): Promise<void> {
+    for (const s of ['gateway', ...GRPC_SERVICES].reverse() as Service[]) await this.kill(s, 'SIGTERM');
+    for (const s of [...this.procs.keys()]) await this.kill(s);
+    await this.natsStop?.();
+    if (this.ownsDataDir) rmSync(this.dataDir, { recursive: true, force: true });
+  }
+
+  get kubeconfig(): string {
+    return join(this.dataDir, 'admin.kubeconfig');
+  }
+
+  private tls() {
+    const p = pkiPaths(this.dataDir);
+    return { ca: readFileSync(p.caCert), cert: readFileSync(p.adminCert), key: readFileSync(p.adminKey) };
+  }
+
+  /** One HTTPS request as the admin user (or anonymously with anonymous: true). */
+  request(method: string, path: string, opts: { body?: unknown; headers?: Record<string, string>; anonymous?: boolean; timeoutMs?: number } = {}): Promise<Response> {
+    const tls = this.tls();
+    const payload = opts.body === undefined ? undefined : typeof opts.body === 'string' || Buffer.isBuffer(opts.body) ? opts.body : JSON.stringify(opts.body);
+    const headers: Record<string, string> = { ...(payload !== undefined ? { 'Content-Type': 'application/json' } : {}), ...opts.headers };
+    return new Promise((resolve, reject) => {
+      const req = https.request({
+        host: '127.0.0.1', port: this.port, method, path, headers, ca: tls.ca,
+        ...(opts.anonymous ? {} : { cert: tls.cert, key: tls.key }), timeout: opts.timeoutMs ?? 15_000,
+      }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: any;
+          try { body = JSON.parse(text); } catch { body = undefined; }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body });
+        });
+      });
+      req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out`)));
+      req.on('error', reject);
+      if (payload !== undefined) req.write(payload);
+      req.end();
+    });
+  }
+
+  /** Opens a watch and collects its events until `until` is satisfied, the stream ends, or the timeout. */
+  watch(path: string, opts: { until?: (events: any[]) => boolean; timeoutMs?: number; headers?: Record<string, string> } = {}): Promise<{ status: number; events: any[]; ended: boolean }> {
+    const tls = this.tls();
+    return new Promise((resolve, reject) => {
+      const events: any[] = [];
+      let buffer = '';
+      let status = 0;
+      let settled = false;
+      const finish = (ended: boolean) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        req.destroy();
+        resolve({ status, events, ended });
+      };
+      const timer = setTimeout(() => finish(false), opts.timeoutMs ?? 10_000);
+      const req = https.request({ host: '127.0.0.1', port: this.port, method: 'GET', path, ca: tls.ca, cert: tls.cert, key: tls.key, headers: opts.headers }, (res) => {
+        status = res.statusCode ?? 0;
+        res.on('data', (chunk) => {
+          buffer += String(chunk);
+          let nl: number;
+          while ((nl = buffer.indexOf('\n')) >= 0) {
+            const line = buffer.slice(0, nl).trim();
+            buffer = buffer.slice(nl + 1);
+            if (line) events.push(JSON.parse(line));
+          }
+          if (status !== 200 && buffer) { events.push(JSON.parse(buffer)); buffer = ''; }
+          if (opts.until?.(events)) finish(false);
+        });
+        res.on('end', () => {
+          if (buffer.trim()) events.push(JSON.parse(buffer));
+          finish(true);
+        });
+        res.on('error', () => finish(true));
+      });
+      req.on('error', (err) => (settled ? undefined : events.length ? finish(true) : reject(err)));
+      req.end();
+    });
+  }
+}
+
+/** Polls until check resolves true or the timeout runs out. */
+export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs: number, intervalMs = 100): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await Promise.resolve(check()).catch(() => false)) return true;
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  return false;
+}
