@@ -1,0 +1,92 @@
+// Publishes committed events on NATS in revision order, one message each, chained
+// by the Svc-Prev-Revision header. NATS being down never stops the store: the
+// connection retries forever, and an event that cannot be published is logged and
+// left out of the chain, so subscribers see the gap.
+import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
+import { SpanKind, injectContext, withSpan } from '../tracing/index.js';
+import { PREV_REVISION_HEADER, REVISION_HEADER, eventSubject } from './events.js';
+import type { CommittedEvent } from './store.js';
+
+const DRAIN_TIMEOUT_MS = 2000;
+
+export class EventPublisher {
+  private nc?: NatsConnection;
+  private closed = false;
+  private readonly connecting: Promise<void>;
+
+  /** prevRevision: the store revision at start, announced as the predecessor of the first message. */
+  constructor(url: string, private prevRevision: number, private readonly log: (line: string) => void = console.error) {
+    this.connecting = this.run(url);
+  }
+
+  /** Resolves true once connected, false when timeoutMs passes first. */
+  async connected(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => { timer = setTimeout(resolve, timeoutMs); });
+    await Promise.race([this.connecting, timeout]);
+    clearTimeout(timer);
+    return this.nc !== undefined;
+  }
+
+  /** Publishes one commit's events; failures are logged once per commit. */
+  publish(batch: CommittedEvent[]): void {
+    const sent = batch.map((committed) => withSpan('nats publish', {
+      'messaging.system': 'nats', 'storage.revision': committed.event.revision,
+    }, async () => this.send(committed), { kind: SpanKind.PRODUCER, parent: committed.context }));
+    void Promise.allSettled(sent).then((results) => {
+      const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [[batch[i].event.revision, r.reason] as const] : []));
+      if (failed.length === 0) return;
+      const revisions = failed.length === 1 ? `${failed[0][0]}` : `${failed[0][0]}..${failed[failed.length - 1][0]}`;
+      this.log(`storage: could not publish ${failed.length} event(s) at revision ${revisions} on NATS: ${(failed[0][1] as Error)?.message}`);
+    });
+  }
+
+  /** Runs synchronously inside its span, so messages leave in call order. */
+  private send({ event, payload }: CommittedEvent): void {
+    if (!this.nc || this.closed) throw new Error('not connected to NATS');
+    const h = headers();
+    h.set(REVISION_HEADER, String(event.revision));
+    h.set(PREV_REVISION_HEADER, String(this.prevRevision));
+    for (const [name, value] of Object.entries(injectContext({}))) h.set(name, value);
+    this.nc.publish(eventSubject(event.kv!.key), payload, { headers: h });
+    this.prevRevision = event.revision;
+  }
+
+  private async run(url: string): Promise<void> {
+    try {
+      const nc = await connect({
+        servers: url, name: 'svc-storage', maxReconnectAttempts: -1, waitOnFirstConnect: true, reconnectTimeWait: 500,
+      });
+      if (this.closed) {
+        await nc.close();
+        return;
+      }
+      this.nc = nc;
+      this.log(`storage: connected to NATS at ${url}`);
+      void this.watchStatus(nc);
+    } catch (err) {
+      this.log(`storage: cannot connect to NATS at ${url}: ${(err as Error).message}`);
+    }
+  }
+
+  private async watchStatus(nc: NatsConnection): Promise<void> {
+    for await (const status of nc.status()) {
+      if (status.type === 'disconnect' || status.type === 'reconnect' || status.type === 'error') {
+        this.log(`storage: NATS ${status.type}${'error' in status && status.error ? `: ${status.error.message}` : ''}`);
+      }
+    }
+  }
+
+  /** Sends what is buffered (bounded in time) and closes the connection. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await new Promise((resolve) => setImmediate(resolve)); // commit listeners scheduled before close
+    const nc = this.nc;
+    if (!nc) return;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => { timer = setTimeout(resolve, DRAIN_TIMEOUT_MS); });
+    await Promise.race([nc.drain().catch(() => undefined), timeout]);
+    clearTimeout(timer);
+    if (!nc.isClosed()) await nc.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,54 @@
+// The Storage gRPC service over a store.
+import type { grpc, Handlers } from '../rpc/index.js';
+import type { Store } from './store.js';
+import type { GetRequest__Output as GetRequest } from '../rpc/gen/svc/storage/v1/GetRequest.js';
+import type { ListRequest__Output as ListRequest } from '../rpc/gen/svc/storage/v1/ListRequest.js';
+import type { CreateRequest__Output as CreateRequest } from '../rpc/gen/svc/storage/v1/CreateRequest.js';
+import type { UpdateRequest__Output as UpdateRequest } from '../rpc/gen/svc/storage/v1/UpdateRequest.js';
+import type { DeleteRequest__Output as DeleteRequest } from '../rpc/gen/svc/storage/v1/DeleteRequest.js';
+import type { WatchRequest__Output as WatchRequest } from '../rpc/gen/svc/storage/v1/WatchRequest.js';
+import type { CompactRequest__Output as CompactRequest } from '../rpc/gen/svc/storage/v1/CompactRequest.js';
+
+/** Resolves when the stream can take more, or when the watch is aborted. */
+function writable(call: grpc.ServerWritableStream<unknown, unknown>, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      call.off('drain', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    call.on('drain', done);
+    signal.addEventListener('abort', done);
+  });
+}
+
+async function watch(store: Store, call: grpc.ServerWritableStream<WatchRequest, unknown>): Promise<void> {
+  const { prefix, afterRevision, follow } = call.request;
+  const aborted = new AbortController();
+  const abort = (): void => aborted.abort();
+  call.on('cancelled', abort);
+  call.on('close', abort);
+  try {
+    for await (const event of store.watch(prefix, afterRevision, { follow, signal: aborted.signal })) {
+      if (aborted.signal.aborted) return;
+      if (!call.write(event)) await writable(call, aborted.signal);
+    }
+    if (!aborted.signal.aborted) call.end();
+  } finally {
+    call.off('cancelled', abort);
+    call.off('close', abort);
+  }
+}
+
+export function storageHandlers(store: Store): Handlers {
+  return {
+    Get: (req: GetRequest) => store.get(req.key, req.revision),
+    List: (req: ListRequest) => store.list(req.prefix, { revision: req.revision, limit: req.limit, continueAfter: req.continueAfter }),
+    Create: (req: CreateRequest) => store.create(req.key, req.value, req.uid),
+    Update: (req: UpdateRequest) => store.update(req.key, req.value, req.preconditions ?? {}),
+    Delete: (req: DeleteRequest) => store.delete(req.key, req.preconditions ?? {}),
+    Watch: (call: grpc.ServerWritableStream<WatchRequest, unknown>) => watch(store, call),
+    CurrentRevision: async () => ({ revision: store.revision, compactedRevision: store.compactedRevision }),
+    Compact: async (req: CompactRequest) => ({ compactedRevision: await store.compact(req.revision) }),
+  };
+}

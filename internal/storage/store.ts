@@ -1,0 +1,493 @@
+// The store: one LevelDB key space (see records.ts) with a single global revision.
+// Writes are group-committed: they queue while a batch is being synced, then the
+// writer checks every queued write against the current state (and the writes
+// before it in the same batch), gives them consecutive revisions and commits them
+// all in one synced LevelDB batch. Reads of the newest state use the LevelDB
+// snapshot taken right after the commit of the store revision they report, so a
+// read and its revision always agree.
+import { ClassicLevel } from 'classic-level';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { RpcError, grpc } from '../rpc/index.js';
+import { context, trace, withSpan, type Context } from '../tracing/index.js';
+import { STORAGE_ERROR_KEY, type StorageErrorKind } from './client.js';
+import { change, refusal, type Write } from './changes.js';
+import { decodeEvent, encodeEvent, type KeyValue, type StorageEvent } from './events.js';
+import { LiveFeed } from './feed.js';
+import {
+  META_COMPACTED, META_REVISION, MARK_RANGE, TOMBSTONE, currentKey, currentRange, decodeRecord, encodeRecord,
+  historyKey, historyRevision, keyOfCurrent, markKey, markTime, parseVersionKey, readUint64, uint64, versionKey, versionRange,
+} from './records.js';
+
+type Level = ClassicLevel<Buffer, Buffer>;
+type Snapshot = ReturnType<Level['snapshot']>;
+type BatchOp = { type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key: Buffer };
+
+export interface StoreOptions {
+  /** How long history stays readable, in ms (default 5 minutes; 0 keeps it until compacted explicitly). */
+  historyWindowMs?: number;
+  /** How often history is compacted by the window, in ms (default window/10 within 1 s..60 s; 0: never). */
+  compactionIntervalMs?: number;
+  /** Live events a watch may have waiting before it is ended with RESOURCE_EXHAUSTED. */
+  maxWatchBacklog?: number;
+  /** Where problems are reported, one line each. */
+  log?: (line: string) => void;
+}
+
+export interface GetResult { kv: KeyValue; revision: number }
+export interface WriteResult { kv: KeyValue; revision: number }
+export interface ListResult { items: KeyValue[]; revision: number; more: boolean; remaining: number }
+export interface ListOptions { revision?: number; limit?: number; continueAfter?: string }
+export interface WatchOptions { follow?: boolean; signal?: AbortSignal }
+
+/** A committed change, as commit listeners (the NATS publisher) receive it. */
+export interface CommittedEvent {
+  event: StorageEvent;
+  /** The `Event` message bytes. */
+  payload: Uint8Array;
+  /** The trace context of the write. */
+  context: Context;
+}
+
+interface QueuedWrite extends Write {
+  context: Context;
+  resolve(result: WriteResult): void;
+  reject(err: Error): void;
+}
+
+const DEFAULT_WINDOW_MS = 5 * 60_000;
+const HISTORY_CHUNK = 1000;
+
+const invalid = (message: string): RpcError => new RpcError(grpc.status.INVALID_ARGUMENT, message);
+const outOfRange = (kind: StorageErrorKind, message: string): RpcError =>
+  new RpcError(grpc.status.OUT_OF_RANGE, message, { [STORAGE_ERROR_KEY]: kind });
+const unavailable = (): RpcError => new RpcError(grpc.status.UNAVAILABLE, 'the store is shutting down');
+const notFound = (key: string): RpcError => new RpcError(grpc.status.NOT_FOUND, `"${key}" not found`);
+const clamp = (n: number, min: number, max: number): number => Math.min(max, Math.max(min, n));
+
+function checkKey(key: string): void {
+  if (!key) throw invalid('empty key');
+  if (key.includes('\0')) throw invalid('key contains a NUL character');
+}
+
+function checkRevision(revision: number, what = 'revision'): void {
+  if (!Number.isSafeInteger(revision) || revision < 0) throw invalid(`invalid ${what} ${revision}`);
+}
+
+/** A snapshot of the store at one revision, closed once superseded and no longer read. */
+class ReadView {
+  private readers = 0;
+  private superseded = false;
+  constructor(readonly snapshot: Snapshot, readonly revision: number) {}
+  acquire(): this {
+    this.readers++;
+    return this;
+  }
+  release(): void {
+    if (--this.readers === 0 && this.superseded) this.close();
+  }
+  supersede(): void {
+    this.superseded = true;
+    if (this.readers === 0) this.close();
+  }
+  private close(): void {
+    this.snapshot.close().catch(() => undefined);
+  }
+}
+
+/** When a revision was committed: the newest revision at about `time`. */
+interface Mark { time: number; revision: number }
+
+export class Store {
+  private view: ReadView;
+  private compacted: number;
+  private queue: QueuedWrite[] = [];
+  private writing?: Promise<void>;
+  private compacting: Promise<void> = Promise.resolve();
+  /** History at or below this revision is deleted; 0 after open, so leftovers of an interrupted compaction go too. */
+  private droppedUpTo = 0;
+  private readonly feeds = new Set<LiveFeed>();
+  private readonly commitListeners = new Set<(batch: CommittedEvent[]) => void>();
+  private readonly windowMs: number;
+  private readonly markIntervalMs: number;
+  private readonly compactionTimer?: NodeJS.Timeout;
+  private closing?: Promise<void>;
+
+  private constructor(private readonly db: Level, revision: number, compacted: number,
+    private readonly marks: Mark[], private readonly options: StoreOptions) {
+    this.view = new ReadView(db.snapshot(), revision);
+    this.compacted = compacted;
+    this.windowMs = options.historyWindowMs ?? DEFAULT_WINDOW_MS;
+    this.markIntervalMs = clamp(this.windowMs / 100, 10, 1000);
+    const interval = options.compactionIntervalMs ?? clamp(this.windowMs / 10, 1000, 60_000);
+    if (interval > 0 && this.windowMs > 0) {
+      this.compactionTimer = setInterval(() => {
+        this.compact(0).catch((err) => this.log(`storage: compaction failed: ${(err as Error).message}`));
+      }, interval).unref();
+    }
+  }
+
+  /** Opens (creating if needed) the store in a directory. */
+  static async open(dir: string, options: StoreOptions = {}): Promise<Store> {
+    mkdirSync(dirname(dir), { recursive: true });
+    const db: Level = new ClassicLevel<Buffer, Buffer>(dir, {
+      keyEncoding: 'buffer', valueEncoding: 'buffer', cacheSize: 64 << 20, writeBufferSize: 16 << 20,
+    });
+    await db.open();
+    const meta = (key: Buffer): number => {
+      const value = db.getSync(key);
+      return value ? readUint64(value) : 0;
+    };
+    const marks = (await db.iterator(MARK_RANGE).all()).map(([k, v]) => ({ time: markTime(k), revision: readUint64(v) }));
+    return new Store(db, meta(META_REVISION), meta(META_COMPACTED), marks, options);
+  }
+
+  /** The newest committed revision. */
+  get revision(): number {
+    return this.view.revision;
+  }
+
+  /** Reads and watches need a revision at or above this one. */
+  get compactedRevision(): number {
+    return this.compacted;
+  }
+
+  /** How many watches are following live changes. */
+  get activeWatches(): number {
+    return this.feeds.size;
+  }
+
+  /** Calls listener after every commit, in revision order, once the writes are acknowledged. */
+  onCommit(listener: (batch: CommittedEvent[]) => void): () => void {
+    this.commitListeners.add(listener);
+    return () => this.commitListeners.delete(listener);
+  }
+
+  // ---- reads
+
+  async get(key: string, revision = 0): Promise<GetResult> {
+    checkKey(key);
+    const view = this.readView();
+    const at = this.readableRevision(revision);
+    if (at === view.revision) {
+      const record = this.db.getSync(currentKey(key), { snapshot: view.snapshot });
+      if (!record) throw notFound(key);
+      return { kv: decodeRecord(key, record), revision: at };
+    }
+    view.acquire();
+    try {
+      const [entry] = await this.db.iterator({
+        gte: versionKey(key, 0), lte: versionKey(key, at), reverse: true, limit: 1, snapshot: view.snapshot,
+      }).all();
+      if (!entry || entry[1].length === 0) throw notFound(key);
+      return { kv: decodeRecord(key, entry[1]), revision: at };
+    } finally {
+      view.release();
+    }
+  }
+
+  /** The keys under a prefix (ending in `/`) as of one revision, a page at a time. */
+  async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
+    const { revision = 0, limit = 0, continueAfter = '' } = options;
+    if (!prefix.endsWith('/')) throw invalid(`prefix "${prefix}" does not end with "/"`);
+    if (!Number.isSafeInteger(limit) || limit < 0) throw invalid(`invalid limit ${limit}`);
+    if (continueAfter && !continueAfter.startsWith(prefix)) throw invalid(`continue key "${continueAfter}" is not under "${prefix}"`);
+    const view = this.readView().acquire();
+    try {
+      const at = this.readableRevision(revision);
+      const page = at === view.revision
+        ? await this.listCurrent(prefix, continueAfter, limit, view.snapshot)
+        : await this.listAt(prefix, continueAfter, limit, at, view.snapshot);
+      return { ...page, revision: at, more: page.remaining > 0 };
+    } finally {
+      view.release();
+    }
+  }
+
+  private async listCurrent(prefix: string, after: string, limit: number, snapshot: Snapshot) {
+    const range = currentRange(prefix, after || undefined);
+    const entries = await this.db.iterator({ ...range, snapshot, limit: limit || Infinity }).all();
+    const items = entries.map(([k, v]) => decodeRecord(keyOfCurrent(k), v));
+    if (!limit || items.length < limit) return { items, remaining: 0 };
+    const rest = this.db.keys({ gt: entries[entries.length - 1][0], lt: range.lt, snapshot });
+    let remaining = 0;
+    try {
+      for (let keys = await rest.nextv(HISTORY_CHUNK); keys.length > 0; keys = await rest.nextv(HISTORY_CHUNK)) remaining += keys.length;
+    } finally {
+      await rest.close();
+    }
+    return { items, remaining };
+  }
+
+  /** Lists through the version index: per key, the newest version at or below the revision. */
+  private async listAt(prefix: string, after: string, limit: number, revision: number, snapshot: Snapshot) {
+    const items: KeyValue[] = [];
+    let remaining = 0;
+    let key: string | undefined;
+    let newest: Buffer | undefined;
+    const settleKey = (): void => {
+      if (key === undefined || !newest || newest.length === 0) return;
+      if (!limit || items.length < limit) items.push(decodeRecord(key, newest));
+      else remaining++;
+    };
+    const versions = this.db.iterator({ ...versionRange(prefix, after || undefined), snapshot });
+    try {
+      for (let entries = await versions.nextv(HISTORY_CHUNK); entries.length > 0; entries = await versions.nextv(HISTORY_CHUNK)) {
+        for (const [dbKey, record] of entries) {
+          const version = parseVersionKey(dbKey);
+          if (version.key !== key) {
+            settleKey();
+            key = version.key;
+            newest = undefined;
+          }
+          if (version.revision <= revision) newest = record;
+        }
+      }
+    } finally {
+      await versions.close();
+    }
+    settleKey();
+    return { items, remaining };
+  }
+
+  private readView(): ReadView {
+    if (this.closing) throw unavailable();
+    return this.view;
+  }
+
+  /** The revision a read at `revision` (0: newest) is served at. */
+  private readableRevision(revision: number): number {
+    checkRevision(revision);
+    if (revision === 0) return this.view.revision;
+    if (revision > this.view.revision) throw outOfRange('future', `revision ${revision} is newer than the store (${this.view.revision})`);
+    if (revision < this.compacted) throw outOfRange('compacted', `revision ${revision} is compacted (oldest readable: ${this.compacted})`);
+    return revision;
+  }
+
+  // ---- writes
+
+  create(key: string, value: Uint8Array, uid = ''): Promise<WriteResult> {
+    return this.enqueue({ op: 'create', key, value: asBuffer(value), uid, preconditions: normalize({}) });
+  }
+
+  update(key: string, value: Uint8Array, preconditions: { modRevision?: number; uid?: string } = {}): Promise<WriteResult> {
+    return this.enqueue({ op: 'update', key, value: asBuffer(value), uid: '', preconditions: normalize(preconditions) });
+  }
+
+  delete(key: string, preconditions: { modRevision?: number; uid?: string } = {}): Promise<WriteResult> {
+    return this.enqueue({ op: 'delete', key, value: TOMBSTONE, uid: '', preconditions: normalize(preconditions) });
+  }
+
+  private enqueue(write: Write): Promise<WriteResult> {
+    try {
+      checkKey(write.key);
+      checkRevision(write.preconditions.modRevision, 'mod_revision precondition');
+      if (Buffer.byteLength(write.uid) > 0xffff) throw invalid('uid is too long');
+      if (this.closing) throw unavailable();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return new Promise((resolve, reject) => {
+      this.queue.push({ ...write, context: context.active(), resolve, reject });
+      this.writing ??= this.writeLoop();
+    });
+  }
+
+  private async writeLoop(): Promise<void> {
+    await null; // writes issued in the same tick join the first batch
+    while (this.queue.length > 0) {
+      const batch = this.queue;
+      this.queue = [];
+      await this.commit(batch);
+    }
+    this.writing = undefined;
+  }
+
+  private async commit(writes: QueuedWrite[]): Promise<void> {
+    const { ops, applied, refused, revision, mark } = this.plan(writes);
+    if (applied.length > 0) {
+      try {
+        await withSpan('storage commit', { 'storage.writes': applied.length, 'storage.revision': revision }, (span) => {
+          span.addLinks(applied.slice(1).flatMap(({ write }) => {
+            const linked = trace.getSpanContext(write.context);
+            return linked ? [{ context: linked }] : [];
+          }));
+          return this.db.batch(ops, { sync: true });
+        }, { parent: applied[0].write.context });
+      } catch (err) {
+        this.log(`storage: commit of ${applied.length} writes failed: ${(err as Error).message}`);
+        for (const w of writes) w.reject(new RpcError(grpc.status.INTERNAL, `commit failed: ${(err as Error).message}`));
+        return;
+      }
+      if (mark) this.marks.push(mark);
+      const superseded = this.view;
+      this.view = new ReadView(this.db.snapshot(), revision);
+      superseded.supersede();
+    }
+    for (const { write, event } of applied) write.resolve({ kv: event.kv!, revision: event.revision });
+    for (const [write, err] of refused) write.reject(err);
+    if (applied.length === 0) return;
+    // Synchronously with the new view: a watch starts either before this batch (and
+    // gets it live) or after it (and reads it from history), never both.
+    const events = applied.map((a) => a.event);
+    for (const feed of this.feeds) feed.push(events);
+    const committed = applied.map(({ write, event, payload }) => ({ event, payload, context: write.context }));
+    if (this.commitListeners.size > 0) setImmediate(() => { for (const l of this.commitListeners) l(committed); });
+  }
+
+  /** Checks and orders a batch of writes against the current state. */
+  private plan(writes: QueuedWrite[]) {
+    const overlay = new Map<string, KeyValue | undefined>();
+    const ops: BatchOp[] = [];
+    const applied: Array<{ write: QueuedWrite; event: StorageEvent; payload: Uint8Array }> = [];
+    const refused: Array<[QueuedWrite, RpcError]> = [];
+    let revision = this.view.revision;
+    for (const write of writes) {
+      const current = overlay.has(write.key) ? overlay.get(write.key) : this.readCurrent(write.key);
+      const refusedBy = refusal(write, current);
+      if (refusedBy) {
+        refused.push([write, refusedBy]);
+        continue;
+      }
+      const { event, next } = change(write, current, ++revision);
+      const payload = encodeEvent(event);
+      overlay.set(write.key, next);
+      if (next) {
+        const record = encodeRecord(next);
+        ops.push({ type: 'put', key: currentKey(write.key), value: record }, { type: 'put', key: versionKey(write.key, revision), value: record });
+      } else {
+        ops.push({ type: 'del', key: currentKey(write.key) }, { type: 'put', key: versionKey(write.key, revision), value: TOMBSTONE });
+      }
+      ops.push({ type: 'put', key: historyKey(revision), value: asBuffer(payload) });
+      applied.push({ write, event, payload });
+    }
+    ops.push({ type: 'put', key: META_REVISION, value: uint64(revision) });
+    const now = Date.now();
+    const last = this.marks[this.marks.length - 1];
+    const mark = applied.length > 0 && (!last || now - last.time >= this.markIntervalMs) ? { time: now, revision } : undefined;
+    if (mark) ops.push({ type: 'put', key: markKey(mark.time), value: uint64(revision) });
+    return { ops, applied, refused, revision, mark };
+  }
+
+  private readCurrent(key: string): KeyValue | undefined {
+    const record = this.db.getSync(currentKey(key));
+    return record ? decodeRecord(key, record) : undefined;
+  }
+
+  // ---- watch
+
+  /** The events under a prefix ("" or ending in `/`) after a revision, in revision
+   * order; with follow, then a PROGRESS event and the changes as they commit. */
+  async *watch(prefix: string, afterRevision: number, options: WatchOptions = {}): AsyncGenerator<StorageEvent> {
+    if (prefix && !prefix.endsWith('/')) throw invalid(`prefix "${prefix}" does not end with "/"`);
+    checkRevision(afterRevision, 'after_revision');
+    const upTo = this.readView().revision;
+    if (afterRevision > upTo) throw outOfRange('future', `revision ${afterRevision} is newer than the store (${upTo})`);
+    if (afterRevision < this.compacted) throw outOfRange('compacted', `revision ${afterRevision} is compacted (oldest watchable: ${this.compacted})`);
+    // Follow from now and read history up to now in the same tick: nothing is missed or sent twice.
+    const feed = options.follow ? this.follow(prefix, options.signal) : undefined;
+    const history = this.db.iterator({ gt: historyKey(afterRevision), lte: historyKey(upTo) });
+    try {
+      for (let entries = await history.nextv(256); entries.length > 0; entries = await history.nextv(256)) {
+        if (options.signal?.aborted) return;
+        for (const [, payload] of entries) {
+          const event = decodeEvent(payload);
+          if (event.kv!.key.startsWith(prefix)) yield event;
+        }
+      }
+      if (!feed) return;
+      yield { type: 'PROGRESS', kv: null, prevKv: null, revision: upTo };
+      for (let events = await feed.next(); events; events = await feed.next()) yield* events;
+    } finally {
+      feed?.close();
+      await history.close();
+    }
+  }
+
+  private follow(prefix: string, signal: AbortSignal | undefined): LiveFeed {
+    const feed = new LiveFeed(prefix, this.options.maxWatchBacklog ?? 10_000, signal, (f) => this.feeds.delete(f));
+    this.feeds.add(feed);
+    return feed;
+  }
+
+  // ---- compaction
+
+  /** Drops history at or below a revision (0: older than the history window); resolves with the compacted revision. */
+  async compact(revision = 0): Promise<number> {
+    checkRevision(revision);
+    const current = this.readView().revision;
+    if (revision > current) throw outOfRange('future', `revision ${revision} is newer than the store (${current})`);
+    const target = revision || this.windowRevision();
+    if (target > this.compacted) {
+      // Readers check the compacted revision before they take a snapshot, so raising
+      // it before deleting keeps every admitted read whole.
+      this.compacted = target;
+      this.compacting = this.compacting.catch(() => undefined).then(() => this.dropHistory(target));
+    }
+    await this.compacting;
+    return this.compacted;
+  }
+
+  /** The newest revision committed before the history window. */
+  private windowRevision(): number {
+    if (this.windowMs <= 0) return 0;
+    const cutoff = Date.now() - this.windowMs;
+    let revision = 0;
+    for (const mark of this.marks) {
+      if (mark.time > cutoff) break;
+      revision = mark.revision;
+    }
+    return revision;
+  }
+
+  private async dropHistory(target: number): Promise<void> {
+    // The compacted revision is persisted first: after a crash, leftovers below it are dropped by the next compaction.
+    await this.db.put(META_COMPACTED, uint64(target));
+    const history = this.db.iterator({ gt: historyKey(this.droppedUpTo), lte: historyKey(target) });
+    try {
+      for (let entries = await history.nextv(HISTORY_CHUNK); entries.length > 0; entries = await history.nextv(HISTORY_CHUNK)) {
+        await this.db.batch(entries.flatMap(([dbKey, payload]) => supersededBy(historyRevision(dbKey), decodeEvent(payload))));
+      }
+    } finally {
+      await history.close();
+    }
+    this.droppedUpTo = target;
+    const dropped = this.marks.findIndex((m) => m.revision > target);
+    const gone = this.marks.splice(0, dropped < 0 ? this.marks.length : dropped);
+    await this.db.batch(gone.map((m) => ({ type: 'del' as const, key: markKey(m.time) })));
+  }
+
+  // ---- lifecycle
+
+  /** Refuses new calls, ends watches, commits the writes already queued and closes LevelDB. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      clearInterval(this.compactionTimer);
+      for (const feed of this.feeds) feed.fail(unavailable());
+      await this.writing;
+      await this.compacting.catch(() => undefined);
+      await this.db.close();
+    })();
+    return this.closing;
+  }
+
+  private log(line: string): void {
+    (this.options.log ?? console.error)(line);
+  }
+}
+
+const asBuffer = (bytes: Uint8Array): Buffer =>
+  (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+
+function normalize(p: { modRevision?: number; uid?: string }): Write['preconditions'] {
+  return { modRevision: p.modRevision ?? 0, uid: p.uid ?? '' };
+}
+
+/** The records a compacted event leaves behind: itself, the version it replaced, and its tombstone. */
+function supersededBy(revision: number, event: StorageEvent): BatchOp[] {
+  const key = event.kv!.key;
+  const ops: BatchOp[] = [{ type: 'del', key: historyKey(revision) }];
+  if (event.prevKv) ops.push({ type: 'del', key: versionKey(key, event.prevKv.modRevision) });
+  if (event.type === 'DELETE') ops.push({ type: 'del', key: versionKey(key, revision) });
+  return ops;
+}

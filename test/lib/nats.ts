@@ -1,0 +1,55 @@
+// A real nats-server for tests: listens on 127.0.0.1 (a free port unless one is
+// given, e.g. to restart a server where clients reconnect) and is killed by PID.
+import { spawn } from 'node:child_process';
+
+export interface RunningNats {
+  url: string;
+  port: number;
+  pid: number;
+  /** Kills the server (SIGTERM, then SIGKILL after 5 s) and waits for it to exit. */
+  stop(): Promise<void>;
+}
+
+const NATS_SERVER = process.env.NATS_SERVER ?? 'nats-server';
+const START_TIMEOUT_MS = 10_000;
+const STOP_TIMEOUT_MS = 5_000;
+
+export async function startNats(options: { port?: number } = {}): Promise<RunningNats> {
+  // Port -1 lets nats-server pick a free port, which it then logs.
+  const child = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(options.port ?? -1)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let log = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => fail(new Error(`nats-server did not start within ${START_TIMEOUT_MS} ms:\n${log}`)), START_TIMEOUT_MS);
+    const fail = (err: Error): void => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(err);
+    };
+    const onExit = (code: number | null): void => fail(new Error(`nats-server exited with ${code}:\n${log}`));
+    const onData = (chunk: string): void => {
+      log += chunk;
+      const listening = /Listening for client connections on [^\s]*:(\d+)/.exec(log);
+      if (!listening) return;
+      clearTimeout(timer);
+      child.off('exit', onExit).off('error', fail);
+      child.stderr.off('data', onData).resume();
+      resolve(Number(listening[1]));
+    };
+    child.once('error', fail).once('exit', onExit);
+    child.stderr.setEncoding('utf8').on('data', onData);
+  });
+  const pid = child.pid!;
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    pid,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      process.kill(pid, 'SIGTERM');
+      const timer = setTimeout(() => process.kill(pid, 'SIGKILL'), STOP_TIMEOUT_MS);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
