@@ -14,6 +14,7 @@ try {
     clientCaFile: flags.string('client-ca-file'),
     tokenAuthFile: flags.string('token-auth-file'),
     anonymousAuth: flags.bool('anonymous-auth'),
+    authorizationModes: flags.list('authorization-mode'),
   });
 } catch (err) {
   process.stderr.write(`authn: ${(err as Error).message}\n`);

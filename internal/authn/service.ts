@@ -18,6 +18,8 @@ export interface AuthnOptions {
   /** CSV of static tokens; none disables them. */
   tokenAuthFile?: string;
   anonymousAuth: boolean;
+  /** The authorization modes of the server: AlwaysAllow turns anonymous access off. */
+  authorizationModes?: string[];
 }
 
 /** A configuration the service cannot start with. */
@@ -55,7 +57,12 @@ export function buildAuthenticationChain(opts: AuthnOptions): BuiltChain {
     tokenAuthenticators.push(new TokenFileAuthenticator(file.tokens));
   }
   if (tokenAuthenticators.length) requestAuthenticators.push(new BearerTokenAuthenticator(tokenAuthenticators));
-  return { chain: new AuthenticationChain(requestAuthenticators, opts.anonymousAuth), warnings };
+  let anonymousAuth = opts.anonymousAuth;
+  if (anonymousAuth && opts.authorizationModes?.includes('AlwaysAllow')) {
+    warnings.push('AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to false. You should use a different authorizer');
+    anonymousAuth = false;
+  }
+  return { chain: new AuthenticationChain(requestAuthenticators, anonymousAuth), warnings };
 }
 
 export function credentialsOf(request: AuthenticateRequest): RequestCredentials {

@@ -17,16 +17,20 @@ export const storageFlags: FlagSet = {
   'etcd-compaction-interval': { type: 'duration', default: '', help: 'alias of --history-window' },
 };
 
+// Authn reads it too: anonymous access is off when AlwaysAllow is among the modes.
+const authorizationMode: FlagSet = {
+  'authorization-mode': { type: 'list', default: 'AlwaysAllow', help: 'ordered authorizers: AlwaysAllow, AlwaysDeny' },
+};
+
 export const authnFlags: FlagSet = {
-  ...listen(DEFAULT_PORTS.authn), ...storagePeer,
+  ...listen(DEFAULT_PORTS.authn), ...storagePeer, ...authorizationMode,
   'token-auth-file': { type: 'string', default: '', help: 'CSV file of static bearer tokens: token,user,uid,"group1,group2"' },
   'client-ca-file': { type: 'string', default: '', help: 'PEM bundle of CAs that sign accepted client certificates' },
-  'anonymous-auth': { type: 'bool', default: 'true', help: 'treat requests without credentials as system:anonymous' },
+  'anonymous-auth': { type: 'bool', default: 'true', help: 'treat requests without credentials as system:anonymous (never with --authorization-mode=AlwaysAllow)' },
 };
 
 export const authzFlags: FlagSet = {
-  ...listen(DEFAULT_PORTS.authz), ...storagePeer, ...natsUrl,
-  'authorization-mode': { type: 'list', default: 'AlwaysAllow', help: 'ordered authorizers: AlwaysAllow, AlwaysDeny' },
+  ...listen(DEFAULT_PORTS.authz), ...storagePeer, ...natsUrl, ...authorizationMode,
 };
 
 export const admissionFlags: FlagSet = {

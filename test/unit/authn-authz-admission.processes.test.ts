@@ -90,10 +90,25 @@ describe('service processes', () => {
 
         const refused = await unary<AuthenticateResponse>(client, client.Authenticate, { headers: [{ name: 'authorization', values: ['Bearer wrong'] }] });
         expect(refused).to.deep.include({ authenticated: false, error: 'invalid bearer token' });
+
+        // The default authorization mode is AlwaysAllow, which turns anonymous access off.
+        const nobody = await unary<AuthenticateResponse>(client, client.Authenticate, {});
+        expect(nobody.authenticated).to.equal(false);
       } finally {
         client.close();
       }
       expect(await stop(running.child)).to.equal(0);
+    });
+
+    it('lets a request without credentials in as system:anonymous with another authorization mode', async () => {
+      running = await start('authn', ['--authorization-mode=AlwaysDeny']);
+      const client = new api.svc.authn.v1.Authentication(running.address, grpc.credentials.createInsecure(), clientOptions);
+      try {
+        const res = await unary<AuthenticateResponse>(client, client.Authenticate, { remoteAddress: '127.0.0.1:1' });
+        expect(res.user).to.deep.include({ username: 'system:anonymous', groups: ['system:unauthenticated'] });
+      } finally {
+        client.close();
+      }
     });
 
     it('exits non-zero on a malformed token file', async () => {

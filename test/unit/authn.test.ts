@@ -212,6 +212,15 @@ describe('authn', () => {
       expect(res.error).to.not.equal('');
     });
 
+    it('is turned off, with a warning, when AlwaysAllow is an authorization mode', async () => {
+      const allowAll = buildAuthenticationChain({ anonymousAuth: true, authorizationModes: ['AlwaysDeny', 'AlwaysAllow'] });
+      expect((await authenticateHandler(allowAll.chain)(request())).authenticated).to.equal(false);
+      expect(allowAll.warnings.join()).to.include('AnonymousAuth is not allowed with the AlwaysAllow authorizer');
+      const denyAll = buildAuthenticationChain({ anonymousAuth: true, authorizationModes: ['AlwaysDeny'] });
+      expect((await authenticateHandler(denyAll.chain)(request())).user?.username).to.equal('system:anonymous');
+      expect(denyAll.warnings).to.deep.equal([]);
+    });
+
     it('is the only authenticator when nothing else is configured', async () => {
       const built = buildAuthenticationChain({ anonymousAuth: true });
       const res = await authenticateHandler(built.chain)(request({ authorization: 'Bearer anything', certs: [client.der] }));
