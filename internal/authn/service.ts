@@ -7,7 +7,7 @@ import type { AuthenticateRequest__Output as AuthenticateRequest } from '../rpc/
 import type { AuthenticateResponse } from '../rpc/gen/svc/authn/v1/AuthenticateResponse.js';
 import type { UserInfo } from '../rpc/gen/svc/authn/v1/UserInfo.js';
 import { BearerTokenAuthenticator } from './bearer.js';
-import { AuthenticationChain } from './chain.js';
+import { AuthenticationChain, NO_CREDENTIALS } from './chain.js';
 import { loadTokenFile, TokenFileAuthenticator } from './tokenfile.js';
 import type { RequestAuthenticator, RequestCredentials, TokenAuthenticator, User } from './types.js';
 import { X509Authenticator } from './x509.js';
@@ -81,6 +81,7 @@ export const toUserInfo = (user: User): UserInfo => ({
   extra: Object.fromEntries(Object.entries(user.extra).map(([k, values]) => [k, { values }])),
 });
 
+/** Told of every presented credential that was refused. */
 export type RefusalLogger = (remoteAddress: string, error: string) => void;
 
 /** The Authenticate handler over a chain. */
@@ -89,7 +90,7 @@ export function authenticateHandler(chain: AuthenticationChain, onRefusal: Refus
     const credentials = credentialsOf(request);
     const outcome = await chain.authenticate(credentials);
     if (!outcome.authenticated) {
-      onRefusal(credentials.remoteAddress, outcome.error);
+      if (outcome.error !== NO_CREDENTIALS) onRefusal(credentials.remoteAddress, outcome.error);
       return { authenticated: false, user: null, error: outcome.error, audiences: [], authenticator: '' };
     }
     const { user, audiences, authenticator } = outcome.result;

@@ -9,7 +9,6 @@ import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { GROUP_MASTERS, SERVER_NAME } from '../names/index.js';
 import { createCa, issueLeaf, loadCa, type IssuedPem, type KeyPair, type LeafSpec } from './certs.js';
-
 import { ADMIN_USER, pkiPaths, type PkiPaths } from './paths.js';
 
 export { ADMIN_USER, pkiPaths, adminKubeconfigPath, type PkiPaths } from './paths.js';

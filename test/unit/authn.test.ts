@@ -192,6 +192,14 @@ describe('authn', () => {
       expect(res.user?.username).to.equal('jane');
     });
 
+    it('tells the refusal logger about refused credentials only', async () => {
+      const logged: string[] = [];
+      const handler = authenticateHandler(chain(false), (remote, error) => logged.push(`${remote} ${error}`));
+      await handler(request({ authorization: 'Bearer nope' }));
+      await handler(request());
+      expect(logged).to.deep.equal(['127.0.0.1:5555 invalid bearer token']);
+    });
+
     it('reports every refusal when no authenticator accepts', async () => {
       const stranger = await makeCert({ cn: 'mallory', issuer: otherCa });
       const res = await authenticateHandler(chain(true))(request({ certs: [stranger.der], authorization: 'Bearer nope' }));
