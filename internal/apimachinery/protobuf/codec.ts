@@ -65,7 +65,7 @@ export function writeMessage(w: Writer, message: Message, obj: JsonObject): void
 
 function writeMap(w: Writer, f: Field, obj: JsonObject): void {
   const valueKey = (MAP_VALUE_NUMBER << 3) | (f.kind === Kind.Int32 || f.kind === Kind.Int64 || f.kind === Kind.Bool ? WIRE_VARINT : WIRE_BYTES);
-  for (const key of Object.keys(obj).sort()) {
+  for (const key of sortedKeys(obj)) {
     const v = obj[key];
     w.uint(f.key);
     const mark = w.begin();
@@ -77,6 +77,13 @@ function writeMap(w: Writer, f: Field, obj: JsonObject): void {
     else writeValue(w, f, v);
     w.end(mark);
   }
+}
+
+/** Map keys in the order Go writes them; objects often hold them sorted already. */
+function sortedKeys(obj: JsonObject): string[] {
+  const keys = Object.keys(obj);
+  for (let i = 1; i < keys.length; i++) if (keys[i - 1] > keys[i]) return keys.sort();
+  return keys;
 }
 
 /** One value of field `f`, after its key. */
@@ -251,35 +258,40 @@ function readValue(r: Reader, f: Field): unknown {
 /** A special type's JSON form from its fields. */
 function readSpecial(r: Reader, kind: Kind, m: Message): unknown {
   if (kind === Kind.StringList) return readStrings(r, m.num.items);
-  const fields = readFlat(r);
-  const num = (name: string): number => (fields.get(m.num[name]) as number | undefined) ?? 0;
-  const bytes = (name: string): Buffer | undefined => fields.get(m.num[name]) as Buffer | undefined;
-  const str = (name: string): string => bytes(name)?.toString('utf8') ?? '';
+  const present = readFlat(r);
   switch (kind) {
     case Kind.Time:
     case Kind.MicroTime:
       // Zero time is an empty message; its JSON form is null, left out.
-      return fields.size === 0 ? undefined : formatTime(num('seconds'), num('nanos'), kind === Kind.MicroTime ? 6 : 0);
-    case Kind.Duration: return formatDuration(num('duration'));
-    case Kind.Quantity: return str('string') || '0';
-    case Kind.IntOrString: return num('type') === 1 ? str('strVal') : num('intVal');
-    case Kind.RawExtension: return decodeRaw(bytes('raw'));
-    case Kind.FieldsV1: return decodeRaw(bytes('Raw'));
+      return present ? formatTime(varints[m.num.seconds] ?? 0, varints[m.num.nanos] ?? 0, kind === Kind.MicroTime ? 6 : 0) : undefined;
+    case Kind.Duration: return formatDuration(varints[m.num.duration] ?? 0);
+    case Kind.Quantity: return blobs[m.num.string]?.toString('utf8') || '0';
+    case Kind.IntOrString: return varints[m.num.type] === 1 ? blobs[m.num.strVal]?.toString('utf8') ?? '' : varints[m.num.intVal] ?? 0;
+    case Kind.RawExtension: return decodeRaw(blobs[m.num.raw]);
+    case Kind.FieldsV1: return decodeRaw(blobs[m.num.Raw]);
   }
   return undefined;
 }
 
-/** The fields of a small message by number: varints as numbers, byte strings as buffers. */
-function readFlat(r: Reader): Map<number, number | Buffer> {
-  const fields = new Map<number, number | Buffer>();
+/** Scratch space of readFlat: a special type's fields by number (its numbers are small). */
+const SCRATCH_SIZE = 16;
+const varints = new Array<number | undefined>(SCRATCH_SIZE).fill(undefined);
+const blobs = new Array<Buffer | undefined>(SCRATCH_SIZE).fill(undefined);
+
+/** Reads a special type's fields into the scratch space; whether it had any. */
+function readFlat(r: Reader): boolean {
+  varints.fill(undefined, 0, SCRATCH_SIZE);
+  blobs.fill(undefined, 0, SCRATCH_SIZE);
+  const present = r.pos < r.end;
   while (r.pos < r.end) {
     const key = r.uint();
+    const number = key >>> 3;
     const wire = key & 7;
-    if (wire === WIRE_VARINT) fields.set(key >>> 3, r.int());
-    else if (wire === WIRE_BYTES) fields.set(key >>> 3, r.bytes());
+    if (number < SCRATCH_SIZE && wire === WIRE_VARINT) varints[number] = r.int();
+    else if (number < SCRATCH_SIZE && wire === WIRE_BYTES) blobs[number] = r.bytes();
     else r.skip(wire);
   }
-  return fields;
+  return present;
 }
 
 function readStrings(r: Reader, number: number): string[] {

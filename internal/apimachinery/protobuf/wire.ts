@@ -10,17 +10,28 @@ export const WIRE_FIXED32 = 5;
 
 const TWO_32 = 4294967296;
 
+/** Node's fast paths behind `toString('utf8')` and `write(s, 'utf8')`, without their argument handling. */
+interface NodeBuffer extends Buffer {
+  utf8Slice(start: number, end: number): string;
+  utf8Write(s: string, offset: number, length: number): number;
+  latin1Slice(start: number, end: number): string;
+}
+
+const SHORT = 24;
+const CACHE_SIZE = 1024;
+const cache = new Array<string | undefined>(CACHE_SIZE).fill(undefined);
+
 export class Writer {
-  private buf: Buffer;
+  private buf: NodeBuffer;
   private pos = 0;
 
   constructor(size = 4096) {
-    this.buf = Buffer.allocUnsafe(size);
+    this.buf = Buffer.allocUnsafe(size) as NodeBuffer;
   }
 
   private ensure(n: number): void {
     if (this.pos + n <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n)) as NodeBuffer;
     this.buf.copy(next, 0, 0, this.pos);
     this.buf = next;
   }
@@ -87,7 +98,7 @@ export class Writer {
     const n = Buffer.byteLength(s);
     this.uint(n);
     this.ensure(n);
-    this.pos += this.buf.write(s, this.pos, n, 'utf8');
+    this.pos += this.buf.utf8Write(s, this.pos, n);
   }
 
   bytes(b: Uint8Array): void {
@@ -145,8 +156,10 @@ export class Writer {
 
 export class Reader {
   pos: number;
+  private readonly buf: NodeBuffer;
 
-  constructor(readonly buf: Buffer, start = 0, public end = buf.length) {
+  constructor(buf: Buffer, start = 0, public end = buf.length) {
+    this.buf = buf as NodeBuffer;
     this.pos = start;
   }
 
@@ -211,20 +224,28 @@ export class Reader {
     return start;
   }
 
+  /** A string; short ASCII ones come from a small cache, as lists repeat them (namespaces, label keys, images). */
   string(): string {
     const start = this.delimited();
     const end = this.pos;
     const buf = this.buf;
-    if (end - start < 24) {
-      let s = '';
-      for (let i = start; i < end; i++) {
-        const c = buf[i];
-        if (c >= 0x80) return buf.toString('utf8', start, end);
-        s += String.fromCharCode(c);
-      }
-      return s;
+    if (end - start > SHORT) return buf.utf8Slice(start, end);
+    let hash = end - start;
+    for (let i = start; i < end; i++) {
+      const c = buf[i];
+      if (c >= 0x80) return buf.utf8Slice(start, end);
+      hash = (hash * 31 + c) | 0;
     }
-    return buf.toString('utf8', start, end);
+    const slot = hash & (CACHE_SIZE - 1);
+    const cached = cache[slot];
+    if (cached !== undefined && cached.length === end - start) {
+      let i = 0;
+      while (i < cached.length && cached.charCodeAt(i) === buf[start + i]) i++;
+      if (i === cached.length) return cached;
+    }
+    const s = buf.latin1Slice(start, end);
+    cache[slot] = s;
+    return s;
   }
 
   bytes(): Buffer {
