@@ -1,5 +1,5 @@
 // The Storage gRPC service over a store.
-import type { grpc, Handlers } from '../rpc/index.js';
+import { RpcError, grpc, type Handlers } from '../rpc/index.js';
 import type { Store } from './store.js';
 import type { GetRequest__Output as GetRequest } from '../rpc/gen/svc/storage/v1/GetRequest.js';
 import type { ListRequest__Output as ListRequest } from '../rpc/gen/svc/storage/v1/ListRequest.js';
@@ -22,6 +22,15 @@ function writable(call: grpc.ServerWritableStream<unknown, unknown>, signal: Abo
   });
 }
 
+/** Ends a stream with the status of err. (Destroying the call would drop the status and its trailers.) */
+function endWithError(call: grpc.ServerWritableStream<unknown, unknown>, err: unknown): void {
+  const metadata = new grpc.Metadata();
+  if (err instanceof RpcError) for (const [k, v] of Object.entries(err.trailers)) metadata.set(k, v);
+  call.emit('error', {
+    code: err instanceof RpcError ? err.code : grpc.status.INTERNAL, details: (err as Error)?.message ?? String(err), metadata,
+  });
+}
+
 async function watch(store: Store, call: grpc.ServerWritableStream<WatchRequest, unknown>): Promise<void> {
   const { prefix, afterRevision, follow } = call.request;
   const aborted = new AbortController();
@@ -34,6 +43,8 @@ async function watch(store: Store, call: grpc.ServerWritableStream<WatchRequest,
       if (!call.write(event)) await writable(call, aborted.signal);
     }
     if (!aborted.signal.aborted) call.end();
+  } catch (err) {
+    if (!aborted.signal.aborted) endWithError(call, err);
   } finally {
     call.off('cancelled', abort);
     call.off('close', abort);
