@@ -79,7 +79,8 @@ function wrap(serviceName: string, service: grpc.ServiceDefinition, handlers: Ha
         context.with(trace.setSpan(parentOf(call), span), () =>
           Promise.resolve((handler as StreamHandler)(call)).catch((err) => {
             span.setStatus({ code: SpanStatusCode.ERROR, message: String(err?.message) });
-            call.destroy(Object.assign(new Error((err as Error).message), toServiceError(err)));
+            // grpc-js turns an 'error' on a server stream into the call's status; destroy() would drop it.
+            call.emit('error', Object.assign(new Error((err as Error).message), toServiceError(err)));
           }));
       };
     } else {

@@ -1,0 +1,158 @@
+import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Cluster, waitFor } from '../lib/cluster.js';
+
+const cm = (name: string, v = '1') => ({ metadata: { name }, data: { v } });
+const CMS = '/api/v1/namespaces/default/configmaps';
+
+describe('watch: chunked events fed by NATS', function () {
+  this.timeout(60_000);
+  let c: Cluster;
+  before(async () => { c = await new Cluster().start(); });
+  after(async () => { await c?.stop(); });
+
+  it('streams ADDED, MODIFIED and DELETED after a resourceVersion, with objects of the kind', async () => {
+    const list = await c.request('GET', CMS);
+    const rv = list.body.metadata.resourceVersion;
+    const watching = c.watch(`${CMS}?watch=1&resourceVersion=${rv}`, { until: (e) => e.length >= 3 });
+    await new Promise((r) => setTimeout(r, 200));
+    const created = await c.request('POST', CMS, { body: cm('w1') });
+    await c.request('PUT', `${CMS}/w1`, { body: { ...created.body, data: { v: '2' } } });
+    await c.request('DELETE', `${CMS}/w1`);
+    const { status, events } = await watching;
+    expect(status).to.equal(200);
+    expect(events.map((e) => e.type)).to.deep.equal(['ADDED', 'MODIFIED', 'DELETED']);
+    expect(events[0].object).to.include({ kind: 'ConfigMap', apiVersion: 'v1' });
+    expect(events[1].object.data).to.deep.equal({ v: '2' });
+    const rvs = events.map((e) => Number(e.object.metadata.resourceVersion));
+    expect(rvs).to.deep.equal([...rvs].sort((a, b) => a - b));
+  });
+
+  it('resumes from a resourceVersion with every later change exactly once, in order', async () => {
+    const start = (await c.request('GET', CMS)).body.metadata.resourceVersion;
+    // Changes made while nobody watches come from history; later ones arrive live.
+    for (let i = 0; i < 5; i++) await c.request('POST', CMS, { body: cm(`r${i}`) });
+    const watching = c.watch(`${CMS}?watch=true&resourceVersion=${start}`, { until: (e) => e.length >= 10, timeoutMs: 15_000 });
+    const writes = Array.from({ length: 5 }, (_, i) => c.request('POST', CMS, { body: cm(`r${i + 5}`) }));
+    await Promise.all(writes);
+    const { events } = await watching;
+    const names = events.map((e) => e.object.metadata.name);
+    expect(names.slice(0, 5)).to.deep.equal(['r0', 'r1', 'r2', 'r3', 'r4']);
+    expect(new Set(names).size).to.equal(10);
+    expect(names.length).to.equal(10);
+    const rvs = events.map((e) => Number(e.object.metadata.resourceVersion));
+    expect(rvs).to.deep.equal([...rvs].sort((a, b) => a - b));
+  });
+
+  it('without a resourceVersion starts with the current state as ADDED events', async () => {
+    const { events } = await c.watch(`${CMS}?watch=1&labelSelector=`, { until: (e) => e.length >= 10 });
+    expect(events.every((e) => e.type === 'ADDED')).to.equal(true);
+    expect(events.map((e) => e.object.metadata.name)).to.include.members(['r0', 'r9']);
+  });
+
+  it('watches a single object through fieldSelector=metadata.name', async () => {
+    const rv = (await c.request('GET', CMS)).body.metadata.resourceVersion;
+    const watching = c.watch(`${CMS}?watch=1&resourceVersion=${rv}&fieldSelector=metadata.name%3Dr3`, { until: (e) => e.length >= 1 });
+    await new Promise((r) => setTimeout(r, 200));
+    await c.request('DELETE', `${CMS}/r2`);
+    await c.request('DELETE', `${CMS}/r3`);
+    const { events } = await watching;
+    expect(events).to.have.length(1);
+    expect(events[0]).to.deep.include({ type: 'DELETED' });
+    expect(events[0].object.metadata.name).to.equal('r3');
+  });
+
+  it('ends the stream after timeoutSeconds', async () => {
+    const started = Date.now();
+    const { ended, status } = await c.watch(`${CMS}?watch=1&timeoutSeconds=1`, { timeoutMs: 10_000 });
+    expect(status).to.equal(200);
+    expect(ended).to.equal(true);
+    expect(Date.now() - started).to.be.lessThan(8000);
+  });
+
+  it('answers 410 Gone with reason Expired for a compacted resourceVersion', async () => {
+    const { revision } = await compactNow(c);
+    expect(revision).to.be.greaterThan(2);
+    const res = await c.request('GET', `${CMS}?watch=1&resourceVersion=1`);
+    expect(res.status).to.equal(410);
+    expect(res.body).to.include({ kind: 'Status', reason: 'Expired', code: 410 });
+  });
+});
+
+/** Compacts storage history up to its current revision through the storage gRPC API. */
+async function compactNow(c: Cluster): Promise<{ revision: number }> {
+  const { StorageClient } = await import('../../internal/storage/client.js');
+  const storage = new StorageClient(c.addresses.storage);
+  try {
+    const { revision } = await storage.currentRevision();
+    await storage.compact(revision);
+    return { revision };
+  } finally {
+    storage.close();
+  }
+}
+
+describe('failure and restart', function () {
+  this.timeout(90_000);
+  let c: Cluster;
+  before(async () => { c = await new Cluster().start(); });
+  after(async () => { await c?.stop(); });
+
+  it('killing storage ends open watches with an ERROR event, requests get 503 until it is back', async () => {
+    await c.request('POST', CMS, { body: cm('before-crash') });
+    const rv = (await c.request('GET', CMS)).body.metadata.resourceVersion;
+    const watching = c.watch(`${CMS}?watch=1&resourceVersion=${rv}`, { timeoutMs: 15_000 });
+    await new Promise((r) => setTimeout(r, 300));
+    await c.kill('storage');
+    const { events, ended } = await watching;
+    expect(ended).to.equal(true);
+    expect(events.at(-1)?.type).to.equal('ERROR');
+    expect(events.at(-1)?.object).to.include({ kind: 'Status', code: 503 });
+    const down = await c.request('GET', `${CMS}/before-crash`);
+    expect(down.status).to.equal(503);
+    expect(down.body.reason).to.equal('ServiceUnavailable');
+    await c.startService('storage');
+    expect(await waitFor(async () => (await c.request('GET', `${CMS}/before-crash`)).status === 200, 15_000)).to.equal(true);
+    // Watches are refused (503) until the gateway trusts the event stream again, then resume from the last version.
+    expect(await waitFor(async () => (await c.watch(`${CMS}?watch=1&resourceVersion=${rv}&timeoutSeconds=1`)).status === 200, 15_000)).to.equal(true);
+    const resumed = c.watch(`${CMS}?watch=1&resourceVersion=${rv}`, { until: (e) => e.length >= 1, timeoutMs: 15_000 });
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await c.request('POST', CMS, { body: cm('after-crash') })).status).to.equal(201);
+    const { status, events: later } = await resumed;
+    expect(status).to.equal(200);
+    expect(later[0]?.type).to.equal('ADDED');
+    expect(later[0]?.object.metadata.name).to.equal('after-crash');
+  });
+
+});
+
+describe('full restart', function () {
+  this.timeout(90_000);
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-restart-'));
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('keeps every object and continues the revision sequence', async () => {
+    const first = await new Cluster({ dataDir }).start();
+    let created: any;
+    let listRv = 0;
+    try {
+      created = (await first.request('POST', CMS, { body: cm('persist') })).body;
+      listRv = Number((await first.request('GET', CMS)).body.metadata.resourceVersion);
+    } finally {
+      await first.stop();
+    }
+    const second = await new Cluster({ dataDir }).start();
+    try {
+      const got = await second.request('GET', `${CMS}/persist`);
+      expect(got.status).to.equal(200);
+      expect(got.body.metadata.uid).to.equal(created.metadata.uid);
+      expect(got.body.metadata.resourceVersion).to.equal(created.metadata.resourceVersion);
+      const next = await second.request('POST', CMS, { body: cm('after-restart') });
+      expect(Number(next.body.metadata.resourceVersion)).to.be.greaterThan(listRv);
+    } finally {
+      await second.stop();
+    }
+  });
+});
