@@ -7,7 +7,8 @@ import {
   ProtobufError,
 } from '../../internal/apimachinery/protobuf/index.js';
 import { StatusError } from '../../internal/apimachinery/status.js';
-import { DOMAIN } from '../../internal/names/index.js';
+import { formatDuration, parseDuration } from '../../internal/apimachinery/protobuf/time.js';
+import { DOMAIN, UPSTREAM_DOMAIN } from '../../internal/names/index.js';
 
 /** `../shared/protobuf/vectors` beside the repository. */
 function vectorsDir(): string {
@@ -51,6 +52,7 @@ describe('protobuf envelope', () => {
     expect(messageNameFor(`meta.${DOMAIN}/v1`, 'PartialObjectMetadataList'))
       .to.equal(`${DOMAIN}.apimachinery.pkg.apis.meta.v1.PartialObjectMetadataList`);
     expect(messageNameFor(`meta.${DOMAIN}/v1`, 'Table')).to.equal(undefined);
+    expect(messageNameFor(`meta.${UPSTREAM_DOMAIN}/v1`, 'DeleteOptions')).to.equal(`${DOMAIN}.apimachinery.pkg.apis.meta.v1.DeleteOptions`);
   });
 
   it('has no message for custom resources or unknown kinds', () => {
@@ -114,6 +116,8 @@ describe('protobuf special types', () => {
     const bytes = encodeObject(spec, `${DOMAIN}.api.apps.v1.DeploymentSpec`);
     expect(bytes.toString('hex')).to.equal('0800' + '1200' + '1a00' + '3800');
     expect(decodeObject(bytes, `${DOMAIN}.api.apps.v1.DeploymentSpec`)).to.deep.equal({ selector: {}, template: {} });
+    const port = { port: 80, targetPort: 0, protocol: '' };
+    expect(decodeObject(encodeObject(port, core('ServicePort')), core('ServicePort'))).to.deep.equal({ port: 80 });
   });
 
   it('keeps zero values of required fields', () => {
@@ -153,6 +157,29 @@ describe('protobuf special types', () => {
   it('keeps verbs and extra values as plain arrays', () => {
     const resource = { name: 'pods', singularName: 'pod', namespaced: true, kind: 'Pod', verbs: ['get', 'list'] };
     expect(roundTrip(resource, `${DOMAIN}.apimachinery.pkg.apis.meta.v1.APIResource`)).to.deep.equal(resource);
+  });
+
+  it('writes lengths of every varint size', () => {
+    for (const size of [127, 128, 16_383, 16_384, 2_097_152]) {
+      const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big' }, data: { k: 'x'.repeat(size) } };
+      expect(decodeEnvelope(encodeEnvelope(cm)), `size ${size}`).to.deep.equal(cm);
+    }
+  });
+
+  it('reads and writes Go durations', () => {
+    const cases: Array<[string, number]> = [['0s', 0], ['1h0m0s', 3600e9], ['1h2m3.5s', 3723.5e9], ['1.5ms', 1.5e6], ['-2m30s', -150e9], ['750ns', 750], ['3µs', 3e3]];
+    for (const [text, nanos] of cases) {
+      expect(formatDuration(nanos)).to.equal(text);
+      expect(parseDuration(text)).to.equal(nanos);
+    }
+    expect(parseDuration('90m')).to.equal(5400e9);
+    expect(() => parseDuration('5 minutes')).to.throw(ProtobufError);
+  });
+
+  it('rejects malformed times', () => {
+    for (const bad of ['2024-13-01T00:00:00Z', '2024-01-01 00:00:00Z', '2024-01-01T00:00:00', 'yesterday']) {
+      expect(() => encodeObject({ metadata: { creationTimestamp: bad } }, core('Pod')), bad).to.throw(ProtobufError, /RFC 3339/);
+    }
   });
 
   it('embeds enveloped objects in raw extensions', () => {

@@ -3,7 +3,8 @@
 // Encoding writes every field the JSON object holds, zero values included (a
 // zero the JSON carries is a set optional field), in field-number order, map
 // entries sorted by key. Decoding leaves out the zero values of singular
-// scalars unless the field is required, as the API's JSON form omits them.
+// scalars and int-or-strings unless the field is required: Go clients write
+// every non-pointer field, and the API's JSON form omits those zero values.
 import { ProtobufError } from './errors.js';
 import { Field, getSchema, Kind, Message, MESSAGE_NAMES } from './schema.js';
 import { formatDuration, formatTime, parseDuration, parseTime } from './time.js';
@@ -190,7 +191,7 @@ export function readMessage(r: Reader, message: Message, out: JsonObject): void 
     } else {
       const v = readValue(r, f);
       if (v === undefined) continue;
-      if (f.kind <= Kind.Bytes && !f.keepZero && (v === '' || v === 0 || v === false)) continue;
+      if ((f.kind <= Kind.Bytes || f.kind === Kind.IntOrString) && !f.keepZero && (v === '' || v === 0 || v === false)) continue;
       out[f.name] = v;
     }
   }

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DOMAIN } from '../../names/index.js';
+import { DOMAIN, UPSTREAM_DOMAIN } from '../../names/index.js';
 import { WIRE_BYTES, WIRE_VARINT } from './wire.js';
 
 export enum Kind { String, Int32, Int64, Bool, Bytes, Message, Time, MicroTime, Duration, Quantity, IntOrString, RawExtension, FieldsV1, StringList }
@@ -74,6 +74,12 @@ function sharedDir(): string {
   return join(dir, '..', 'shared');
 }
 
+/** `api.core.v1.Pod` → `api.core Pod`: a type's name without its version. */
+function groupAndName(path: string): string {
+  const parts = path.split('.');
+  return `${parts.slice(0, -2).join('.')} ${parts[parts.length - 1]}`;
+}
+
 const readJson = <T>(path: string): T => JSON.parse(readFileSync(path, 'utf8')) as T;
 
 /**
@@ -99,8 +105,12 @@ export class Schema {
   private readonly messages = new Map<string, Message>();
   private readonly compiled = new Set<Message>();
   private readonly packages: Set<string>;
+  private readonly byGroupAndName = new Map<string, Definition>();
 
   constructor(private readonly raw: RawMessages, private readonly definitions: Record<string, Definition>) {
+    for (const [name, definition] of Object.entries(definitions)) {
+      if (name.startsWith(DEFINITION_PREFIX)) this.byGroupAndName.set(groupAndName(name.slice(DEFINITION_PREFIX.length)), definition);
+    }
     for (const name of Object.keys(raw)) this.messages.set(name, { name, fields: [], byNumber: [], num: {} });
     for (const message of this.messages.values()) this.compile(message);
     this.packages = new Set(Object.keys(raw).filter((n) => n.startsWith(`${DOMAIN}.api.`)).map((n) => n.split('.')[3]));
@@ -165,14 +175,8 @@ export class Schema {
    * borrows the one of the same name in another version of its group.
    */
   private definitionOf(name: string): Definition | undefined {
-    const own = this.definitions[DEFINITION_PREFIX + name.slice(MESSAGE_PREFIX.length)];
-    if (own) return own;
-    const parts = name.slice(MESSAGE_PREFIX.length).split('.');
-    const short = parts[parts.length - 1];
-    const pkg = parts.slice(0, -2).join('.');
-    const sibling = Object.keys(this.definitions).find((d) => d.endsWith(`.${short}`)
-      && d.slice(DEFINITION_PREFIX.length).split('.').slice(0, -2).join('.') === pkg);
-    return sibling ? this.definitions[sibling] : undefined;
+    const path = name.slice(MESSAGE_PREFIX.length);
+    return this.definitions[DEFINITION_PREFIX + path] ?? this.byGroupAndName.get(groupAndName(path));
   }
 
   /**
@@ -185,7 +189,8 @@ export class Schema {
     const slash = apiVersion.lastIndexOf('/');
     const version = apiVersion.slice(slash + 1);
     let group = slash < 0 ? '' : apiVersion.slice(0, slash);
-    if (group.endsWith(`.${DOMAIN}`)) group = group.slice(0, -DOMAIN.length - 1);
+    // Clients may spell groups with the upstream domain.
+    for (const domain of [DOMAIN, UPSTREAM_DOMAIN]) if (group.endsWith(`.${domain}`)) group = group.slice(0, -domain.length - 1);
     if (!version || !kind) return undefined;
     const labels = group ? group.split('.') : ['core'];
     const candidates = [labels[0], [...labels].reverse().join('')];
