@@ -165,7 +165,7 @@ export function encodeObject(obj: JsonObject, messageName: string): Buffer {
 // ---- decoding ----
 
 /** Reads the fields up to the reader's end into `out`. */
-export function readMessage(r: Reader, message: Message, out: JsonObject): void {
+function readMessage(r: Reader, message: Message, out: JsonObject): void {
   while (r.pos < r.end) {
     const key = r.uint();
     const f = message.byNumber[key >>> 3];
@@ -187,7 +187,7 @@ export function readMessage(r: Reader, message: Message, out: JsonObject): void 
     } else if (f.map) readMapEntry(r, f, out);
     else if (f.repeated) {
       const list = (out[f.name] ??= []) as unknown[];
-      list.push(readValue(r, f));
+      list.push(readValue(r, f) ?? null);
     } else {
       const v = readValue(r, f);
       if (v === undefined) continue;

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { DOMAIN, UPSTREAM_DOMAIN } from '../../names/index.js';
 import { WIRE_BYTES, WIRE_VARINT } from './wire.js';
 
+/** How a field maps between JSON and the wire; the scalars come first (the codec relies on it). */
 export enum Kind { String, Int32, Int64, Bool, Bytes, Message, Time, MicroTime, Duration, Quantity, IntOrString, RawExtension, FieldsV1, StringList }
 
 export interface Field {
@@ -33,7 +34,7 @@ export interface Message {
   /** By ascending number: the order in which fields are written. */
   fields: Field[];
   byNumber: Field[];
-  /** Field numbers by JSON name, for the special kinds' own fields. */
+  /** Field numbers by JSON name, for code that handles a message's fields by name. */
   num: Record<string, number>;
 }
 
@@ -41,7 +42,7 @@ interface RawField { number: number; type: string; repeated?: boolean; map?: boo
 type RawMessages = Record<string, Record<string, RawField>>;
 interface Definition { properties?: Record<string, unknown>; required?: string[] }
 
-export const MESSAGE_PREFIX = `${DOMAIN}.`;
+const MESSAGE_PREFIX = `${DOMAIN}.`;
 const MACHINERY = `${DOMAIN}.apimachinery.pkg`;
 const DEFINITION_PREFIX = `${DOMAIN.split('.').reverse().join('.')}.`;
 
@@ -120,10 +121,6 @@ export class Schema {
     const message = this.messages.get(name);
     if (!message) throw new Error(`protobuf: unknown message ${name}`);
     return message;
-  }
-
-  has(name: string): boolean {
-    return this.messages.has(name);
   }
 
   private compile(message: Message): void {
