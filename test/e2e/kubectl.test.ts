@@ -1,0 +1,92 @@
+import { expect } from 'chai';
+import YAML from 'yaml';
+import { Cluster } from '../lib/cluster.js';
+import { kubectl } from '../lib/kubectl.js';
+
+const manifest = (mode: string) => `apiVersion: v1
+kind: Namespace
+metadata:
+  name: e2e
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: e2e
+data:
+  mode: ${mode}
+`;
+
+describe('kubectl 1.33 end to end', function () {
+  this.timeout(120_000);
+  let c: Cluster;
+  const k = (args: string[], stdin?: string) => kubectl(c.kubeconfig, args, { stdin });
+  before(async () => { c = await new Cluster().start(); });
+  after(async () => { await c?.stop(); });
+
+  it('get ns lists the initial namespaces as a table', async () => {
+    const r = await k(['get', 'ns']);
+    expect(r.code, r.stderr).to.equal(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).to.match(/^NAME\s+STATUS\s+AGE$/);
+    for (const ns of ['default', 'svc-system', 'svc-public', 'svc-node-lease']) {
+      expect(r.stdout).to.match(new RegExp(`^${ns}\\s+Active\\s+\\d+s`, 'm'));
+    }
+  });
+
+  it('get ns default -o yaml prints the object', async () => {
+    const r = await k(['get', 'ns', 'default', '-o', 'yaml']);
+    expect(r.code, r.stderr).to.equal(0);
+    const ns = YAML.parse(r.stdout);
+    expect(ns).to.deep.include({ apiVersion: 'v1', kind: 'Namespace' });
+    expect(ns.metadata.name).to.equal('default');
+    expect(ns.status.phase).to.equal('Active');
+  });
+
+  it('create -f then apply -f twice with a change, and get cm -o json', async () => {
+    const created = await k(['create', '-f', '-', '--validate=false'], manifest('one'));
+    expect(created.code, created.stderr).to.equal(0);
+    expect(created.stdout).to.contain('namespace/e2e created').and.contain('configmap/settings created');
+    const applied = await k(['apply', '-f', '-', '--validate=false'], manifest('one'));
+    expect(applied.code, applied.stderr).to.equal(0);
+    const changed = await k(['apply', '-f', '-', '--validate=false'], manifest('two'));
+    expect(changed.code, changed.stderr).to.equal(0);
+    expect(changed.stdout).to.contain('configmap/settings configured');
+    const got = await k(['get', 'cm', 'settings', '-n', 'e2e', '-o', 'json']);
+    expect(got.code, got.stderr).to.equal(0);
+    const cm = JSON.parse(got.stdout);
+    expect(cm.data).to.deep.equal({ mode: 'two' });
+    expect(cm.metadata.annotations).to.have.property('kubectl.kubernetes.io/last-applied-configuration');
+  });
+
+  it('apply -f creates what does not exist', async () => {
+    const r = await k(['apply', '-f', '-', '--validate=false'], manifest('one').replace(/e2e/g, 'e2e-apply'));
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.contain('namespace/e2e-apply created').and.contain('configmap/settings created');
+  });
+
+  it('get cm --watch shows a change and ends at --request-timeout', async () => {
+    const watching = k(['get', 'cm', '-n', 'e2e', '--watch', '--request-timeout=4s']);
+    await new Promise((r) => setTimeout(r, 1500));
+    const cm = (await c.request('GET', '/api/v1/namespaces/e2e/configmaps/settings')).body;
+    await c.request('PUT', '/api/v1/namespaces/e2e/configmaps/settings', { body: { ...cm, data: { mode: 'three', extra: 'x' } } });
+    const r = await watching;
+    const rows = r.stdout.trim().split('\n');
+    expect(rows[0]).to.match(/^NAME\s+DATA\s+AGE$/);
+    expect(rows.slice(1).filter((l) => l.startsWith('settings'))).to.have.length.of.at.least(2);
+    expect(rows.at(-1)).to.match(/^settings\s+2\s+/);
+  });
+
+  it('delete removes the objects and get then answers NotFound', async () => {
+    const del = await k(['delete', 'cm', 'settings', '-n', 'e2e']);
+    expect(del.code, del.stderr).to.equal(0);
+    expect(del.stdout).to.contain('configmap "settings" deleted');
+    const missing = await k(['get', 'cm', 'settings', '-n', 'e2e']);
+    expect(missing.code).to.not.equal(0);
+    expect(missing.stderr).to.contain('NotFound').and.contain('configmaps "settings" not found');
+    const ns = await k(['delete', 'ns', 'e2e', '--wait=true', '--timeout=20s']);
+    expect(ns.code, ns.stderr).to.equal(0);
+    const gone = await k(['get', 'ns', 'e2e']);
+    expect(gone.stderr).to.contain('NotFound');
+  });
+});
