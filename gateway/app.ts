@@ -10,7 +10,7 @@ import { checkHealth } from '../internal/rpc/index.js';
 import type { Backends, UserInfo } from './backends.js';
 import type { ResourceRequest } from './context.js';
 import { requestInfo, type RequestInfo } from './requestinfo.js';
-import { writeBody } from './respond.js';
+import { plainFormatOf, writeBody } from './respond.js';
 import { apiGroupDoc, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.js';
 import { serveHealth, type Check } from './health.js';
 import { Objects } from './objects.js';
@@ -41,7 +41,7 @@ async function errors(ctx: Koa.Context, next: Koa.Next): Promise<void> {
     if (ctx.res.headersSent) { ctx.res.destroy(); return; }
     ctx.respond = true;
     for (const [k, v] of Object.entries(status.headers)) ctx.set(k, v);
-    writeBody(ctx, status.code, status.toStatus());
+    writeBody(ctx, status.code, status.toStatus(), plainFormatOf(ctx));
   }
 }
 

@@ -2,7 +2,8 @@
 // body is decoded, and how a response is written.
 import YAML from 'yaml';
 import { badRequest, notAcceptable, unsupportedMediaType } from '../internal/apimachinery/status.js';
-import { GROUP_META, UPSTREAM_GROUP_META } from '../internal/names/index.js';
+import { GROUP_META, MEDIA_PROTOBUF, UPSTREAM_GROUP_META, UPSTREAM_MEDIA_PROTOBUF } from '../internal/names/index.js';
+import { decodeEnvelope, encodeEnvelope } from '../internal/apimachinery/protobuf/index.js';
 
 export interface MediaRange {
   type: string;
@@ -28,25 +29,30 @@ export function parseAccept(header: string | undefined): MediaRange[] {
 
 /** The forms the gateway writes: plain objects, or a Table / metadata-only view of them. */
 export type Representation = 'object' | 'Table' | 'PartialObjectMetadata' | 'PartialObjectMetadataList';
+export type MediaType = 'application/json' | 'application/yaml' | typeof MEDIA_PROTOBUF | typeof UPSTREAM_MEDIA_PROTOBUF;
 export interface ResponseFormat {
-  mediaType: 'application/json' | 'application/yaml';
+  mediaType: MediaType;
   as: Representation;
 }
 
-const isMetaGroup = (g: string | undefined) => g === GROUP_META || g === UPSTREAM_GROUP_META;
-const SERIALIZERS = ['application/json', 'application/yaml'] as const;
+const PROTOBUF_TYPES: string[] = [MEDIA_PROTOBUF, UPSTREAM_MEDIA_PROTOBUF];
+export const isProtobuf = (mediaType: string): boolean => PROTOBUF_TYPES.includes(mediaType);
 
-function matchType(type: string): ResponseFormat['mediaType'] | undefined {
+const isMetaGroup = (g: string | undefined) => g === GROUP_META || g === UPSTREAM_GROUP_META;
+const SERIALIZERS = ['application/json', 'application/yaml', MEDIA_PROTOBUF, UPSTREAM_MEDIA_PROTOBUF] as const;
+
+function matchType(type: string): MediaType | undefined {
   if (type === '*/*' || type === 'application/*') return 'application/json';
-  return (SERIALIZERS as readonly string[]).includes(type) ? (type as ResponseFormat['mediaType']) : undefined;
+  return (SERIALIZERS as readonly string[]).includes(type) ? (type as MediaType) : undefined;
 }
 
-/** Picks the response format from the Accept header; 406 when nothing acceptable is served. */
-export function negotiate(accept: string | undefined, allowTable: boolean): ResponseFormat {
+/** Picks the response format from the Accept header; 406 when nothing acceptable is served.
+ * Protobuf is offered only where the caller says the body has a Protobuf form. */
+export function negotiate(accept: string | undefined, allowTable: boolean, allowProtobuf = true): ResponseFormat {
   const ranges = parseAccept(accept);
   for (const r of ranges) {
     const mediaType = matchType(r.type);
-    if (!mediaType) continue;
+    if (!mediaType || (isProtobuf(mediaType) && (!allowProtobuf || r.params.as))) continue;
     if (!r.params.as) return { mediaType, as: 'object' };
     if (!isMetaGroup(r.params.g) || r.params.v !== 'v1') continue;
     if (r.params.as === 'Table' && allowTable) return { mediaType, as: 'Table' };
@@ -56,16 +62,18 @@ export function negotiate(accept: string | undefined, allowTable: boolean): Resp
 }
 
 /** Serializes a response body in the negotiated media type. */
-export function serialize(body: unknown, mediaType: string, pretty = false): string {
+export function serialize(body: unknown, mediaType: string, pretty = false): string | Buffer {
+  if (isProtobuf(mediaType)) return encodeEnvelope(body as Record<string, unknown>);
   if (mediaType === 'application/yaml') return YAML.stringify(body, { lineWidth: 0 });
   return pretty ? `${JSON.stringify(body, null, 2)}\n` : JSON.stringify(body);
 }
 
-export const BODY_TYPES = ['application/json', 'application/yaml'];
+export const BODY_TYPES = ['application/json', 'application/yaml', MEDIA_PROTOBUF];
 
 /** Decodes a request body by its Content-Type; 415 for a type the server does not read. */
 export function decodeBody(raw: Buffer, contentType: string | undefined): unknown {
   const type = (contentType ?? 'application/json').split(';')[0].trim().toLowerCase();
+  if (PROTOBUF_TYPES.includes(type)) return decodeEnvelope(raw);
   const text = raw.toString('utf8');
   try {
     if (type === 'application/json' || type === '') return JSON.parse(text);

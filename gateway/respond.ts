@@ -15,6 +15,15 @@ export function writeBody(ctx: Koa.Context, status: number, body: unknown, media
 /** The Accept-driven format of a resource response. */
 export const formatOf = (ctx: Koa.Context): ResponseFormat => negotiate(ctx.get('Accept') || undefined, true);
 
+/** The format of a Status or discovery answer: any serializer the client accepts, JSON when none fits. */
+export function plainFormatOf(ctx: Koa.Context): string {
+  try {
+    return negotiate(ctx.get('Accept') || undefined, false).mediaType;
+  } catch {
+    return 'application/json';
+  }
+}
+
 /** The Table group a client asked in (kubectl asks in the upstream spelling). */
 function tableApiVersion(ctx: Koa.Context): string {
   return ctx.get('Accept').includes(`g=${UPSTREAM_GROUP_META}`) && !ctx.get('Accept').includes(`g=${GROUP_META}`)

@@ -2,8 +2,10 @@
 // with the hub first, then reads what it missed from storage history, then goes
 // live; revisions already sent are dropped, so nothing is missed or repeated.
 import type { ApiObject } from '../internal/apimachinery/meta.js';
-import { StatusError, badRequest, serviceUnavailable } from '../internal/apimachinery/status.js';
-import { labelKey } from '../internal/names/index.js';
+import { StatusError, badRequest, notAcceptable, serviceUnavailable } from '../internal/apimachinery/status.js';
+import { encodeWatchEvent } from '../internal/apimachinery/protobuf/index.js';
+import { MEDIA_PROTOBUF, labelKey } from '../internal/names/index.js';
+import { isProtobuf, type ResponseFormat } from './negotiation.js';
 import type { StorageEvent, KeyValue } from '../internal/storage/client.js';
 import type { Backends } from './backends.js';
 import { storageError } from './backends.js';
@@ -106,9 +108,9 @@ function history(backends: Backends, prefix: string, after: number): Promise<Sto
 export async function serveWatch(r: ResourceRequest, backends: Backends, hub: WatchHub, opts: WatchOptions): Promise<void> {
   const params = watchParams(r, opts);
   const format = formatOf(r.ctx);
-  if (format.mediaType !== 'application/json') throw new StatusError(406, 'NotAcceptable', 'watch is served as application/json only');
+  if (format.mediaType === 'application/yaml') throw notAcceptable(['application/json', MEDIA_PROTOBUF]);
   if (!hub.ready) throw serviceUnavailable('watch is unavailable until storage and the event stream are reachable');
-  const stream = new WatchStream(r, format.as === 'Table');
+  const stream = new WatchStream(r, format);
   const unregister = hub.register(r.objects.prefix(r.info.namespace), {
     onEvent: (ev) => stream.live(ev, params.select),
     onFail: (reason) => stream.fail(serviceUnavailable(reason)),
@@ -128,7 +130,7 @@ class WatchStream {
   private ended = false;
   private readonly timers: NodeJS.Timeout[] = [];
 
-  constructor(private readonly r: ResourceRequest, private readonly asTable: boolean) {}
+  constructor(private readonly r: ResourceRequest, private readonly format: ResponseFormat) {}
 
   /** Sends the initial state and history, then what arrived live meanwhile. */
   async catchUp(backends: Backends, params: WatchParams): Promise<void> {
@@ -177,7 +179,8 @@ class WatchStream {
 
   private open(): void {
     this.r.ctx.respond = false;
-    this.r.ctx.res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'X-Content-Type-Options': 'nosniff' });
+    const type = isProtobuf(this.format.mediaType) ? `${this.format.mediaType};stream=watch` : 'application/json';
+    this.r.ctx.res.writeHead(200, { 'Content-Type': type, 'Cache-Control': 'no-cache, private', 'X-Content-Type-Options': 'nosniff' });
     this.r.ctx.res.flushHeaders();
   }
 
@@ -191,10 +194,12 @@ class WatchStream {
   private write(ev: WatchEvent): void {
     if (this.ended) return;
     const res = this.r.ctx.res;
-    const object = this.asTable && ev.type !== 'ERROR' && ev.type !== 'BOOKMARK'
+    const object = this.format.as === 'Table' && ev.type !== 'ERROR' && ev.type !== 'BOOKMARK'
       ? toTable(this.r.ctx, this.r.def, [ev.object as ApiObject], { resourceVersion: (ev.object as ApiObject).metadata?.resourceVersion })
       : ev.object;
-    res.write(`${JSON.stringify({ type: ev.type, object })}\n`);
+    res.write(isProtobuf(this.format.mediaType)
+      ? encodeWatchEvent(ev.type, object as Record<string, unknown>)
+      : `${JSON.stringify({ type: ev.type, object })}\n`);
     if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy(new Error('watcher too slow'));
   }
 

@@ -6,6 +6,7 @@ import { parseArgsOrExit } from '../../internal/config/flags.js';
 import { initTracing, shutdownTracing } from '../../internal/tracing/index.js';
 import { ensurePki, writeAdminKubeconfig } from '../../internal/pki/index.js';
 import { builtinRegistry } from '../../internal/registry/index.js';
+import { messageNameFor } from '../../internal/apimachinery/protobuf/index.js';
 import { Backends } from '../../gateway/backends.js';
 import { WatchHub } from '../../gateway/hub.js';
 import { createApp, createHttpsServer } from '../../gateway/app.js';
@@ -13,6 +14,8 @@ import { NamespaceFinalizer, ensureInitialNamespaces } from '../../gateway/names
 
 const flags = parseArgsOrExit('gateway', gatewayFlags);
 initTracing('gateway');
+// The Protobuf tables compile on first use; do it now rather than in a request.
+messageNameFor('v1', 'Namespace');
 
 const dataDir = flags.string('data-dir');
 const pki = await ensurePki(dataDir);

@@ -89,4 +89,16 @@ describe('kubectl 1.33 end to end', function () {
     const gone = await k(['get', 'ns', 'e2e']);
     expect(gone.stderr).to.contain('NotFound');
   });
+
+  it('create namespace, configmap --from-literal and secret generic (Protobuf bodies)', async () => {
+    for (const args of [['create', 'namespace', 'pb'], ['create', 'configmap', 'c1', '-n', 'pb', '--from-literal=a=b'],
+      ['create', 'secret', 'generic', 's1', '-n', 'pb', '--from-literal=p=q']]) {
+      const r = await k(args);
+      expect(r.code, r.stderr).to.equal(0);
+    }
+    const cm = await c.request('GET', '/api/v1/namespaces/pb/configmaps/c1');
+    expect(cm.body.data).to.deep.equal({ a: 'b' });
+    const secret = await c.request('GET', '/api/v1/namespaces/pb/secrets/s1');
+    expect(Buffer.from(secret.body.data.p, 'base64').toString()).to.equal('q');
+  });
 });
