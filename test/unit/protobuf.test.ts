@@ -1,7 +1,6 @@
 import { expect } from 'chai';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   decodeEnvelope, decodeObject, decodeWatchEvents, encodeEnvelope, encodeObject, encodeWatchEvent, messageNameFor,
   ProtobufError,
@@ -9,15 +8,9 @@ import {
 import { StatusError } from '../../internal/apimachinery/status.js';
 import { formatDuration, parseDuration } from '../../internal/apimachinery/protobuf/time.js';
 import { DOMAIN, UPSTREAM_DOMAIN } from '../../internal/names/index.js';
+import { sharedDir } from '../../internal/config/shared.js';
 
-/** `../shared/protobuf/vectors` beside the repository. */
-function vectorsDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
-  return join(dir, '..', 'shared', 'protobuf', 'vectors');
-}
-
-const VECTORS = vectorsDir();
+const VECTORS = join(sharedDir(), 'protobuf', 'vectors');
 const WATCH_EVENT = `${DOMAIN}.apimachinery.pkg.apis.meta.v1.WatchEvent`;
 /** The vectors whose envelope leaves the type empty, by the message they hold. */
 const UNTYPED: Record<string, string> = { 'core.v1.WatchEvent': WATCH_EVENT };

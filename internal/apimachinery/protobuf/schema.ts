@@ -3,9 +3,7 @@
 // the JSON facts the field numbers alone do not carry (a few JSON names that
 // differ from the Protobuf names, embedded structs that JSON inlines, and the
 // required fields whose zero values JSON keeps).
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readSharedJson } from '../../config/shared.js';
 import { DOMAIN, UPSTREAM_DOMAIN } from '../../names/index.js';
 import { WIRE_BYTES, WIRE_VARINT } from './wire.js';
 
@@ -64,24 +62,12 @@ export const MESSAGE_NAMES = {
   watchEvent: `${MACHINERY}.apis.meta.v1.WatchEvent`,
 };
 
-/** `shared/` beside the repository that holds this module (found from its nearest package.json). */
-function sharedDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) {
-    const up = dirname(dir);
-    if (up === dir) throw new Error('protobuf: repository root not found');
-    dir = up;
-  }
-  return join(dir, '..', 'shared');
-}
-
 /** `api.core.v1.Pod` → `api.core Pod`: a type's name without its version. */
 function groupAndName(path: string): string {
   const parts = path.split('.');
   return `${parts.slice(0, -2).join('.')} ${parts[parts.length - 1]}`;
 }
 
-const readJson = <T>(path: string): T => JSON.parse(readFileSync(path, 'utf8')) as T;
 
 /**
  * A named slice type (`Verbs`, `ExtraValue`) is a message holding only
@@ -207,9 +193,8 @@ let schema: Schema | undefined;
 /** The compiled table, built on first use. */
 export function getSchema(): Schema {
   if (!schema) {
-    const shared = sharedDir();
-    const messages = readJson<RawMessages>(join(shared, 'protobuf', 'messages.json'));
-    const openapi = readJson<{ definitions: Record<string, Definition> }>(join(shared, 'openapi', 'definitions.json'));
+    const messages = readSharedJson<RawMessages>('protobuf/messages.json');
+    const openapi = readSharedJson<{ definitions: Record<string, Definition> }>('openapi/definitions.json');
     schema = new Schema(messages, openapi.definitions);
   }
   return schema;
