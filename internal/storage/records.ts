@@ -1,8 +1,9 @@
 // The LevelDB key space of the store. Every LevelDB key starts with one byte
 // naming its table:
 //   c<key>                current value of a key
-//   v<key>\0<rev>         the key's value as of revision rev (empty: deleted at rev),
-//                         so a read at revision R seeks the newest version <= R
+//   v<key>\0<rev><kind>   the key's value as of revision rev, so a read at revision R
+//                         seeks the newest version <= R; kind 1 (and no value) when
+//                         the key was deleted at rev, so key-only scans can count
 //   h<rev>                the committed event of revision rev (an `Event` message,
 //                         exactly the NATS payload)
 //   t<time>               the newest revision committed at or before time (ms),
@@ -58,10 +59,13 @@ export function currentRange(prefix: string, after?: string): { gt?: Buffer; gte
 
 export const keyOfCurrent = (dbKey: Buffer): string => dbKey.toString('utf8', 1);
 
-export function versionKey(key: string, revision: number): Buffer {
-  const buf = tableKey(VERSION, key, 9);
-  buf[buf.length - 9] = SEPARATOR;
-  writeUint64(buf, revision, buf.length - 8);
+const VERSION_SUFFIX = 10;
+
+export function versionKey(key: string, revision: number, deleted = false): Buffer {
+  const buf = tableKey(VERSION, key, VERSION_SUFFIX);
+  buf[buf.length - 10] = SEPARATOR;
+  writeUint64(buf, revision, buf.length - 9);
+  buf[buf.length - 1] = deleted ? 1 : 0;
   return buf;
 }
 
@@ -76,8 +80,12 @@ export function versionRange(prefix: string, after?: string): { gte: Buffer; lt:
   return { gte, lt };
 }
 
-export function parseVersionKey(dbKey: Buffer): { key: string; revision: number } {
-  return { key: dbKey.toString('utf8', 1, dbKey.length - 9), revision: readUint64(dbKey, dbKey.length - 8) };
+export function parseVersionKey(dbKey: Buffer): { key: string; revision: number; deleted: boolean } {
+  return {
+    key: dbKey.toString('utf8', 1, dbKey.length - VERSION_SUFFIX),
+    revision: readUint64(dbKey, dbKey.length - 9),
+    deleted: dbKey[dbKey.length - 1] === 1,
+  };
 }
 
 export function historyKey(revision: number): Buffer {

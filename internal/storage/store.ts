@@ -177,9 +177,9 @@ export class Store {
     view.acquire();
     try {
       const [entry] = await this.db.iterator({
-        gte: versionKey(key, 0), lte: versionKey(key, at), reverse: true, limit: 1, snapshot: view.snapshot,
+        gte: versionKey(key, 0), lte: versionKey(key, at, true), reverse: true, limit: 1, snapshot: view.snapshot,
       }).all();
-      if (!entry || entry[1].length === 0) throw notFound(key);
+      if (!entry || parseVersionKey(entry[0]).deleted) throw notFound(key);
       return { kv: decodeRecord(key, entry[1]), revision: at };
     } finally {
       view.release();
@@ -221,32 +221,29 @@ export class Store {
 
   /** Lists through the version index: per key, the newest version at or below the revision. */
   private async listAt(prefix: string, after: string, limit: number, revision: number, snapshot: Snapshot) {
+    const range = versionRange(prefix, after || undefined);
     const items: KeyValue[] = [];
-    let remaining = 0;
-    let key: string | undefined;
-    let newest: Buffer | undefined;
-    const settleKey = (): void => {
-      if (key === undefined || !newest || newest.length === 0) return;
-      if (!limit || items.length < limit) items.push(decodeRecord(key, newest));
-      else remaining++;
-    };
-    const versions = this.db.iterator({ ...versionRange(prefix, after || undefined), snapshot });
+    const page = this.db.iterator({ ...range, snapshot });
+    const chunk = limit ? Math.min(HISTORY_CHUNK, limit + 16) : HISTORY_CHUNK;
+    let rest: Buffer | undefined;
     try {
-      for (let entries = await versions.nextv(HISTORY_CHUNK); entries.length > 0; entries = await versions.nextv(HISTORY_CHUNK)) {
-        for (const [dbKey, record] of entries) {
-          const version = parseVersionKey(dbKey);
-          if (version.key !== key) {
-            settleKey();
-            key = version.key;
-            newest = undefined;
-          }
-          if (version.revision <= revision) newest = record;
-        }
-      }
+      rest = await newestVersions(() => page.nextv(chunk), revision, (key, record) => {
+        if (limit && items.length === limit) return false;
+        items.push(decodeRecord(key, record!));
+        return true;
+      });
     } finally {
-      await versions.close();
+      await page.close();
     }
-    settleKey();
+    let remaining = 0;
+    if (rest) {
+      const keys = this.db.keys({ gte: rest, lt: range.lt, snapshot });
+      try {
+        await newestVersions(async () => (await keys.nextv(HISTORY_CHUNK)).map((k) => [k, undefined]), revision, () => ++remaining > 0);
+      } finally {
+        await keys.close();
+      }
+    }
     return { items, remaining };
   }
 
@@ -356,7 +353,7 @@ export class Store {
         const record = encodeRecord(next);
         ops.push({ type: 'put', key: currentKey(write.key), value: record }, { type: 'put', key: versionKey(write.key, revision), value: record });
       } else {
-        ops.push({ type: 'del', key: currentKey(write.key) }, { type: 'put', key: versionKey(write.key, revision), value: TOMBSTONE });
+        ops.push({ type: 'del', key: currentKey(write.key) }, { type: 'put', key: versionKey(write.key, revision, true), value: TOMBSTONE });
       }
       ops.push({ type: 'put', key: historyKey(revision), value: asBuffer(payload) });
       applied.push({ write, event, payload });
@@ -483,11 +480,34 @@ function normalize(p: { modRevision?: number; uid?: string }): Write['preconditi
   return { modRevision: p.modRevision ?? 0, uid: p.uid ?? '' };
 }
 
+/** Visits, per key of a version scan in key order, its newest version at or below
+ * `revision` unless deleted, until visit declines one; resolves the first db key of
+ * the declined key's versions, or undefined when the scan ended. */
+async function newestVersions(next: () => Promise<Array<[Buffer, Buffer | undefined]>>, revision: number,
+  visit: (key: string, record: Buffer | undefined) => boolean): Promise<Buffer | undefined> {
+  let key: string | undefined;
+  let start: Buffer | undefined;
+  let newest: { record: Buffer | undefined } | undefined;
+  for (let entries = await next(); entries.length > 0; entries = await next()) {
+    for (const [dbKey, record] of entries) {
+      const version = parseVersionKey(dbKey);
+      if (version.key !== key) {
+        if (newest && !visit(key!, newest.record)) return start;
+        key = version.key;
+        start = dbKey;
+        newest = undefined;
+      }
+      if (version.revision <= revision) newest = version.deleted ? undefined : { record };
+    }
+  }
+  return newest && !visit(key!, newest.record) ? start : undefined;
+}
+
 /** The records a compacted event leaves behind: itself, the version it replaced, and its tombstone. */
 function supersededBy(revision: number, event: StorageEvent): BatchOp[] {
   const key = event.kv!.key;
   const ops: BatchOp[] = [{ type: 'del', key: historyKey(revision) }];
   if (event.prevKv) ops.push({ type: 'del', key: versionKey(key, event.prevKv.modRevision) });
-  if (event.type === 'DELETE') ops.push({ type: 'del', key: versionKey(key, revision) });
+  if (event.type === 'DELETE') ops.push({ type: 'del', key: versionKey(key, revision, true) });
   return ops;
 }

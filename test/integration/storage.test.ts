@@ -203,3 +203,48 @@ describe('storage service process', function () {
     storage = undefined;
   });
 });
+
+describe('storage service process without NATS', function () {
+  this.timeout(60_000);
+  let nats: RunningNats | undefined;
+  let dataDir: string;
+  let storage: StorageProcess | undefined;
+  let client: StorageClient | undefined;
+  let nc: NatsConnection | undefined;
+
+  after(async () => {
+    client?.close();
+    if (storage) await stopProcess(storage.proc, 'SIGKILL');
+    await nc?.close();
+    await nats?.stop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('serves writes while NATS is down and publishes once it is back, showing the gap', async () => {
+    const probe = await startNats();
+    const { port, url } = probe;
+    await probe.stop();
+    dataDir = mkdtempSync(join(tmpdir(), 'storage-it-'));
+    storage = await startStorage(dataDir, url);
+    client = new StorageClient(storage.address);
+    expect((await client.create('core/configmaps/ns/a', v('1'), 'ua')).revision).to.equal(1);
+
+    nats = await startNats({ port });
+    nc = await connect({ servers: url });
+    const received: Msg[] = [];
+    nc.subscribe(subscriptionSubject('core/configmaps/'), { callback: (_err, msg) => { received.push(msg); } });
+    await nc.flush();
+    // The storage process reconnects on its own; write until a commit is published.
+    let revision = 1;
+    for (const deadline = Date.now() + 15_000; received.length === 0 && Date.now() < deadline; await sleep(200)) {
+      revision = (await client.update('core/configmaps/ns/a', v(String(revision)))).revision;
+    }
+    const first = await waitFor('a message once NATS is back', () => received[0], 2000);
+    expect(Number(first.headers?.get(REVISION_HEADER))).to.be.greaterThan(1);
+    expect(first.headers?.get(PREV_REVISION_HEADER)).to.equal('0');
+
+    await nats.stop();
+    expect((await client.update('core/configmaps/ns/a', v('while down'))).revision).to.be.greaterThan(revision);
+    expect(storage.proc.exitCode).to.equal(null);
+  });
+});

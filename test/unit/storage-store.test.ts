@@ -150,6 +150,12 @@ describe('storage store', () => {
     expect(await at(b1.revision)).to.deep.equal(['a=a1@1', 'b=b1@2']);
     expect(await at(del.revision)).to.deep.equal(['a=a2@3']);
     expect(await at(0)).to.deep.equal(['a=a2@3', 'b=b-again@5']);
+    await store.update('apps/deployments/ns/a', v('a3')); // so that earlier revisions are read through the version index
+    const firstOf = (revision: number) => store.list('apps/deployments/', { revision, limit: 1 })
+      .then((l) => [l.items.map((kv) => kv.value.toString()), l.remaining, l.more]);
+    expect(await firstOf(b1.revision)).to.deep.equal([['a1'], 1, true]);
+    expect(await firstOf(del.revision)).to.deep.equal([['a2'], 0, false]);
+    expect(await firstOf(del.revision + 1)).to.deep.equal([['a2'], 1, true]);
   });
 
   it('makes compacted revisions unreadable and keeps the rest', async () => {

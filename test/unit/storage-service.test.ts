@@ -1,0 +1,72 @@
+import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { api, serve, type RunningServer } from '../../internal/rpc/index.js';
+import { StorageClient, type StorageEvent } from '../../internal/storage/client.js';
+import { storageHandlers } from '../../internal/storage/service.js';
+import { Store } from '../../internal/storage/store.js';
+
+async function waitUntil(what: string, ok: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('storage gRPC service', () => {
+  let dir: string;
+  let store: Store;
+  let server: RunningServer;
+  let client: StorageClient;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'storage-svc-'));
+    store = await Store.open(join(dir, 'storage'), { compactionIntervalMs: 0 });
+    server = await serve('127.0.0.1:0', [
+      { name: 'svc.storage.v1.Storage', definition: api.svc.storage.v1.Storage.service, handlers: storageHandlers(store) },
+    ]);
+    client = new StorageClient(`127.0.0.1:${server.port}`);
+  });
+  after(async () => {
+    client.close();
+    await server.stop();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('releases a followed watch when the client cancels it', async () => {
+    await client.create('core/pods/ns/a', Buffer.from('1'), 'ua');
+    const stream = client.watch('core/pods/', 0, true);
+    const received: StorageEvent[] = [];
+    stream.on('data', (e: StorageEvent) => received.push(e));
+    stream.on('error', () => undefined); // CANCELLED
+    await waitUntil('history and progress', () => received.length === 2);
+    expect(received.map((e) => e.type)).to.deep.equal(['PUT', 'PROGRESS']);
+    expect(store.activeWatches).to.equal(1);
+    await client.update('core/pods/ns/a', Buffer.from('2'));
+    await waitUntil('the live event', () => received.length === 3);
+    expect(received[2]).to.include({ type: 'PUT', revision: 2 });
+    stream.cancel();
+    await waitUntil('the watch to be released', () => store.activeWatches === 0);
+  });
+
+  it('keeps a slow watcher ordered under backpressure', async () => {
+    const stream = client.watch('core/big/', 0, true);
+    const revisions: number[] = [];
+    stream.on('data', (e: StorageEvent) => {
+      revisions.push(e.revision);
+      if (revisions.length % 50 === 0) { stream.pause(); setTimeout(() => stream.resume(), 5); }
+    });
+    stream.on('error', () => undefined);
+    await waitUntil('progress', () => revisions.length === 1);
+    const value = Buffer.alloc(64 * 1024, 'x');
+    const written = await Promise.all(Array.from({ length: 300 }, (_, i) => client.create(`core/big/ns/k${i}`, value, `u${i}`)));
+    const expected = written.map((w) => w.revision).sort((a, b) => a - b);
+    await waitUntil('every event', () => revisions.length === 301, 20_000);
+    expect(revisions.slice(1)).to.deep.equal(expected);
+    stream.cancel();
+    await waitUntil('the watch to be released', () => store.activeWatches === 0);
+  });
+});
