@@ -1,0 +1,148 @@
+// The variables an expression may use, with their types. self and oldSelf are
+// typed from a schema; claims, user, request and authorizer have fixed types;
+// any other name is dynamic. One environment is built per distinct set of
+// declarations and shared by every expression compiled against it.
+import { Environment } from '@marcbachmann/cel-js';
+import { AuthorizerValue, type AuthorizerBinding } from './authz.js';
+import { registerLibraries } from './library.js';
+import {
+  type DeclType, type Schema, declFromSchema, dynDecl, objectDecls, PRESERVE_UNKNOWN_FIELDS, scalarDecl,
+} from './schema.js';
+import { ACCESS_REVIEW_TYPE, AUTHORIZER_TYPE, SELF_TYPE, USER_INFO_TYPE } from './typenames.js';
+
+const STRING: Schema = { type: 'string' };
+const STRINGS: Schema = { type: 'array', items: STRING };
+const EXTRA: Schema = { type: 'object', additionalProperties: STRINGS };
+
+/** The authenticated user, as user validation rules see it. */
+export const USER_INFO_SCHEMA: Schema = {
+  type: 'object',
+  properties: { username: STRING, uid: STRING, groups: STRINGS, extra: EXTRA },
+};
+
+const SELECTOR: Schema = {
+  type: 'object',
+  properties: {
+    rawSelector: STRING,
+    requirements: {
+      type: 'array',
+      items: { type: 'object', properties: { key: STRING, operator: STRING, values: STRINGS } },
+    },
+  },
+};
+
+/** The request an authorizer decides on, as its match conditions see it. */
+export const ACCESS_REVIEW_SCHEMA: Schema = {
+  type: 'object',
+  properties: {
+    resourceAttributes: {
+      type: 'object',
+      properties: {
+        namespace: STRING, verb: STRING, group: STRING, version: STRING, resource: STRING,
+        subresource: STRING, name: STRING, fieldSelector: SELECTOR, labelSelector: SELECTOR,
+      },
+    },
+    nonResourceAttributes: { type: 'object', properties: { path: STRING, verb: STRING } },
+    user: STRING, groups: STRINGS, extra: EXTRA, uid: STRING,
+  },
+};
+
+const CLAIMS_SCHEMA: Schema = { type: 'object', additionalProperties: { [PRESERVE_UNKNOWN_FIELDS]: true } };
+
+export interface DeclarationOptions {
+  /** Types self and oldSelf; without it they are dynamic. */
+  readonly schema?: Schema;
+  /** self is the root of a resource: apiVersion, kind and metadata are always there. */
+  readonly resourceRoot?: boolean;
+  /** Names to declare besides self and oldSelf (which a schema declares). */
+  readonly variables?: readonly string[];
+}
+
+export interface Declarations {
+  /** Identifies the declarations in caches. */
+  readonly key: string;
+  readonly env: Environment;
+  readonly variables: ReadonlyMap<string, DeclType>;
+}
+
+function authorizerDecl(): DeclType {
+  return {
+    ...scalarDecl(AUTHORIZER_TYPE, 'authorizer'),
+    convert: (v) => (v instanceof AuthorizerValue ? v : new AuthorizerValue(v as AuthorizerBinding)),
+  };
+}
+
+function variableDecls(opts: DeclarationOptions): Map<string, DeclType> {
+  const names = new Set(opts.variables ?? []);
+  if (opts.schema) names.add('self').add('oldSelf');
+  const self = opts.schema
+    ? declFromSchema(opts.schema, { path: 'self', typeName: SELF_TYPE, resourceRoot: opts.resourceRoot })
+    : undefined;
+  const decls = new Map<string, DeclType>();
+  for (const name of [...names].sort()) {
+    switch (name) {
+      case 'self': case 'oldSelf': decls.set(name, self ?? dynDecl(name)); break;
+      case 'claims': decls.set(name, declFromSchema(CLAIMS_SCHEMA, { path: name, typeName: 'claims' })); break;
+      case 'user': decls.set(name, declFromSchema(USER_INFO_SCHEMA, { path: name, typeName: USER_INFO_TYPE })); break;
+      case 'request': decls.set(name, declFromSchema(ACCESS_REVIEW_SCHEMA, { path: name, typeName: ACCESS_REVIEW_TYPE })); break;
+      case 'authorizer': decls.set(name, authorizerDecl()); break;
+      default: decls.set(name, dynDecl(name));
+    }
+  }
+  return decls;
+}
+
+let base: Environment | undefined;
+
+/** The environment every expression starts from: language options and libraries. */
+function baseEnvironment(): Environment {
+  if (!base) {
+    base = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true, unlistedVariablesAreDyn: false });
+    registerLibraries(base);
+  }
+  return base;
+}
+
+function buildEnvironment(variables: ReadonlyMap<string, DeclType>): Environment {
+  const env = baseEnvironment().clone();
+  const registered = new Set<string>();
+  for (const decl of variables.values()) {
+    for (const obj of objectDecls(decl)) {
+      if (registered.has(obj.typeName)) continue;
+      registered.add(obj.typeName);
+      const fields = Object.fromEntries([...obj.fieldTypes].map(([name, t]) => [name, t.celType]));
+      env.registerType(obj.typeName, { ctor: obj.ctor, fields, convert: obj.convert });
+      env.registerOperator(`${obj.typeName} == ${obj.typeName}`, (a: { equals(b: unknown): boolean }, b: unknown) => a.equals(b));
+    }
+  }
+  for (const [name, decl] of variables) env.registerVariable(name, decl.celType);
+  return env;
+}
+
+/** JSON with object keys in a fixed order, so equal schemas give equal keys. */
+function stableJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+const CACHE_LIMIT = 256;
+const cache = new Map<string, Declarations>();
+
+/** The declarations for a schema and variable names, built once and cached. */
+export function declare(opts: DeclarationOptions = {}): Declarations {
+  const key = stableJson({ s: opts.schema ?? null, r: Boolean(opts.resourceRoot), v: [...(opts.variables ?? [])].sort() });
+  const hit = cache.get(key);
+  if (hit) {
+    cache.delete(key);
+    cache.set(key, hit);
+    return hit;
+  }
+  const variables = variableDecls(opts);
+  const decls: Declarations = { key, env: buildEnvironment(variables), variables };
+  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+  cache.set(key, decls);
+  return decls;
+}

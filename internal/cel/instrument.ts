@@ -1,0 +1,278 @@
+// Runtime hooks on a checked expression tree. The underlying interpreter has no
+// cost tracking, so every node that costs something gets an evaluate wrapper
+// that charges the meter of the running evaluation, and every function and
+// operator call gets a wrapper that charges by the size of its arguments. The
+// same walk swaps in the platform's semantics for some built-in methods and
+// records which versioned features the expression uses.
+import { callCost, ITERATION_COST, LIST_CREATE_COST, MAP_CREATE_COST, operatorCost, QUANTIFIER_TEST_COST, SELECT_AND_IDENT_COST } from './cost.js';
+import { parseDuration } from './duration.js';
+import { FUNCTION_RELEASES, REPLACEMENTS } from './library.js';
+import { compileRegex } from './regex.js';
+import { RELEASE_1_29 } from './release.js';
+
+type EvalFn = (ev: unknown, ast: Node, ctx: unknown) => unknown;
+type AnyFn = (...args: any[]) => unknown; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+interface TypeDecl { readonly kind: string; readonly name: string }
+
+interface Meta {
+  readonly alternate?: Node;
+  readonly macro?: Record<string, unknown> & { macroHasProps?: Node[]; evaluate: (ev: unknown, m: unknown, ctx: unknown) => unknown };
+  readonly evaluate: EvalFn;
+}
+
+/** The interpreter's node, with the fields its type checker fills in. */
+export interface Node {
+  readonly op: string;
+  readonly args: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  readonly meta: Meta;
+  readonly start: number;
+  readonly pos: number;
+  readonly checkedType?: TypeDecl;
+  handle?: AnyFn;
+  evaluate: EvalFn;
+}
+
+/** Cost accumulated by one evaluation, and the budget it may not pass. */
+export class CostMeter {
+  cost = 0;
+  exceeded = false;
+  constructor(readonly limit: number) {}
+}
+
+/** Thrown inside the interpreter when the budget runs out; reported by the caller. */
+export class BudgetExhausted extends Error {}
+
+let active: CostMeter | undefined;
+
+/** Runs fn with meter collecting the cost of the evaluation it performs. */
+export function metered<T>(meter: CostMeter, fn: () => T): T {
+  const previous = active;
+  active = meter;
+  try {
+    return fn();
+  } finally {
+    active = previous;
+  }
+}
+
+function charge(units: number): void {
+  const meter = active;
+  if (!meter) return;
+  meter.cost += units;
+  if (meter.cost > meter.limit) {
+    meter.exceeded = true;
+    throw new BudgetExhausted();
+  }
+}
+
+export interface FeatureUse {
+  readonly feature: string;
+  readonly since: string;
+  readonly offset: number;
+}
+
+/** A constant argument that is invalid, found when the expression is compiled. */
+export class LiteralError extends Error {
+  constructor(message: string, readonly offset: number) {
+    super(message);
+  }
+}
+
+const NUMERIC = new Set(['int', 'uint', 'double']);
+const ORDERING = new Set(['<', '<=', '>', '>=']);
+const BINARY = new Set(['==', '!=', 'in', '+', '-', '*', '/', '%', '<', '<=', '>', '>=']);
+const REGEX_FUNCTIONS = new Set(['matches', 'find', 'findAll']);
+
+function baseEvaluate(node: Node): EvalFn {
+  const { alternate, macro, evaluate } = node.meta;
+  if (alternate) return (ev, _ast, ctx) => alternate.evaluate(ev, alternate, ctx);
+  if (macro) return (ev, _ast, ctx) => macro.evaluate(ev, macro, ctx);
+  return evaluate;
+}
+
+function chargeOnEvaluate(node: Node, units: number): void {
+  if (units === 0) return;
+  const base = baseEvaluate(node);
+  node.evaluate = (ev, ast, ctx) => {
+    charge(units);
+    return base(ev, ast, ctx);
+  };
+}
+
+function withPosition(err: unknown, node: Node): unknown {
+  const located = err as { withAst?: (n: Node) => unknown };
+  return typeof located.withAst === 'function' ? located.withAst(node) : err;
+}
+
+function receiverMatches(kind: 'string' | 'list', value: unknown): boolean {
+  return kind === 'string' ? typeof value === 'string' : Array.isArray(value);
+}
+
+/** Wraps a function call: the platform's replacement when there is one, then its cost. */
+function hookCall(node: Node): void {
+  const method = node.op === 'rcall';
+  const name: string = node.args[0];
+  const arity = (method ? node.args[2] : node.args[1]).length;
+  const replacement = method ? REPLACEMENTS.get(`${name}/${arity}`) : undefined;
+  const original = node.handle!;
+  const call = (args: unknown[], run: () => unknown): unknown => {
+    let result: unknown;
+    if (replacement && receiverMatches(replacement.receiver, args[0])) {
+      try {
+        result = replacement.impl(...args);
+      } catch (err) {
+        throw withPosition(err, node);
+      }
+    } else {
+      result = run();
+    }
+    charge(callCost(name, args, result));
+    return result;
+  };
+  node.handle = method
+    ? (args: unknown[], ev: unknown, ast: unknown) => call(args, () => original(args, ev, ast))
+    : (args: unknown[], ast: unknown, ev: unknown) => call(args, () => original(args, ast, ev));
+}
+
+function hookOperator(node: Node): void {
+  const original = node.handle!;
+  const op = node.op;
+  node.handle = (left: unknown, right: unknown, ast: unknown, ev: unknown) => {
+    charge(operatorCost(op, left, right));
+    return original(left, right, ast, ev);
+  };
+}
+
+function macroCharge(node: Node): number {
+  const macro = node.meta.macro!;
+  if (node.op === 'call' && node.args[0] === 'has') {
+    // has(a.b.c) reads a, then selects every field but the last, which it only tests.
+    return Math.max(0, (macro.macroHasProps?.length ?? 2) - 2);
+  }
+  return node.args[0] === 'bind' ? 0 : 1;
+}
+
+/** The nodes an evaluation of node may run, including macro expansions. */
+function children(node: Node): Node[] {
+  const out: Node[] = [];
+  const { alternate, macro } = node.meta;
+  if (alternate) out.push(alternate);
+  if (macro) {
+    for (const [key, value] of Object.entries(macro)) {
+      if (key === 'ast') continue;
+      if (Array.isArray(value)) out.push(...value.filter(isNode));
+      else if (isNode(value)) out.push(value);
+    }
+  }
+  const a = node.args;
+  switch (node.op) {
+    case 'value': case 'id': case 'accuValue': case 'accuInc': break;
+    case 'call': out.push(...a[1]); break;
+    case 'rcall': out.push(a[1], ...a[2]); break;
+    case '.': case '.?': out.push(a[0]); break;
+    case 'map': for (const [k, v] of a) out.push(k, v); break;
+    case 'comprehension': out.push(a.iterable, a.init, a.step); break;
+    case '!_': case '-_': case 'accuPush': out.push(a); break;
+    default: out.push(...a);
+  }
+  return out;
+}
+
+let nodeClass: Function | undefined; // eslint-disable-line @typescript-eslint/no-unsafe-function-type
+
+function isNode(v: unknown): v is Node {
+  return nodeClass !== undefined && v instanceof nodeClass;
+}
+
+function constantString(node: Node | undefined): string | undefined {
+  return node?.op === 'value' && typeof node.args === 'string' ? node.args : undefined;
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+
+/** Rejects constant regexes, durations and timestamps that could never evaluate. */
+function validateLiterals(node: Node): void {
+  if (node.op !== 'call' && node.op !== 'rcall') return;
+  const name: string = node.args[0];
+  const args: Node[] = node.op === 'rcall' ? [node.args[1], ...node.args[2]] : node.args[1];
+  if (REGEX_FUNCTIONS.has(name) && args.length >= 2) {
+    const pattern = constantString(args[1]);
+    if (pattern === undefined) return;
+    try {
+      compileRegex(pattern);
+    } catch (err) {
+      throw new LiteralError((err as Error).message, args[1].start);
+    }
+  }
+  const text = node.op === 'call' && args.length === 1 ? constantString(args[0]) : undefined;
+  if (text === undefined) return;
+  if (name === 'duration' && parseDuration(text) === undefined) throw new LiteralError(`invalid duration: "${text}"`, args[0].start);
+  if (name === 'timestamp' && (!RFC3339.test(text) || Number.isNaN(Date.parse(text)))) {
+    throw new LiteralError(`invalid timestamp: "${text}"`, args[0].start);
+  }
+}
+
+function featuresOf(node: Node): FeatureUse[] {
+  const out: FeatureUse[] = [];
+  if (node.op === '.?' || node.op === '[?]' || node.checkedType?.kind === 'optional') {
+    out.push({ feature: 'optional types', since: RELEASE_1_29, offset: node.start });
+  }
+  if ((node.op === 'call' || node.op === 'rcall') && !node.meta.alternate) {
+    const since = FUNCTION_RELEASES.get(node.args[0]);
+    if (since) out.push({ feature: `function ${node.args[0]}`, since, offset: node.start });
+  }
+  if (ORDERING.has(node.op)) {
+    const [l, r] = node.args as Node[];
+    const lt = l.checkedType?.name;
+    const rt = r.checkedType?.name;
+    if (lt && rt && lt !== rt && NUMERIC.has(lt) && NUMERIC.has(rt)) {
+      out.push({ feature: 'cross-type numeric comparisons', since: RELEASE_1_29, offset: node.start });
+    }
+  }
+  return out;
+}
+
+function install(node: Node, stepCharge: number): void {
+  const op = node.op;
+  if ((op === 'call' || op === 'rcall') && node.meta.macro) {
+    chargeOnEvaluate(node, macroCharge(node) + stepCharge);
+    return;
+  }
+  if ((op === 'call' || op === 'rcall') && !node.meta.alternate && node.handle) hookCall(node);
+  else if (BINARY.has(op) && node.handle) hookOperator(node);
+  let units = stepCharge;
+  switch (op) {
+    case 'id': if (!node.meta.alternate) units += SELECT_AND_IDENT_COST; break;
+    case '.': case '.?': case '[]': case '[?]': units += SELECT_AND_IDENT_COST; break;
+    case '!_': case '-_': case 'accuPush': case 'accuInc': units += 1; break;
+    case 'list': units += LIST_CREATE_COST; break;
+    case 'map': units += MAP_CREATE_COST; break;
+  }
+  chargeOnEvaluate(node, units);
+}
+
+/**
+ * Installs the hooks on a type-checked tree (once; programs share it) and
+ * returns the versioned features it uses. Throws LiteralError for invalid
+ * constant arguments.
+ */
+export function instrument(root: Node): FeatureUse[] {
+  nodeClass ??= Object.getPrototypeOf(root).constructor;
+  const seen = new Set<Node>();
+  const stepCharges = new Map<Node, number>();
+  const features: FeatureUse[] = [];
+  const visit = (node: Node): void => {
+    if (seen.has(node)) return;
+    seen.add(node);
+    if (node.op === 'comprehension') {
+      stepCharges.set(node.args.step, ITERATION_COST + (node.args.kind === 'quantifier' ? QUANTIFIER_TEST_COST : 0));
+    }
+    validateLiterals(node);
+    features.push(...featuresOf(node));
+    install(node, stepCharges.get(node) ?? 0);
+    for (const child of children(node)) visit(child);
+  };
+  visit(root);
+  return features;
+}
