@@ -361,7 +361,8 @@ export class Store {
     ops.push({ type: 'put', key: META_REVISION, value: uint64(revision) });
     const now = Date.now();
     const last = this.marks[this.marks.length - 1];
-    const mark = applied.length > 0 && (!last || now - last.time >= this.markIntervalMs) ? { time: now, revision } : undefined;
+    const due = this.windowMs > 0 && applied.length > 0 && (!last || now - last.time >= this.markIntervalMs);
+    const mark = due ? { time: now, revision } : undefined;
     if (mark) ops.push({ type: 'put', key: markKey(mark.time), value: uint64(revision) });
     return { ops, applied, refused, revision, mark };
   }
