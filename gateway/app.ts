@@ -11,7 +11,10 @@ import type { Backends, UserInfo } from './backends.js';
 import type { ResourceRequest } from './context.js';
 import { requestInfo, type RequestInfo } from './requestinfo.js';
 import { plainFormatOf, writeBody } from './respond.js';
-import { apiGroupDoc, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.js';
+import { aggregatedDiscovery, apiGroupDoc, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.js';
+import { openapiV2, openapiV3Document, openapiV3Index, parseV3Path } from './openapi.js';
+import { parseAccept } from './negotiation.js';
+import { GROUP_APIDISCOVERY, UPSTREAM_GROUP_APIDISCOVERY } from '../internal/names/index.js';
 import { serveHealth, type Check } from './health.js';
 import { Objects } from './objects.js';
 import * as verbs from './handlers.js';
@@ -137,11 +140,37 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
 async function route(ctx: Koa.ParameterizedContext<State>, deps: GatewayDeps, serverAddress: string): Promise<void> {
   const { info } = ctx.state;
   if (info.isResourceRequest) return serveResource(ctx, deps, info);
-  const doc = nonResource(deps.registry, ctx.path, serverAddress);
-  if (doc === undefined) throw notFound({ group: '', resource: '' }, ctx.path);
   if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw methodNotAllowed(ctx.method, ctx.path);
+  const aggregated = aggregatedRequest(ctx, ctx.path);
+  if (aggregated) {
+    ctx.status = 200;
+    ctx.body = JSON.stringify(aggregatedDiscovery(deps.registry, aggregated.core, aggregated.group));
+    ctx.set('Content-Type', `application/json;g=${aggregated.group};v=v2;as=APIGroupDiscoveryList`);
+    return;
+  }
+  const doc = nonResource(deps.registry, ctx.path, serverAddress);
+  if (doc === undefined) throw new StatusError(404, 'NotFound', NOT_FOUND_MESSAGE);
   writeBody(ctx, 200, doc);
 }
+
+/** `/api` or `/apis` asked for in the aggregated form: the discovery group the client named. */
+function aggregatedRequest(ctx: Koa.Context, path: string): { core: boolean; group: string } | undefined {
+  const trimmed = path.replace(/\/$/, '');
+  if (trimmed !== '/api' && trimmed !== '/apis') return undefined;
+  for (const r of parseAccept(ctx.get('Accept') || undefined)) {
+    if (r.type !== 'application/json' && r.type !== '*/*') continue;
+    if (r.params.as === 'APIGroupDiscoveryList' && r.params.v === 'v2'
+      && (r.params.g === GROUP_APIDISCOVERY || r.params.g === UPSTREAM_GROUP_APIDISCOVERY)) return { core: trimmed === '/api', group: r.params.g };
+    if (!r.params.as) return undefined;
+  }
+  return undefined;
+}
+
+const openapiCache = new Map<string, unknown>();
+const cached = (key: string, make: () => unknown) => {
+  if (!openapiCache.has(key)) openapiCache.set(key, make());
+  return openapiCache.get(key);
+};
 
 function nonResource(registry: Registry, path: string, serverAddress: string): unknown {
   const parts = path.split('/').filter(Boolean);
@@ -151,7 +180,16 @@ function nonResource(registry: Registry, path: string, serverAddress: string): u
   if (parts[0] === 'apis' && parts.length === 1) return apiGroupList(registry);
   if (parts[0] === 'apis' && parts.length === 2) return apiGroupDoc(registry, parts[1]);
   if (parts[0] === 'apis' && parts.length === 3) return apiResourceList(registry, parts[1], parts[2]);
+  if (parts[0] === 'openapi' && parts[1] === 'v2' && parts.length === 2) return cached('v2', () => openapiV2(registry));
+  if (parts[0] === 'openapi' && parts[1] === 'v3') return openapiV3(registry, path);
   return undefined;
+}
+
+function openapiV3(registry: Registry, path: string): unknown {
+  const document = (group: string, version: string) => cached(`v3/${group}/${version}`, () => openapiV3Document(registry, group, version));
+  if (path.split('/').filter(Boolean).length === 2) return cached('v3', () => openapiV3Index(registry, document));
+  const gv = parseV3Path(path);
+  return gv ? document(gv.group, gv.version) : undefined;
 }
 
 const NOT_FOUND_MESSAGE = 'the server could not find the requested resource';

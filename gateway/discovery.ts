@@ -47,3 +47,25 @@ export function apiResourceList(registry: Registry, group: string, version: stri
   if (kinds.length === 0) return undefined;
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf(group, version), resources: kinds.flatMap(resourceEntries) };
 }
+
+const scopeOf = (k: KindDef) => (k.namespaced ? 'Namespaced' : 'Cluster');
+
+function discoveryResource(k: KindDef) {
+  const responseKind = { group: k.group, version: k.version, kind: k.kind };
+  return {
+    resource: k.resource, responseKind, scope: scopeOf(k), singularResource: k.singular, verbs: k.verbs,
+    ...(k.shortNames ? { shortNames: k.shortNames } : {}), ...(k.categories ? { categories: k.categories } : {}),
+    ...(k.subresources?.length ? { subresources: k.subresources.map((s) => ({ subresource: s, responseKind, verbs: ['get', 'patch', 'update'] })) } : {}),
+  };
+}
+
+/** The aggregated form (`APIGroupDiscoveryList` v2) of the core group (`/api`) or the named groups (`/apis`), in the group spelling asked for. */
+export function aggregatedDiscovery(registry: Registry, core: boolean, discoveryGroup: string) {
+  const items = [...registry.groups()].filter(([name]) => (name === '') === core).map(([name, versions]) => ({
+    metadata: { name, creationTimestamp: null },
+    versions: versions.map((version) => ({
+      version, freshness: 'Current', resources: registry.inGroupVersion(name, version).map(discoveryResource),
+    })),
+  }));
+  return { kind: 'APIGroupDiscoveryList', apiVersion: `${discoveryGroup}/v2`, metadata: {}, items };
+}

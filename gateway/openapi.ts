@@ -1,0 +1,115 @@
+// OpenAPI documents generated from the registry: /openapi/v2 (Swagger 2.0) and
+// /openapi/v3 with one document per group version. Schemas come from the shared
+// definitions; each `x-svc-*` marker is also given in the upstream spelling that
+// kubectl reads (`x-kubernetes-group-version-kind`, patch markers).
+import { createHash } from 'node:crypto';
+import type { KindDef, Registry } from '../internal/registry/index.js';
+import { definitions, definitionNameFor, type Schema } from '../internal/registry/openapi.js';
+import { extension } from '../internal/names/index.js';
+import { SERVED_RELEASE } from './discovery.js';
+
+const OWN_PREFIX = extension('');
+const UPSTREAM_PREFIX = 'x-kubernetes-';
+const V2_REF = '#/definitions/';
+const V3_REF = '#/components/schemas/';
+
+/** A copy of a schema with upstream-spelled markers beside ours and refs in the given style. */
+function exportSchema(schema: unknown, refPrefix: string): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => exportSchema(s, refPrefix));
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === '$ref' && typeof v === 'string') { out.$ref = refPrefix + v.slice(V2_REF.length); continue; }
+    const value = exportSchema(v, refPrefix);
+    out[k] = value;
+    if (k.startsWith(OWN_PREFIX)) out[UPSTREAM_PREFIX + k.slice(OWN_PREFIX.length)] = value;
+  }
+  return out;
+}
+
+/** The names of the definitions a set of definitions refers to, transitively. */
+function reachable(roots: string[]): Set<string> {
+  const all = definitions();
+  const seen = new Set<string>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (typeof node !== 'object' || node === null) return;
+    for (const [k, v] of Object.entries(node)) {
+      if (k === '$ref' && typeof v === 'string') {
+        const name = v.slice(V2_REF.length);
+        if (!seen.has(name) && all[name]) { seen.add(name); visit(all[name]); }
+      } else visit(v);
+    }
+  };
+  for (const r of roots) if (all[r]) { seen.add(r); visit(all[r]); }
+  return seen;
+}
+
+const gvkOf = (k: KindDef) => ({ group: k.group, version: k.version, kind: k.kind });
+const param = (name: string, type = 'string') => ({ name, in: 'query', schema: { type }, uniqueItems: true });
+const WRITE_PARAMS = [param('dryRun'), param('fieldManager'), param('fieldValidation')];
+
+function pathsOf(k: KindDef, ref: (name: string) => unknown, v3: boolean): Record<string, unknown> {
+  const prefix = k.group ? `/apis/${k.group}/${k.version}` : `/api/${k.version}`;
+  const collection = `${prefix}${k.namespaced ? '/namespaces/{namespace}' : ''}/${k.resource}`;
+  const defName = definitionNameFor(gvkOf(k));
+  const schema = defName ? ref(defName) : { type: 'object' };
+  const gvk = { [`${UPSTREAM_PREFIX}group-version-kind`]: gvkOf(k), [`${OWN_PREFIX}group-version-kind`]: gvkOf(k) };
+  const responses = { 200: { description: 'OK', ...(v3 ? { content: { 'application/json': { schema } } } : { schema }) } };
+  /** One operation; `bodySchema` is the request body (v3) or the body parameter (v2). */
+  const op = (action: string, params: unknown[], bodySchema?: unknown) => ({
+    operationId: `${action}${k.kind}`, [`${UPSTREAM_PREFIX}action`]: action, ...gvk, responses,
+    parameters: !v3 && bodySchema ? [...params, { name: 'body', in: 'body', required: true, schema: bodySchema }] : params,
+    ...(v3 && bodySchema ? { requestBody: { content: { '*/*': { schema: bodySchema } } } } : {}),
+  });
+  return {
+    [`${collection}/{name}`]: {
+      get: op('get', []),
+      put: op('put', WRITE_PARAMS, schema),
+      patch: op('patch', [...WRITE_PARAMS, param('force', 'boolean')], { type: 'object' }),
+      delete: op('delete', [param('dryRun')]),
+    },
+    [collection]: { get: op('list', []), post: op('post', WRITE_PARAMS, schema) },
+  };
+}
+
+export function openapiV2(registry: Registry): unknown {
+  const all = definitions();
+  const defs = Object.fromEntries(Object.entries(all).map(([name, s]) => [name, exportSchema(s, V2_REF)]));
+  const paths = Object.assign({}, ...registry.all().map((k) => pathsOf(k, (n) => ({ $ref: V2_REF + n }), false)));
+  return { swagger: '2.0', info: { title: 'svc-apiserver', version: SERVED_RELEASE.gitVersion }, paths, definitions: defs };
+}
+
+const groupVersionPath = (group: string, version: string) => (group ? `apis/${group}/${version}` : `api/${version}`);
+
+/** The v3 document of one group version, or undefined when it is not served. */
+export function openapiV3Document(registry: Registry, group: string, version: string): unknown {
+  const kinds = registry.inGroupVersion(group, version);
+  if (kinds.length === 0) return undefined;
+  const roots = kinds.map((k) => definitionNameFor(gvkOf(k))).filter((n): n is string => Boolean(n));
+  const schemas = Object.fromEntries([...reachable(roots)].map((n) => [n, exportSchema(definitions()[n], V3_REF) as Schema]));
+  const paths = Object.assign({}, ...kinds.map((k) => pathsOf(k, (n) => ({ $ref: V3_REF + n }), true)));
+  return { openapi: '3.0.0', info: { title: 'svc-apiserver', version: SERVED_RELEASE.gitVersion }, paths, components: { schemas } };
+}
+
+/** The v3 index: one entry per served group version, with a hash that changes with its content. */
+export function openapiV3Index(registry: Registry, documentOf: (group: string, version: string) => unknown): unknown {
+  const paths: Record<string, { serverRelativeURL: string }> = {};
+  for (const [group, versions] of registry.groups()) {
+    for (const version of versions) {
+      const key = groupVersionPath(group, version);
+      const hash = createHash('sha512').update(JSON.stringify(documentOf(group, version))).digest('hex').slice(0, 128).toUpperCase();
+      paths[key] = { serverRelativeURL: `/openapi/v3/${key}?hash=${hash}` };
+    }
+  }
+  return { paths };
+}
+
+/** Parses `/openapi/v3/api/v1` or `/openapi/v3/apis/{group}/{version}`. */
+export function parseV3Path(path: string): { group: string; version: string } | undefined {
+  const parts = path.split('/').filter(Boolean).slice(2);
+  if (parts[0] === 'api' && parts.length === 2) return { group: '', version: parts[1] };
+  if (parts[0] === 'apis' && parts.length === 3) return { group: parts[1], version: parts[2] };
+  return undefined;
+}
+
