@@ -1,5 +1,5 @@
 // One supervised child process: started, its output prefixed line by line,
-// waited on until healthy, restarted when it dies, stopped on request.
+// waited on until healthy, restarted when it dies after that, stopped on request.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
@@ -18,6 +18,9 @@ const TAIL_LINES = 20;
 export class Child {
   private proc?: ChildProcess;
   private stopping = false;
+  private served = false;
+  /** Set when the child exited before it served, or could not be spawned: it will not come back by itself. */
+  failure?: string;
   /** The last lines the child printed, for the message when it cannot start. */
   readonly tail: string[] = [];
 
@@ -28,14 +31,24 @@ export class Child {
   }
 
   start(): void {
+    this.failure = undefined;
     const proc = spawn(this.spec.command, this.spec.args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc = proc;
     for (const stream of [proc.stdout!, proc.stderr!]) {
       createInterface({ input: stream }).on('line', (line) => this.log(line));
     }
-    proc.on('error', (err) => this.log(`cannot start: ${err.message}`));
+    proc.on('error', (err) => {
+      this.failure = `cannot start: ${err.message}`;
+      this.log(this.failure);
+    });
     proc.on('exit', (code, signal) => {
       if (this.stopping) return;
+      // Before it ever served, a crash is a startup failure for the launcher to report, not to retry.
+      if (!this.served) {
+        this.failure = `exited (${signal ?? `code ${code}`})`;
+        this.log(this.failure);
+        return;
+      }
       this.log(`exited (${signal ?? `code ${code}`}); restarting in ${RESTART_DELAY_MS} ms`);
       setTimeout(() => { if (!this.stopping) this.start(); }, RESTART_DELAY_MS);
     });
@@ -47,15 +60,22 @@ export class Child {
     process.stdout.write(`[${this.spec.name}] ${line}\n`);
   }
 
-  /** Polls the health check until it passes or the timeout runs out. */
+  /** Polls the health check until it passes, the child ends or is stopped, or the timeout runs out. */
   async waitHealthy(timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (this.proc?.exitCode !== null && this.proc?.exitCode !== undefined) return false;
-      if (await this.spec.healthy().catch(() => false)) return true;
+    while (Date.now() < deadline && !this.stopping && this.failure === undefined) {
+      if (await this.spec.healthy().catch(() => false)) {
+        this.served = true;
+        return true;
+      }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     return false;
+  }
+
+  /** No restart from now on: the whole set is going down, this child in its turn. */
+  retire(): void {
+    this.stopping = true;
   }
 
   /** SIGTERM, then SIGKILL after a grace period. */

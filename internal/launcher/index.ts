@@ -95,27 +95,47 @@ export async function launch(argv: string[]): Promise<Launched> {
   if (!perService.authn.has('client-ca-file')) perService.authn.set('client-ca-file', pki.caCert);
   await planAddresses(perService, dataDir);
   const children: Child[] = [];
-  const stop = async () => { for (const c of [...children].reverse()) await c.stop(); };
+  let stopping: Promise<void> | undefined;
+  const stop = () => (stopping ??= stopAll(children));
   const timeoutMs = parseDuration(launcher.get('startup-timeout') ?? LAUNCHER_FLAGS['startup-timeout'].default!);
+  // Until every child serves, a signal aborts the start-up and takes down what already runs.
+  let interrupted: string | undefined;
+  const interrupt = (signal: NodeJS.Signals) => { interrupted = signal; void stop(); };
+  process.once('SIGINT', interrupt).once('SIGTERM', interrupt);
   const startAndWait = async (child: Child) => {
+    if (interrupted) throw new Error(`interrupted by ${interrupted} before starting ${child.spec.name}`);
     children.push(child);
     child.start();
-    if (!(await child.waitHealthy(timeoutMs))) {
-      await stop();
-      throw new Error(`${child.spec.name} did not become healthy within ${timeoutMs / 1000}s; its last output:\n${child.tail.join('\n')}`);
-    }
+    const healthy = await child.waitHealthy(timeoutMs);
+    if (interrupted) throw new Error(`interrupted by ${interrupted} while starting ${child.spec.name}`);
+    if (healthy) return;
+    const why = child.failure ? `${child.failure} before it became healthy` : `did not become healthy within ${timeoutMs / 1000}s`;
+    throw new Error(`${child.spec.name} ${why}; its last output:\n${child.tail.join('\n')}`);
   };
-  if (!perService.storage.has('nats-url')) {
-    const nats = await startNats(launcher.get('nats-server-binary') ?? 'nats-server', dataDir);
-    for (const s of SERVICE_ORDER) if (SERVICE_FLAGS[s]['nats-url']) perService[s].set('nats-url', nats.url);
-    await startAndWait(nats.child);
-  }
   const gatewayPort = Number(perService.gateway.get('secure-port') ?? SERVICE_FLAGS.gateway['secure-port'].default);
-  for (const s of SERVICE_ORDER) {
-    const args = [entryPoint(s), ...[...perService[s]].map(([k, v]) => `--${k}=${v}`)];
-    const healthy = s === 'gateway' ? () => httpsReady(gatewayPort, pki.caCert) : () => checkHealth(perService[s].get('listen')!);
-    await startAndWait(new Child({ name: s, command: process.execPath, args, healthy }));
+  try {
+    if (!perService.storage.has('nats-url')) {
+      const nats = await startNats(launcher.get('nats-server-binary') ?? 'nats-server', dataDir);
+      for (const s of SERVICE_ORDER) if (SERVICE_FLAGS[s]['nats-url']) perService[s].set('nats-url', nats.url);
+      await startAndWait(nats.child);
+    }
+    for (const s of SERVICE_ORDER) {
+      const args = [entryPoint(s), ...[...perService[s]].map(([k, v]) => `--${k}=${v}`)];
+      const healthy = s === 'gateway' ? () => httpsReady(gatewayPort, pki.caCert) : () => checkHealth(perService[s].get('listen')!);
+      await startAndWait(new Child({ name: s, command: process.execPath, args, healthy }));
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  } finally {
+    process.off('SIGINT', interrupt).off('SIGTERM', interrupt);
   }
   console.log(`svc-apiserver is ready on https://127.0.0.1:${gatewayPort}\n\n  export KUBECONFIG=${adminKubeconfigPath(dataDir)}\n  kubectl.1.33 get namespaces\n`);
   return { children, stop };
+}
+
+/** Stops every child, the last started first; none restarts meanwhile, even when signalled directly (Ctrl-C). */
+async function stopAll(children: Child[]): Promise<void> {
+  for (const c of children) c.retire();
+  for (const c of [...children].reverse()) await c.stop();
 }
