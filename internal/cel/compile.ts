@@ -5,7 +5,7 @@ import { CostLimitError, CompileError, EvalError, position } from './errors.js';
 import { PER_CALL_LIMIT } from './cost.js';
 import { declare, type DeclarationOptions, type Declarations } from './declarations.js';
 import { type CostEstimate, estimateMessage, estimateTree } from './estimate.js';
-import { BudgetExhausted, CostMeter, type FeatureUse, instrument, LiteralError, metered, type Node } from './instrument.js';
+import { BudgetExhausted, CostMeter, type FeatureUse, instrument, LiteralError, metered, type Node, prepare } from './instrument.js';
 import { compareReleases, checkRelease, SERVING_RELEASE } from './release.js';
 
 export interface CompileOptions extends DeclarationOptions {
@@ -117,6 +117,7 @@ function build(expression: string, declarations: Declarations): Program {
     const fault = err as CelFault;
     throw compileError(expression, summaryOf(fault), fault.range?.start);
   }
+  prepare(parsed.ast);
   const checked = parsed.check();
   if (!checked.valid) throw compileError(expression, summaryOf(checked.error!), checked.error!.range?.start);
   let features: FeatureUse[];

@@ -161,9 +161,9 @@ class Estimator {
   private macro(node: Node, scope: ReadonlyMap<string, Shape>): Result {
     const m = node.meta.macro!;
     if (node.args[0] === 'has') {
-      const props = m.macroHasProps ?? [];
-      const root = props.length ? this.run(props[props.length - 1], scope).cost : 0;
-      return { cost: root + Math.max(0, props.length - 2), shape: SCALAR };
+      const props = m.macroHasProps;
+      if (!props) return { cost: this.run((m.args as Node[])[0].args[0], scope).cost, shape: SCALAR };
+      return { cost: this.run(props[props.length - 1], scope).cost + Math.max(0, props.length - 2), shape: SCALAR };
     }
     if (node.args[0] === 'bind') {
       const value = this.run(m.val as Node, scope);

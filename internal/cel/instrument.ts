@@ -233,6 +233,58 @@ function featuresOf(node: Node): FeatureUse[] {
   return out;
 }
 
+interface Checker {
+  check(node: Node, ctx: unknown): unknown;
+  createError(code: string, message: string, node: Node): Error;
+  getType(name: string): unknown;
+}
+
+interface Interpreter {
+  run(node: Node, ctx: unknown): unknown;
+  debugType(v: unknown): { fieldLazy(obj: unknown, key: string, node: Node, ev: unknown): unknown };
+}
+
+/** has() on any operand, where the interpreter only accepts a chain of fields from a variable. */
+function generalHas(select: Node): Record<string, unknown> {
+  return {
+    args: [select],
+    typeCheck(checker: Checker, _m: unknown, ctx: unknown) {
+      if (select.op !== '.') throw checker.createError('invalid_macro_argument', 'has() invalid argument', select);
+      checker.check(select.args[0], ctx);
+      return checker.getType('bool');
+    },
+    evaluate(ev: Interpreter, _m: unknown, ctx: unknown) {
+      const target = ev.run(select.args[0], ctx);
+      return ev.debugType(target).fieldLazy(target, select.args[1], select, ev) !== undefined;
+    },
+  };
+}
+
+function rootOfSelects(node: Node): Node {
+  let n = node;
+  while (n.op === '.' || n.op === '.?') n = n.args[0];
+  return n;
+}
+
+/** Adjusts a parsed tree before it is type checked. */
+export function prepare(root: Node): void {
+  const seen = new Set<Node>();
+  const visit = (node: Node): void => {
+    if (seen.has(node)) return;
+    seen.add(node);
+    const macro = node.meta.macro;
+    if (macro && node.op === 'call' && node.args[0] === 'has') {
+      const select: Node = node.args[1][0];
+      if (select.op === '.' && rootOfSelects(select).op !== 'id') {
+        (node as unknown as { setMeta(k: string, v: unknown): void }).setMeta('macro', generalHas(select));
+      }
+    }
+    for (const child of children(node)) visit(child);
+  };
+  nodeClass ??= Object.getPrototypeOf(root).constructor;
+  visit(root);
+}
+
 function install(node: Node, stepCharge: number): void {
   const op = node.op;
   if ((op === 'call' || op === 'rcall') && node.meta.macro) {

@@ -10,7 +10,7 @@ const POSIX_CLASSES: Record<string, string> = {
   digit: '0-9', graph: '!-~', lower: 'a-z', print: ' -~', punct: '!-\\/:-@\\[-`{-~',
   space: '\\t\\n\\v\\f\\r ', upper: 'A-Z', word: '0-9A-Za-z_', xdigit: '0-9A-Fa-f',
 };
-const JS_SYNTAX = new Set('^$\\.*+?()[]{}|/-');
+const JS_SYNTAX = new Set('^$\\.*+?()[]{}|/');
 const SIMPLE_ESCAPES: Record<string, string> = {
   d: '\\d', D: '\\D', w: '\\w', W: '\\W', b: '\\b', B: '\\B', n: '\\n', t: '\\t', r: '\\r', f: '\\f', v: '\\v',
   a: '\\x07', A: '(?<![\\s\\S])', z: '(?![\\s\\S])', s: '[\\t\\n\\f\\r ]', S: '[^\\t\\n\\f\\r ]',
@@ -20,7 +20,7 @@ const MAX_REPEAT = 1000;
 
 class SyntaxFault extends Error {}
 
-const literal = (ch: string): string => (JS_SYNTAX.has(ch) ? `\\${ch}` : ch);
+const literal = (ch: string, inClass = false): string => (JS_SYNTAX.has(ch) || (inClass && ch === '-') ? `\\${ch}` : ch);
 
 /** Translates RE2 syntax to an equivalent JavaScript pattern and flags. */
 class Translator {
@@ -82,19 +82,19 @@ class Translator {
     if (ch === undefined) throw new SyntaxFault('trailing backslash at end of expression: ``');
     const table = inClass ? CLASS_ESCAPES : SIMPLE_ESCAPES;
     if (table[ch]) return table[ch];
-    if (ch === 'Q') return this.quoted();
+    if (ch === 'Q') return this.quoted(inClass);
     if (ch === 'x') return this.hexEscape();
     if (ch === 'p' || ch === 'P') return this.unicodeClass(ch);
     if (ch >= '0' && ch <= '7') return this.octal(ch);
     if (/[0-9A-Za-z]/.test(ch)) throw new SyntaxFault(`invalid escape sequence: \`\\${ch}\``);
-    return literal(ch);
+    return literal(ch, inClass);
   }
 
-  private quoted(): string {
+  private quoted(inClass: boolean): string {
     const end = this.src.indexOf('\\E', this.i);
     const text = this.src.slice(this.i, end < 0 ? undefined : end);
     this.i = end < 0 ? this.src.length : end + 2;
-    return Array.from(text, literal).join('');
+    return Array.from(text, (c) => literal(c, inClass)).join('');
   }
 
   private hexEscape(): string {

@@ -32,14 +32,11 @@ export function indexOf(s: string, sub: string, offset = 0n): bigint {
 
 export function lastIndexOf(s: string, sub: string, offset?: bigint): bigint {
   const cps = codePoints(s);
-  if (offset === undefined) {
-    if (sub === '') return BigInt(cps.length);
-    offset = BigInt(cps.length - 1);
-  }
+  const subCps = codePoints(sub);
+  if (offset === undefined) return sub === '' ? BigInt(cps.length) : BigInt(findFrom(cps, subCps, cps.length - subCps.length, -1));
   if (sub === '') return offset;
   const off = toIndex(offset);
   if (off < 0 || off >= cps.length) throw outOfRange(offset);
-  const subCps = codePoints(sub);
   return BigInt(findFrom(cps, subCps, Math.min(off, cps.length - subCps.length), -1));
 }
 
@@ -74,11 +71,12 @@ export function split(s: string, sep: string, n = -1n): string[] {
 
 export function substring(s: string, start: bigint, end?: bigint): string {
   const cps = codePoints(s);
-  const last = end ?? BigInt(cps.length);
-  if (start > last) throw runtimeError(`invalid substring range. start: ${start}, end: ${last}`);
-  if (start < 0n || start > BigInt(cps.length)) throw outOfRange(start);
-  if (last < 0n || last > BigInt(cps.length)) throw outOfRange(last);
-  return typeof cps === 'string' ? cps.slice(Number(start), Number(last)) : cps.slice(Number(start), Number(last)).join('');
+  const size = BigInt(cps.length);
+  if (end !== undefined && start > end) throw runtimeError(`invalid substring range. start: ${start}, end: ${end}`);
+  if (start < 0n || start > size) throw outOfRange(start);
+  if (end !== undefined && (end < 0n || end > size)) throw outOfRange(end);
+  const part = cps.slice(Number(start), end === undefined ? undefined : Number(end));
+  return typeof part === 'string' ? part : part.join('');
 }
 
 // Unicode White_Space, as the platform trims it (no zero-width characters).
