@@ -2,6 +2,9 @@
 // request of the REST protocol to the other services.
 import Koa from 'koa';
 import https from 'node:https';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+import type { FeatureGates } from '../internal/config/features.js';
 import type { TLSSocket } from 'node:tls';
 import { SpanKind, context, extractContext, trace, tracer, SpanStatusCode } from '../internal/tracing/index.js';
 import { StatusError, forbidden, internalError, methodNotAllowed, notFound, unauthorized } from '../internal/apimachinery/status.js';
@@ -30,9 +33,13 @@ export interface GatewayDeps {
   /** Named checks of post-start work (bootstrap); they fail until it is done. */
   startupChecks: Check[];
   isShuttingDown: () => boolean;
+  features: FeatureGates;
+  /** While the process is younger than this, unfinished start-up work does not fail /livez. */
+  livezGracePeriodMs: number;
 }
 
 type State = { info: RequestInfo; user: UserInfo };
+const gzipAsync = promisify(gzip);
 
 /** Writes any failure as a Status object with its code. */
 async function errors(ctx: Koa.Context, next: Koa.Next): Promise<void> {
@@ -46,6 +53,24 @@ async function errors(ctx: Koa.Context, next: Koa.Next): Promise<void> {
     for (const [k, v] of Object.entries(status.headers)) ctx.set(k, v);
     writeBody(ctx, status.code, status.toStatus(), plainFormatOf(ctx));
   }
+}
+
+/** Responses at least this large are compressed for clients that accept gzip. */
+const COMPRESSION_THRESHOLD = 128 * 1024;
+
+/** gzip for large bodies when the client accepts it (gate APIResponseCompression). */
+function compression(enabled: boolean) {
+  return async (ctx: Koa.Context, next: Koa.Next): Promise<void> => {
+    await next();
+    const body = ctx.body;
+    if (!enabled || !ctx.respond || !(typeof body === 'string' || Buffer.isBuffer(body))) return;
+    if (Buffer.byteLength(body) < COMPRESSION_THRESHOLD || !/\bgzip\b/.test(ctx.get('Accept-Encoding'))) return;
+    const type = ctx.response.get('Content-Type');
+    ctx.body = await gzipAsync(body);
+    ctx.set('Content-Type', type);
+    ctx.set('Content-Encoding', 'gzip');
+    ctx.vary('Accept-Encoding');
+  };
 }
 
 /** A server span per request, continuing an incoming traceparent. */
@@ -120,14 +145,20 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
     { name: 'ping', run: () => undefined },
     { name: 'log', run: () => undefined },
     { name: 'store', run: async () => { if (!(await checkHealth(deps.backends.addresses.storage))) throw new Error('storage is not serving'); } },
-    ...deps.startupChecks,
   ];
-  const readyChecks: Check[] = [...healthChecks, { name: 'shutdown', run: () => { if (deps.isShuttingDown()) throw new Error('shutting down'); } }];
+  const started = Date.now();
+  const livezChecks: Check[] = [...healthChecks, ...deps.startupChecks.map((c) => ({
+    name: c.name, run: () => (Date.now() - started < deps.livezGracePeriodMs ? undefined : c.run()),
+  }))];
+  const readyChecks: Check[] = [...healthChecks, ...deps.startupChecks,
+    { name: 'shutdown', run: () => { if (deps.isShuttingDown()) throw new Error('shutting down'); } }];
+  app.use(compression(deps.features('APIResponseCompression')));
   app.use(errors);
   app.use(traced);
   app.use(async (ctx, next) => {
     const root = ctx.path.split('/')[1];
-    if (root === 'livez' || root === 'healthz') return serveHealth(ctx, root, healthChecks);
+    if (root === 'livez') return serveHealth(ctx, root, livezChecks);
+    if (root === 'healthz') return serveHealth(ctx, root, [...healthChecks, ...deps.startupChecks]);
     if (root === 'readyz') return serveHealth(ctx, root, readyChecks);
     return next();
   });

@@ -14,6 +14,9 @@ import { encodeContinue, expiredContinue, getPlan, listPlan } from './versions.j
 import { waitForRevision } from './freshness.js';
 import { encodeStored } from './objects.js';
 
+export const ORPHAN_FINALIZER = 'orphan';
+export const FOREGROUND_FINALIZER = 'foregroundDeletion';
+
 /** Attempts of a write that lost a race to a concurrent one before answering 409. */
 const MAX_WRITE_ATTEMPTS = 5;
 /** Attempts at a free name for `generateName` before answering AlreadyExists. */
@@ -230,22 +233,33 @@ export async function deleteOne(r: ResourceRequest, backends: Backends, namespac
     const { obj, kv } = await r.objects.get(namespace, name);
     checkPreconditions(r, obj, opts);
     await admit(backends, r.def, 'DELETE', r.user, undefined, obj, dryRun, { kind: 'DeleteOptions', apiVersion: 'v1', ...opts });
-    const held = (obj.metadata!.finalizers?.length ?? 0) > 0 || hasSpecFinalizers(obj);
+    const policyFinalizer = propagationFinalizer(opts);
+    const held = (obj.metadata!.finalizers?.length ?? 0) > 0 || hasSpecFinalizers(obj) || policyFinalizer !== undefined;
     try {
       if (!held) return { obj: dryRun ? obj : await r.objects.delete(namespace, name, kv.modRevision), removed: true };
-      return { obj: await markDeleting(r, obj, kv.modRevision, opts, dryRun), removed: false };
+      return { obj: await markDeleting(r, obj, kv.modRevision, opts, dryRun, policyFinalizer), removed: false };
     } catch (err) {
       if (!(err instanceof StatusError && err.reason === 'Conflict') || attempt >= MAX_WRITE_ATTEMPTS) throw err;
     }
   }
 }
 
-/** Sets deletionTimestamp (once) on an object that finalizers keep. */
-async function markDeleting(r: ResourceRequest, obj: ApiObject, revision: number, opts: DeleteOptions, dryRun: boolean): Promise<ApiObject> {
-  if (obj.metadata!.deletionTimestamp) return obj;
+/** The finalizer a propagation policy asks the garbage collector to honour before removal. */
+function propagationFinalizer(opts: DeleteOptions): string | undefined {
+  if (opts.propagationPolicy === 'Orphan' || (opts.propagationPolicy === undefined && opts.orphanDependents === true)) return ORPHAN_FINALIZER;
+  return opts.propagationPolicy === 'Foreground' ? FOREGROUND_FINALIZER : undefined;
+}
+
+/** Sets deletionTimestamp (once), and the policy's finalizer, on an object that finalizers keep. */
+async function markDeleting(r: ResourceRequest, obj: ApiObject, revision: number, opts: DeleteOptions, dryRun: boolean,
+  policyFinalizer?: string): Promise<ApiObject> {
+  const finalizers = obj.metadata!.finalizers ?? [];
+  const addFinalizer = policyFinalizer !== undefined && !finalizers.includes(policyFinalizer);
+  if (obj.metadata!.deletionTimestamp && !addFinalizer) return obj;
   const next = structuredClone(obj);
-  next.metadata!.deletionTimestamp = nowTimestamp();
-  next.metadata!.deletionGracePeriodSeconds = opts.gracePeriodSeconds ?? 0;
+  if (addFinalizer) next.metadata!.finalizers = [...finalizers, policyFinalizer!];
+  next.metadata!.deletionTimestamp ??= nowTimestamp();
+  next.metadata!.deletionGracePeriodSeconds ??= opts.gracePeriodSeconds ?? 0;
   r.def.prepareForDelete?.(next);
   return dryRun ? next : r.objects.update(next, revision);
 }
@@ -254,13 +268,13 @@ export async function deleteObject(r: ResourceRequest, backends: Backends): Prom
   const dryRun = isDryRun(r.query);
   const opts = await readDeleteOptions(r.ctx, r.query);
   const { obj, removed } = await deleteOne(r, backends, r.info.namespace, r.info.name, opts, dryRun || (opts.dryRun ?? []).includes('All'));
-  if (!removed || r.def.returnDeletedObject) return writeObject(r.ctx, r.def, removed ? 200 : 200, obj);
+  if (!removed || r.def.returnDeletedObject) return writeObject(r.ctx, r.def, 200, obj);
   writeBody(r.ctx, 200, success(r.objects.gr, r.info.name, obj.metadata?.uid), formatOf(r.ctx).mediaType);
 }
 
 export async function deleteCollection(r: ResourceRequest, backends: Backends): Promise<void> {
-  const dryRun = isDryRun(r.query);
   const opts = await readDeleteOptions(r.ctx, r.query);
+  const dryRun = isDryRun(r.query) || (opts.dryRun ?? []).includes('All');
   const { items } = await listObjects(r, backends);
   const deleted: ApiObject[] = [];
   for (const item of items) {

@@ -7,6 +7,10 @@ import { initTracing, shutdownTracing } from '../../internal/tracing/index.js';
 import { ensurePki, writeAdminKubeconfig } from '../../internal/pki/index.js';
 import { builtinRegistry } from '../../internal/registry/index.js';
 import { messageNameFor } from '../../internal/apimachinery/protobuf/index.js';
+import { parseFeatureGates } from '../../internal/config/features.js';
+
+/** How long in-flight requests may take to finish once the server stops accepting new ones. */
+const IN_FLIGHT_GRACE_MS = 2000;
 import { Backends } from '../../gateway/backends.js';
 import { WatchHub } from '../../gateway/hub.js';
 import { createApp, createHttpsServer } from '../../gateway/app.js';
@@ -17,6 +21,14 @@ initTracing('gateway');
 // The Protobuf tables compile on first use; do it now rather than in a request.
 messageNameFor('v1', 'Namespace');
 
+const features = (() => {
+  try {
+    return parseFeatureGates(flags.string('feature-gates'));
+  } catch (err) {
+    console.error(`gateway: --feature-gates: ${(err as Error).message}`);
+    process.exit(2);
+  }
+})();
 const dataDir = flags.string('data-dir');
 const pki = await ensurePki(dataDir);
 const registry = builtinRegistry();
@@ -35,6 +47,8 @@ const app = createApp({
   watch: { minRequestTimeoutSeconds: flags.int('min-request-timeout') },
   startupChecks: [{ name: 'poststarthook/bootstrap-controller', run: () => { if (!bootstrapped) throw new Error('initial namespaces not created yet'); } }],
   isShuttingDown: () => shuttingDown,
+  features,
+  livezGracePeriodMs: flags.duration('livez-grace-period'),
 }, () => `${flags.string('bind-address')}:${port}`);
 
 const server = createHttpsServer(app, {
@@ -63,11 +77,16 @@ async function bootstrap(): Promise<void> {
 }
 void bootstrap();
 
+/** Graceful stop: /readyz fails first, requests keep being served for the delay, then watches end and the server closes. */
 async function shutdown(): Promise<void> {
+  if (shuttingDown) return;
   shuttingDown = true;
+  await new Promise((resolve) => setTimeout(resolve, flags.duration('shutdown-delay-duration')));
   hub.close();
+  const closed = new Promise((resolve) => server.close(resolve));
+  server.closeIdleConnections();
+  await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, IN_FLIGHT_GRACE_MS).unref())]);
   server.closeAllConnections();
-  server.close();
   await nc.drain().catch(() => undefined);
   backends.close();
   await shutdownTracing();

@@ -50,6 +50,9 @@ export const gatewayFlags: FlagSet = {
   'tls-private-key-file': { type: 'string', default: '', help: 'key of --tls-cert-file' },
   'request-timeout': { type: 'duration', default: '60s', help: 'default timeout of non-watch requests' },
   'min-request-timeout': { type: 'int', default: '1800', help: 'minimum seconds a watch stays open before the server ends it' },
+  'feature-gates': { type: 'string', default: '', help: 'feature gates to switch: Name=true|false,...' },
+  'livez-grace-period': { type: 'duration', default: '0s', help: 'how long after start /livez may fail before it reports the process as dead' },
+  'shutdown-delay-duration': { type: 'duration', default: '0s', help: 'on SIGTERM, how long /readyz fails while requests are still served, before shutting down' },
 };
 
 export const SERVICE_FLAGS = {
