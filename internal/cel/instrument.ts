@@ -11,7 +11,8 @@ import { compileRegex } from './regex.js';
 import { RELEASE_1_29 } from './release.js';
 
 type EvalFn = (ev: unknown, ast: Node, ctx: unknown) => unknown;
-type AnyFn = (...args: any[]) => unknown; // eslint-disable-line @typescript-eslint/no-explicit-any
+/** An interpreter call handler; its arguments depend on the node kind. */
+type Handle = (...args: any[]) => unknown;
 
 interface TypeDecl { readonly kind: string; readonly name: string }
 
@@ -24,12 +25,13 @@ interface Meta {
 /** The interpreter's node, with the fields its type checker fills in. */
 export interface Node {
   readonly op: string;
-  readonly args: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** Operands, shaped by op: a literal, a name, nodes, or [name, receiver, nodes] for calls. */
+  readonly args: any;
   readonly meta: Meta;
   readonly start: number;
   readonly pos: number;
   readonly checkedType?: TypeDecl;
-  handle?: AnyFn;
+  handle?: Handle;
   evaluate: EvalFn;
 }
 
@@ -179,7 +181,7 @@ function children(node: Node): Node[] {
   return out;
 }
 
-let nodeClass: Function | undefined; // eslint-disable-line @typescript-eslint/no-unsafe-function-type
+let nodeClass: Function | undefined;
 
 function isNode(v: unknown): v is Node {
   return nodeClass !== undefined && v instanceof nodeClass;

@@ -16,7 +16,8 @@ import {
 import { UrlValue, isUrl, toUrl } from './url.js';
 import { formatDuration, formatTimestamp } from './values.js';
 
-type Handler = (...args: any[]) => unknown; // eslint-disable-line @typescript-eslint/no-explicit-any
+/** A function implementation; its parameters are checked by the signature it is registered with. */
+type Handler = (...args: never[]) => unknown;
 
 interface FunctionGroup {
   readonly since: string;
@@ -178,10 +179,10 @@ export function registerLibraries(env: Environment): void {
 /** Replacement of a built-in method, applied when its receiver has the given kind. */
 interface Replacement {
   readonly receiver: 'string' | 'list';
-  readonly impl: Handler;
+  readonly impl: (...args: unknown[]) => unknown;
 }
 
-const str = (impl: Handler): Replacement => ({ receiver: 'string', impl });
+const str = (impl: Handler): Replacement => ({ receiver: 'string', impl: impl as Replacement['impl'] });
 
 /** Built-in methods replaced by the platform's semantics, keyed by name/argument count. */
 export const REPLACEMENTS: ReadonlyMap<string, Replacement> = new Map([
@@ -197,6 +198,6 @@ export const REPLACEMENTS: ReadonlyMap<string, Replacement> = new Map([
   ['split/1', str(strings.split)],
   ['split/2', str(strings.split)],
   ['matches/1', str(regex.matches)],
-  ['join/0', { receiver: 'list', impl: strings.join }],
-  ['join/1', { receiver: 'list', impl: strings.join }],
+  ['join/0', { receiver: 'list', impl: strings.join as Replacement['impl'] }],
+  ['join/1', { receiver: 'list', impl: strings.join as Replacement['impl'] }],
 ]);

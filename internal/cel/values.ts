@@ -167,7 +167,10 @@ export function stringifyValue(v: unknown): string {
   if (v instanceof Duration) return JSON.stringify(formatDuration(v));
   if (v instanceof Optional) return stringifyValue(v.orValue(null));
   if (Array.isArray(v) || v instanceof Set) return `[${[...v].map(stringifyValue).join(',')}]`;
-  if (typeof (v as JsonRenderable).toJSON === 'function') return JSON.stringify((v as JsonRenderable).toJSON());
+  if (typeof (v as JsonRenderable).toJSON === 'function') {
+    const rendered = (v as JsonRenderable).toJSON();
+    return typeof rendered === 'string' ? JSON.stringify(rendered) : stringifyValue(rendered);
+  }
   if (Object.prototype.toString.call(v).startsWith('[object Type<')) {
     return JSON.stringify((v as { name: string }).name);
   }
