@@ -38,7 +38,7 @@ export interface GatewayDeps {
   livezGracePeriodMs: number;
 }
 
-type State = { info: RequestInfo; user: UserInfo };
+type State = { info: RequestInfo; user: UserInfo; cbor: boolean };
 const gzipAsync = promisify(gzip);
 
 /** Writes any failure as a Status object with its code. */
@@ -154,6 +154,7 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
     { name: 'shutdown', run: () => { if (deps.isShuttingDown()) throw new Error('shutting down'); } }];
   app.use(compression(deps.features('APIResponseCompression')));
   app.use(errors);
+  app.use(async (ctx, next) => { ctx.state.cbor = deps.features('CBORServingAndStorage'); await next(); });
   app.use(traced);
   app.use(async (ctx, next) => {
     const root = ctx.path.split('/')[1];

@@ -4,6 +4,7 @@ import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { isObject } from '../internal/apimachinery/meta.js';
 import { badRequest, requestEntityTooLarge } from '../internal/apimachinery/status.js';
 import { decodeBody } from './negotiation.js';
+import { cborEnabled } from './respond.js';
 
 /** The largest request body accepted, as the upstream server's 3 MiB. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -23,7 +24,7 @@ export async function readRaw(ctx: Koa.Context): Promise<Buffer> {
 export async function readObject(ctx: Koa.Context): Promise<ApiObject> {
   const raw = await readRaw(ctx);
   if (raw.length === 0) throw badRequest('the request body is empty');
-  const body = decodeBody(raw, ctx.get('Content-Type') || undefined);
+  const body = decodeBody(raw, ctx.get('Content-Type') || undefined, cborEnabled(ctx));
   if (!isObject(body)) throw badRequest('the request body must be an object');
   return body as ApiObject;
 }
@@ -48,7 +49,7 @@ export interface DeleteOptions {
 /** DeleteOptions from the body when there is one, else from the query. */
 export async function readDeleteOptions(ctx: Koa.Context, query: URLSearchParams): Promise<DeleteOptions> {
   const raw = await readRaw(ctx);
-  const parsed: unknown = raw.length ? decodeBody(raw, ctx.get('Content-Type') || undefined) : {};
+  const parsed: unknown = raw.length ? decodeBody(raw, ctx.get('Content-Type') || undefined, cborEnabled(ctx)) : {};
   if (!isObject(parsed)) throw badRequest('the request body must be a DeleteOptions object');
   const opts = parsed as DeleteOptions;
   const grace = query.get('gracePeriodSeconds');

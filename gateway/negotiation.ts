@@ -1,6 +1,7 @@
 // Content negotiation: which representation a client accepts, how a request
 // body is decoded, and how a response is written.
 import YAML from 'yaml';
+import { Encoder as CborEncoder } from 'cbor-x';
 import { badRequest, notAcceptable, unsupportedMediaType } from '../internal/apimachinery/status.js';
 import { GROUP_META, MEDIA_PROTOBUF, UPSTREAM_GROUP_META, UPSTREAM_MEDIA_PROTOBUF } from '../internal/names/index.js';
 import { decodeEnvelope, encodeEnvelope } from '../internal/apimachinery/protobuf/index.js';
@@ -29,7 +30,8 @@ export function parseAccept(header: string | undefined): MediaRange[] {
 
 /** The forms the gateway writes: plain objects, or a Table / metadata-only view of them. */
 export type Representation = 'object' | 'Table' | 'PartialObjectMetadata' | 'PartialObjectMetadataList';
-export type MediaType = 'application/json' | 'application/yaml' | typeof MEDIA_PROTOBUF | typeof UPSTREAM_MEDIA_PROTOBUF;
+export const MEDIA_CBOR = 'application/cbor';
+export type MediaType = 'application/json' | 'application/yaml' | typeof MEDIA_PROTOBUF | typeof UPSTREAM_MEDIA_PROTOBUF | typeof MEDIA_CBOR;
 export interface ResponseFormat {
   mediaType: MediaType;
   as: Representation;
@@ -39,47 +41,66 @@ const PROTOBUF_TYPES: string[] = [MEDIA_PROTOBUF, UPSTREAM_MEDIA_PROTOBUF];
 export const isProtobuf = (mediaType: string): boolean => PROTOBUF_TYPES.includes(mediaType);
 
 const isMetaGroup = (g: string | undefined) => g === GROUP_META || g === UPSTREAM_GROUP_META;
-const SERIALIZERS = ['application/json', 'application/yaml', MEDIA_PROTOBUF, UPSTREAM_MEDIA_PROTOBUF] as const;
+const SERIALIZERS = ['application/json', 'application/yaml', MEDIA_PROTOBUF, UPSTREAM_MEDIA_PROTOBUF, MEDIA_CBOR] as const;
+
+/** What a response may be besides JSON and YAML. */
+export interface Offer {
+  table?: boolean;
+  protobuf?: boolean;
+  /** Gate CBORServingAndStorage. */
+  cbor?: boolean;
+}
 
 function matchType(type: string): MediaType | undefined {
   if (type === '*/*' || type === 'application/*') return 'application/json';
   return (SERIALIZERS as readonly string[]).includes(type) ? (type as MediaType) : undefined;
 }
 
-/** Picks the response format from the Accept header; 406 when nothing acceptable is served.
- * Protobuf is offered only where the caller says the body has a Protobuf form. */
-export function negotiate(accept: string | undefined, allowTable: boolean, allowProtobuf = true): ResponseFormat {
+const offered = (mediaType: MediaType, offer: Offer): boolean =>
+  (isProtobuf(mediaType) ? offer.protobuf !== false : mediaType !== MEDIA_CBOR || offer.cbor === true);
+
+/** Picks the response format from the Accept header; 406 when nothing acceptable is served. */
+export function negotiate(accept: string | undefined, offer: Offer): ResponseFormat {
   const ranges = parseAccept(accept);
   for (const r of ranges) {
     const mediaType = matchType(r.type);
-    if (!mediaType || (isProtobuf(mediaType) && (!allowProtobuf || r.params.as))) continue;
+    if (!mediaType || !offered(mediaType, offer) || (isProtobuf(mediaType) && r.params.as)) continue;
     if (!r.params.as) return { mediaType, as: 'object' };
     if (!isMetaGroup(r.params.g) || r.params.v !== 'v1') continue;
-    if (r.params.as === 'Table' && allowTable) return { mediaType, as: 'Table' };
+    if (r.params.as === 'Table' && offer.table) return { mediaType, as: 'Table' };
     if (r.params.as === 'PartialObjectMetadata' || r.params.as === 'PartialObjectMetadataList') return { mediaType, as: r.params.as };
   }
-  throw notAcceptable([...SERIALIZERS]);
+  throw notAcceptable(SERIALIZERS.filter((t) => offered(t, offer)));
+}
+
+/** CBOR documents start with the self-describing tag 55799, as the upstream encoder writes them. */
+const CBOR_SELF_DESCRIBED = Buffer.from([0xd9, 0xd9, 0xf7]);
+const cbor = new CborEncoder({ useRecords: false, mapsAsObjects: true, tagUint8Array: false, variableMapSize: true });
+
+export const encodeCbor = (value: unknown): Buffer => Buffer.concat([CBOR_SELF_DESCRIBED, cbor.encode(value)]);
+export function decodeCbor(raw: Buffer): unknown {
+  return cbor.decode(raw.subarray(0, 3).equals(CBOR_SELF_DESCRIBED) ? raw.subarray(3) : raw);
 }
 
 /** Serializes a response body in the negotiated media type. */
 export function serialize(body: unknown, mediaType: string, pretty = false): string | Buffer {
   if (isProtobuf(mediaType)) return encodeEnvelope(body as Record<string, unknown>);
+  if (mediaType === MEDIA_CBOR) return encodeCbor(body);
   if (mediaType === 'application/yaml') return YAML.stringify(body, { lineWidth: 0 });
   return pretty ? `${JSON.stringify(body, null, 2)}\n` : JSON.stringify(body);
 }
 
-export const BODY_TYPES = ['application/json', 'application/yaml', MEDIA_PROTOBUF];
-
 /** Decodes a request body by its Content-Type; 415 for a type the server does not read. */
-export function decodeBody(raw: Buffer, contentType: string | undefined): unknown {
+export function decodeBody(raw: Buffer, contentType: string | undefined, cborEnabled = false): unknown {
   const type = (contentType ?? 'application/json').split(';')[0].trim().toLowerCase();
   if (PROTOBUF_TYPES.includes(type)) return decodeEnvelope(raw);
   const text = raw.toString('utf8');
   try {
+    if (type === MEDIA_CBOR && cborEnabled) return decodeCbor(raw);
     if (type === 'application/json' || type === '') return JSON.parse(text);
     if (type === 'application/yaml' || type === 'application/x-yaml' || type === 'text/yaml') return YAML.parse(text);
   } catch (err) {
     throw badRequest(`the request body could not be decoded: ${(err as Error).message}`);
   }
-  throw unsupportedMediaType(type, BODY_TYPES);
+  throw unsupportedMediaType(type, ['application/json', 'application/yaml', MEDIA_PROTOBUF, ...(cborEnabled ? [MEDIA_CBOR] : [])]);
 }

@@ -12,13 +12,17 @@ export function writeBody(ctx: Koa.Context, status: number, body: unknown, media
   ctx.body = serialize(body, mediaType, ctx.query.pretty === 'true' || ctx.query.pretty === '1');
 }
 
+/** Whether CBOR is served (gate CBORServingAndStorage), as the app records it per request. */
+export const cborEnabled = (ctx: Koa.Context): boolean => ctx.state.cbor === true;
+
 /** The Accept-driven format of a resource response. */
-export const formatOf = (ctx: Koa.Context): ResponseFormat => negotiate(ctx.get('Accept') || undefined, true);
+export const formatOf = (ctx: Koa.Context): ResponseFormat =>
+  negotiate(ctx.get('Accept') || undefined, { table: true, protobuf: true, cbor: cborEnabled(ctx) });
 
 /** The format of a Status or discovery answer: any serializer the client accepts, JSON when none fits. */
 export function plainFormatOf(ctx: Koa.Context): string {
   try {
-    return negotiate(ctx.get('Accept') || undefined, false).mediaType;
+    return negotiate(ctx.get('Accept') || undefined, { protobuf: true, cbor: cborEnabled(ctx) }).mediaType;
   } catch {
     return 'application/json';
   }

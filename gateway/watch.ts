@@ -5,7 +5,10 @@ import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { StatusError, badRequest, notAcceptable, serviceUnavailable } from '../internal/apimachinery/status.js';
 import { encodeWatchEvent } from '../internal/apimachinery/protobuf/index.js';
 import { MEDIA_PROTOBUF, labelKey } from '../internal/names/index.js';
-import { isProtobuf, type ResponseFormat } from './negotiation.js';
+import { MEDIA_CBOR, encodeCbor, isProtobuf, type ResponseFormat } from './negotiation.js';
+
+/** A CBOR watch is a CBOR sequence, one encoded event per item. */
+const MEDIA_CBOR_SEQ = 'application/cbor-seq';
 import type { StorageEvent, KeyValue } from '../internal/storage/client.js';
 import type { Backends } from './backends.js';
 import { storageError } from './backends.js';
@@ -108,7 +111,7 @@ function history(backends: Backends, prefix: string, after: number): Promise<Sto
 export async function serveWatch(r: ResourceRequest, backends: Backends, hub: WatchHub, opts: WatchOptions): Promise<void> {
   const params = watchParams(r, opts);
   const format = formatOf(r.ctx);
-  if (format.mediaType === 'application/yaml') throw notAcceptable(['application/json', MEDIA_PROTOBUF]);
+  if (format.mediaType === 'application/yaml') throw notAcceptable(['application/json', MEDIA_PROTOBUF, ...(r.ctx.state.cbor ? [MEDIA_CBOR] : [])]);
   if (!hub.ready) throw serviceUnavailable('watch is unavailable until storage and the event stream are reachable');
   const stream = new WatchStream(r, format);
   const unregister = hub.register(r.objects.prefix(r.info.namespace), {
@@ -179,7 +182,8 @@ class WatchStream {
 
   private open(): void {
     this.r.ctx.respond = false;
-    const type = isProtobuf(this.format.mediaType) ? `${this.format.mediaType};stream=watch` : 'application/json';
+    const type = isProtobuf(this.format.mediaType) ? `${this.format.mediaType};stream=watch`
+      : this.format.mediaType === MEDIA_CBOR ? MEDIA_CBOR_SEQ : 'application/json';
     this.r.ctx.res.writeHead(200, { 'Content-Type': type, 'Cache-Control': 'no-cache, private', 'X-Content-Type-Options': 'nosniff' });
     this.r.ctx.res.flushHeaders();
   }
@@ -197,10 +201,14 @@ class WatchStream {
     const object = this.format.as === 'Table' && ev.type !== 'ERROR' && ev.type !== 'BOOKMARK'
       ? toTable(this.r.ctx, this.r.def, [ev.object as ApiObject], { resourceVersion: (ev.object as ApiObject).metadata?.resourceVersion })
       : ev.object;
-    res.write(isProtobuf(this.format.mediaType)
-      ? encodeWatchEvent(ev.type, object as Record<string, unknown>)
-      : `${JSON.stringify({ type: ev.type, object })}\n`);
+    res.write(this.encode(ev.type, object));
     if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy(new Error('watcher too slow'));
+  }
+
+  private encode(type: WatchEventType, object: unknown): string | Buffer {
+    if (isProtobuf(this.format.mediaType)) return encodeWatchEvent(type, object as Record<string, unknown>);
+    if (this.format.mediaType === MEDIA_CBOR) return encodeCbor({ type, object });
+    return `${JSON.stringify({ type, object })}\n`;
   }
 
   private end(): void {
