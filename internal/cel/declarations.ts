@@ -97,7 +97,8 @@ let base: Environment | undefined;
 /** The environment every expression starts from: language options and libraries. */
 function baseEnvironment(): Environment {
   if (!base) {
-    base = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true, unlistedVariablesAreDyn: false });
+    // Literals are checked for one element type after type checking, where dyn elements may mix.
+    base = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: false, unlistedVariablesAreDyn: false });
     registerLibraries(base);
   }
   return base;

@@ -14,7 +14,11 @@ type EvalFn = (ev: unknown, ast: Node, ctx: unknown) => unknown;
 /** An interpreter call handler; its arguments depend on the node kind. */
 type Handle = (...args: any[]) => unknown;
 
-interface TypeDecl { readonly kind: string; readonly name: string }
+interface TypeDecl {
+  readonly kind: string;
+  readonly name: string;
+  matches(other: TypeDecl): boolean;
+}
 
 interface Meta {
   readonly alternate?: Node;
@@ -193,8 +197,25 @@ function constantString(node: Node | undefined): string | undefined {
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
-/** Rejects constant regexes, durations and timestamps that could never evaluate. */
+/**
+ * Aggregate literals hold one type; an element typed dyn fits any. (The
+ * interpreter's own check would also reject dyn elements, so it is done here.)
+ */
+function checkHomogeneous(nodes: Node[], what: string): void {
+  const first = nodes.find((n) => n.checkedType && n.checkedType.kind !== 'dyn');
+  for (const n of nodes) {
+    if (!first || !n.checkedType || n.checkedType.matches(first.checkedType!)) continue;
+    throw new LiteralError(`${what}, expected type '${first.checkedType!.name}' but found '${n.checkedType.name}'`, n.start);
+  }
+}
+
+/** Rejects mixed literals, and constant regexes, durations and timestamps that could never evaluate. */
 function validateLiterals(node: Node): void {
+  if (node.op === 'list') checkHomogeneous(node.args, 'List elements must have the same type');
+  if (node.op === 'map') {
+    checkHomogeneous((node.args as Node[][]).map((e) => e[0]), 'Map key uses wrong type');
+    checkHomogeneous((node.args as Node[][]).map((e) => e[1]), 'Map value uses wrong type');
+  }
   if (node.op !== 'call' && node.op !== 'rcall') return;
   const name: string = node.args[0];
   const args: Node[] = node.op === 'rcall' ? [node.args[1], ...node.args[2]] : node.args[1];

@@ -133,6 +133,28 @@ describe('cel cost estimate', () => {
     expect(() => write(itemsSchema({ maxItems: 100, maxLength: 64 }))).not.to.throw();
   });
 
+  it('never falls below the runtime cost', () => {
+    const schema: Schema = {
+      type: 'object',
+      properties: {
+        l: { type: 'array', maxItems: 5, items: { type: 'string', maxLength: 10 } },
+        m: { type: 'object', maxProperties: 3, additionalProperties: { type: 'integer' } },
+        s: { type: 'string', maxLength: 12 },
+      },
+    };
+    const self = { l: ['aaaaaaaaaa', 'bbbbbbbbbb', 'c', 'd', 'e'], m: { a: 1, b: 2, c: 3 }, s: 'hello-world!' };
+    for (const expr of [
+      "self.l.map(x, x.upperAscii()).join(',').size() > 0", "self.l.filter(x, x.size() > 1).all(y, y.matches('^[a-z]+$'))",
+      'self.m.all(k, self.m[k] > 0)', "self.s.split('-').map(p, p.size()).sum() > 0", "self.l.exists_one(x, x == 'c')",
+      "self.s.replace('l', 'LL').size() < 100", "self.l.indexOf('c') == 2", 'self.l.max().size() > 0',
+      "self.s.findAll('[a-z]').size() > 0", "'c' in self.l", 'self.l.map(a, self.l.map(b, a + b)).size() > 0',
+      "has(self.s) && self.s.lowerAscii().startsWith('h')", 'cel.bind(x, self.s, x + x).size() > 0',
+    ]) {
+      const program = compile(expr, { schema });
+      expect(program.estimateCost().cost, expr).to.be.at.least(program.evaluate({ self }).cost);
+    }
+  });
+
   it('multiplies nested comprehensions', () => {
     const schema: Schema = { type: 'object', properties: { l: { type: 'array', maxItems: 10, items: { type: 'integer' } } } };
     const { cost } = compile('self.l.all(x, self.l.all(y, x != y))', { schema }).estimateCost();

@@ -251,6 +251,14 @@ describe('cel standard environment', () => {
     expect(value("timestamp('2024-01-01T23:30:00-02:00').getHours()")).to.equal(1);
   });
 
+  it('requires one element type in aggregate literals, where dyn elements fit any', () => {
+    expect(value("[1, dyn('a')]")).to.deep.equal([1, 'a']);
+    expect(value("{'a': dyn(1), 'b': 'x'}.b")).to.equal('x');
+    expect(() => compile("[1, 'a']")).to.throw("List elements must have the same type, expected type 'int' but found 'string'");
+    expect(() => compile("{'a': 1, 2: 1}")).to.throw('Map key uses wrong type');
+    expect(() => compile("[[1], ['a']]")).to.throw('List elements must have the same type');
+  });
+
   it('reports undeclared variables and type errors with their position', () => {
     expect(() => compile('1 + \n  foo')).to.throw('ERROR: <input>:2:3: Unknown variable: foo');
     expect(() => compile("1 + 'a'")).to.throw('ERROR: <input>:1:1: no such overload: int + string');
