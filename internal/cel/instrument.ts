@@ -33,7 +33,6 @@ export interface Node {
   readonly args: any;
   readonly meta: Meta;
   readonly start: number;
-  readonly pos: number;
   readonly checkedType?: TypeDecl;
   handle?: Handle;
   evaluate: EvalFn;
