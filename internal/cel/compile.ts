@@ -34,6 +34,7 @@ interface Parsed {
 }
 
 interface CelFault extends Error {
+  readonly code?: string;
   readonly summary?: string;
   readonly range?: { start: number; end: number };
 }
@@ -89,6 +90,15 @@ function summaryOf(err: CelFault): string {
   return err.summary ?? err.message;
 }
 
+/** Declaration errors in the platform's words, which rule authors know from other tools. */
+function compileSummary(err: CelFault): string {
+  const summary = summaryOf(err);
+  const name = summary.slice(summary.indexOf(': ') + 2);
+  if (err.code === 'unknown_variable') return `undeclared reference to '${name}'`;
+  if (err.code === 'no_such_key') return `undefined field '${name}'`;
+  return summary;
+}
+
 function compileError(expression: string, message: string, offset: number | undefined): CompileError {
   if (offset === undefined) return new CompileError(message);
   const { line, column } = position(expression, offset);
@@ -115,11 +125,11 @@ function build(expression: string, declarations: Declarations): Program {
     parsed = declarations.env.parse(expression) as unknown as Parsed;
   } catch (err) {
     const fault = err as CelFault;
-    throw compileError(expression, summaryOf(fault), fault.range?.start);
+    throw compileError(expression, compileSummary(fault), fault.range?.start);
   }
   prepare(parsed.ast);
   const checked = parsed.check();
-  if (!checked.valid) throw compileError(expression, summaryOf(checked.error!), checked.error!.range?.start);
+  if (!checked.valid) throw compileError(expression, compileSummary(checked.error!), checked.error!.range?.start);
   let features: FeatureUse[];
   try {
     features = uniqueFeatures(instrument(parsed.ast));

@@ -48,7 +48,7 @@ describe('svc-cel', () => {
     expect(r.json).to.deep.equal({ result: 'alice:a,b:bob', cost: 12 });
     const typed = svcCel('--expr', 'user.name', '--vars', claims);
     expect(typed.status).to.equal(1);
-    expect(typed.json.error).to.include('No such key: name');
+    expect(typed.json.error).to.include("undefined field 'name'");
   });
 
   it('prints a compile error and exits 1', () => {

@@ -260,7 +260,7 @@ describe('cel standard environment', () => {
   });
 
   it('reports undeclared variables and type errors with their position', () => {
-    expect(() => compile('1 + \n  foo')).to.throw('ERROR: <input>:2:3: Unknown variable: foo');
+    expect(() => compile('1 + \n  foo')).to.throw("ERROR: <input>:2:3: undeclared reference to 'foo'");
     expect(() => compile("1 + 'a'")).to.throw('ERROR: <input>:1:1: no such overload: int + string');
   });
 });

@@ -70,7 +70,7 @@ describe('cel property name escaping', () => {
     expect(value('self.redact__underscores__d')).to.equal('under');
     expect(value('self.__namespace__')).to.equal('ns');
     expect(value('self.a__dot__b__slash__c')).to.equal(7);
-    expect(() => compile('self.namespace', { schema })).to.throw('No such key: namespace');
+    expect(() => compile('self.namespace', { schema })).to.throw("undefined field 'namespace'");
   });
 });
 
@@ -92,8 +92,8 @@ describe('cel types from schemas', () => {
 
   it('finds type errors when the rule is compiled', () => {
     expect(() => compile("self.replicas + 'x'", { schema })).to.throw('no such overload: int + string');
-    expect(() => compile('self.missing', { schema })).to.throw('No such key: missing');
-    expect(() => compile('self.ports.map(p, p.nope)', { schema })).to.throw('No such key: nope');
+    expect(() => compile('self.missing', { schema })).to.throw("undefined field 'missing'");
+    expect(() => compile('self.ports.map(p, p.nope)', { schema })).to.throw("undefined field 'nope'");
     expect(() => compile('self.tags.all(t, t > 1)', { schema })).to.throw('no such overload');
   });
 
@@ -105,7 +105,7 @@ describe('cel types from schemas', () => {
 
   it('gives embedded resources and resource roots apiVersion, kind and metadata', () => {
     expect(value("self.template.kind + '/' + self.template.metadata.name + ':' + self.template.spec.image")).to.equal('Pod/p:nginx');
-    expect(() => compile('self.template.metadata.uid', { schema })).to.throw('No such key: uid');
+    expect(() => compile('self.template.metadata.uid', { schema })).to.throw("undefined field 'uid'");
     const root = compile('self.apiVersion + self.metadata.generateName', { schema: { type: 'object' }, resourceRoot: true });
     expect(root.evaluate({ self: { apiVersion: 'v1', metadata: { generateName: 'x-' } } }).value).to.equal('v1x-');
   });
@@ -132,7 +132,7 @@ describe('cel types from schemas', () => {
   it('types the fixed variables of the other rule kinds', () => {
     const user = compile("user.username == 'alice' && 'dev' in user.groups && user.extra['scope'][0] == 'x'", { variables: ['user'] });
     expect(user.evaluate({ user: { username: 'alice', groups: ['dev'], extra: { scope: ['x'] } } }).value).to.equal(true);
-    expect(() => compile('user.name', { variables: ['user'] })).to.throw('No such key: name');
+    expect(() => compile('user.name', { variables: ['user'] })).to.throw("undefined field 'name'");
     const request = compile("request.resourceAttributes.verb == 'get'", { variables: ['request'] });
     expect(request.evaluate({ request: { resourceAttributes: { verb: 'get' } } }).value).to.equal(true);
     const claims = compile("claims.sub + ':' + string(claims.exp)", { variables: ['claims'] });
