@@ -110,8 +110,9 @@ function withPosition(err: unknown, node: Node): unknown {
   return typeof located.withAst === 'function' ? located.withAst(node) : err;
 }
 
-function receiverMatches(kind: 'string' | 'list', value: unknown): boolean {
-  return kind === 'string' ? typeof value === 'string' : Array.isArray(value);
+function firstMatches(kind: 'string' | 'list' | 'double', value: unknown): boolean {
+  if (kind === 'list') return Array.isArray(value);
+  return typeof value === (kind === 'double' ? 'number' : 'string');
 }
 
 /** Wraps a function call: the platform's replacement when there is one, then its cost. */
@@ -119,11 +120,11 @@ function hookCall(node: Node): void {
   const method = node.op === 'rcall';
   const name: string = node.args[0];
   const arity = (method ? node.args[2] : node.args[1]).length;
-  const replacement = method ? REPLACEMENTS.get(`${name}/${arity}`) : undefined;
+  const replacement = REPLACEMENTS.get(`${method ? '.' : ''}${name}/${arity}`);
   const original = node.handle!;
   const call = (args: unknown[], run: () => unknown): unknown => {
     let result: unknown;
-    if (replacement && receiverMatches(replacement.receiver, args[0])) {
+    if (replacement && firstMatches(replacement.first, args[0])) {
       try {
         result = replacement.impl(...args);
       } catch (err) {

@@ -14,7 +14,7 @@ import {
   AUTHORIZER_TYPE, DECISION_TYPE, GROUP_CHECK_TYPE, PATH_CHECK_TYPE, QUANTITY_TYPE, RESOURCE_CHECK_TYPE, URL_TYPE,
 } from './typenames.js';
 import { UrlValue, isUrl, toUrl } from './url.js';
-import { formatDuration, formatTimestamp } from './values.js';
+import { doubleToString, formatDuration, formatTimestamp } from './values.js';
 
 /** A function implementation; its parameters are checked by the signature it is registered with. */
 type Handler = (...args: never[]) => unknown;
@@ -176,28 +176,32 @@ export function registerLibraries(env: Environment): void {
   }
 }
 
-/** Replacement of a built-in method, applied when its receiver has the given kind. */
+/** Replacement of a built-in function, applied when its first argument (or receiver) has the given kind. */
 interface Replacement {
-  readonly receiver: 'string' | 'list';
+  readonly first: 'string' | 'list' | 'double';
   readonly impl: (...args: unknown[]) => unknown;
 }
 
-const str = (impl: Handler): Replacement => ({ receiver: 'string', impl: impl as Replacement['impl'] });
+const on = (first: Replacement['first'], impl: Handler): Replacement => ({ first, impl: impl as Replacement['impl'] });
 
-/** Built-in methods replaced by the platform's semantics, keyed by name/argument count. */
+/**
+ * Built-in functions replaced by the platform's semantics, keyed by
+ * name/argument count, with a leading dot for methods.
+ */
 export const REPLACEMENTS: ReadonlyMap<string, Replacement> = new Map([
-  ['lowerAscii/0', str(strings.lowerAscii)],
-  ['upperAscii/0', str(strings.upperAscii)],
-  ['trim/0', str(strings.trim)],
-  ['indexOf/1', str(strings.indexOf)],
-  ['indexOf/2', str(strings.indexOf)],
-  ['lastIndexOf/1', str(strings.lastIndexOf)],
-  ['lastIndexOf/2', str(strings.lastIndexOf)],
-  ['substring/1', str(strings.substring)],
-  ['substring/2', str(strings.substring)],
-  ['split/1', str(strings.split)],
-  ['split/2', str(strings.split)],
-  ['matches/1', str(regex.matches)],
-  ['join/0', { receiver: 'list', impl: strings.join as Replacement['impl'] }],
-  ['join/1', { receiver: 'list', impl: strings.join as Replacement['impl'] }],
+  ['.lowerAscii/0', on('string', strings.lowerAscii)],
+  ['.upperAscii/0', on('string', strings.upperAscii)],
+  ['.trim/0', on('string', strings.trim)],
+  ['.indexOf/1', on('string', strings.indexOf)],
+  ['.indexOf/2', on('string', strings.indexOf)],
+  ['.lastIndexOf/1', on('string', strings.lastIndexOf)],
+  ['.lastIndexOf/2', on('string', strings.lastIndexOf)],
+  ['.substring/1', on('string', strings.substring)],
+  ['.substring/2', on('string', strings.substring)],
+  ['.split/1', on('string', strings.split)],
+  ['.split/2', on('string', strings.split)],
+  ['.matches/1', on('string', regex.matches)],
+  ['.join/0', on('list', strings.join)],
+  ['.join/1', on('list', strings.join)],
+  ['string/1', on('double', doubleToString)],
 ]);

@@ -146,6 +146,20 @@ export function formatTimestamp(d: Date): string {
   return d.toISOString().replace(/\.?0+Z$/, 'Z');
 }
 
+/**
+ * A double as the platform's string() prints it: the shortest digits that read
+ * back the same, with an exponent when it is below -4 or at least 6.
+ */
+export function doubleToString(n: number): string {
+  if (Number.isNaN(n)) return 'NaN';
+  if (!Number.isFinite(n)) return n > 0 ? '+Inf' : '-Inf';
+  if (n === 0) return Object.is(n, -0) ? '-0' : '0';
+  const [mantissa, exponent] = n.toExponential().split('e');
+  const exp = Number(exponent);
+  if (exp >= -4 && exp < 6) return String(n);
+  return `${mantissa}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
+}
+
 function formatDouble(n: number): string {
   if (Number.isNaN(n)) return '"NaN"';
   if (!Number.isFinite(n)) return n > 0 ? '"Infinity"' : '"-Infinity"';
