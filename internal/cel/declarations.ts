@@ -2,6 +2,7 @@
 // typed from a schema; claims, user, request and authorizer have fixed types;
 // any other name is dynamic. One environment is built per distinct set of
 // declarations and shared by every expression compiled against it.
+import { createHash } from 'node:crypto';
 import { Environment } from '@marcbachmann/cel-js';
 import { AuthorizerValue, type AuthorizerBinding } from './authz.js';
 import { registerLibraries } from './library.js';
@@ -129,12 +130,25 @@ function stableJson(v: unknown): string {
   return JSON.stringify(v) ?? 'null';
 }
 
+const schemaDigests = new WeakMap<Schema, string>();
+
+/** A short digest of a schema's content, remembered per schema object. */
+function schemaDigest(schema: Schema | undefined): string {
+  if (!schema) return '-';
+  let digest = schemaDigests.get(schema);
+  if (!digest) {
+    digest = createHash('sha256').update(stableJson(schema)).digest('base64url');
+    schemaDigests.set(schema, digest);
+  }
+  return digest;
+}
+
 const CACHE_LIMIT = 256;
 const cache = new Map<string, Declarations>();
 
 /** The declarations for a schema and variable names, built once and cached. */
 export function declare(opts: DeclarationOptions = {}): Declarations {
-  const key = stableJson({ s: opts.schema ?? null, r: Boolean(opts.resourceRoot), v: [...(opts.variables ?? [])].sort() });
+  const key = `${schemaDigest(opts.schema)}/${opts.resourceRoot ? 'root' : ''}/${[...new Set(opts.variables ?? [])].sort().join(',')}`;
   const hit = cache.get(key);
   if (hit) {
     cache.delete(key);
