@@ -14,7 +14,7 @@ export const ITERATION_COST = 1;
 export const QUANTIFIER_TEST_COST = 1;
 export const AUTHZ_CHECK_COST = 350_000;
 export const STRING_TRAVERSAL_FACTOR = 0.1;
-export const REGEX_LENGTH_FACTOR = 0.25;
+const REGEX_LENGTH_FACTOR = 0.25;
 
 /** Runtime budget of one expression evaluation. */
 export const PER_CALL_LIMIT = 1_000_000;
@@ -26,7 +26,7 @@ export const STATIC_ESTIMATED_COST_LIMIT = 10_000_000;
 export const STATIC_ESTIMATED_CRD_COST_LIMIT = 100_000_000;
 
 /** The size of a value as cost functions see it: length, element or entry count, else 1. */
-export function sizeOf(v: unknown): number {
+function sizeOf(v: unknown): number {
   if (typeof v === 'string') return stringSize(v);
   if (v instanceof Uint8Array || Array.isArray(v)) return v.length;
   if (v instanceof Map && !(v instanceof ObjectValue)) return v.size;

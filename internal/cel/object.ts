@@ -3,7 +3,7 @@
 // for two fields.
 import { jsonEquals } from './values.js';
 
-export interface FieldReader {
+interface FieldReader {
   /** The property name in the JSON data (the field name is its escaped form). */
   readonly property: string;
   readonly convert: (raw: unknown) => unknown;

@@ -32,7 +32,7 @@ export const MAX_REQUEST_SIZE_BYTES = 3 * 1024 * 1024;
 export type BoundKeyword = 'maxLength' | 'maxItems' | 'maxProperties';
 
 /** How large a value can be: a string's length, a list's items, a map's entries. */
-export interface SizeBound {
+interface SizeBound {
   readonly max: number;
   /** The schema keyword that would bound the size, when the size can vary. */
   readonly keyword?: BoundKeyword;
@@ -49,11 +49,11 @@ interface DeclBase {
   readonly celType: string;
   readonly convert: (raw: unknown) => unknown;
 }
-export interface ScalarDecl extends DeclBase { readonly kind: 'scalar' }
-export interface DynDecl extends DeclBase { readonly kind: 'dyn' }
-export interface ListDecl extends DeclBase { readonly kind: 'list'; readonly element: DeclType }
-export interface MapDecl extends DeclBase { readonly kind: 'map'; readonly value: DeclType }
-export interface ObjectDecl extends DeclBase, ObjectShape {
+interface ScalarDecl extends DeclBase { readonly kind: 'scalar' }
+interface DynDecl extends DeclBase { readonly kind: 'dyn' }
+interface ListDecl extends DeclBase { readonly kind: 'list'; readonly element: DeclType }
+interface MapDecl extends DeclBase { readonly kind: 'map'; readonly value: DeclType }
+interface ObjectDecl extends DeclBase, ObjectShape {
   readonly kind: 'object';
   readonly fieldTypes: ReadonlyMap<string, DeclType>;
   readonly ctor: new (raw: Record<string, unknown>, shape: ObjectShape) => ObjectValue;

@@ -47,7 +47,7 @@ function compareNumbers(a: bigint | number | UnsignedInt, b: bigint | number | U
 }
 
 /** Orders strings by code point, as the language does (UTF-16 order differs above U+FFFF). */
-export function compareStrings(a: string, b: string): number {
+function compareStrings(a: string, b: string): number {
   if (!HAS_SURROGATE.test(a) && !HAS_SURROGATE.test(b)) return a < b ? -1 : a > b ? 1 : 0;
   const x = Array.from(a, (c) => c.codePointAt(0)!);
   const y = Array.from(b, (c) => c.codePointAt(0)!);
