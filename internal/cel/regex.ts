@@ -170,9 +170,7 @@ export function compileRegex(pattern: string): RegExp {
 }
 
 export function matches(s: string, pattern: string): boolean {
-  const re = compileRegex(pattern);
-  re.lastIndex = 0;
-  return re.test(s);
+  return compileRegex(pattern).test(s);
 }
 
 function globalOf(re: RegExp): RegExp {
