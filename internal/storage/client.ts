@@ -16,11 +16,15 @@ export class StorageClient {
   constructor(readonly address: string) {
     this.raw = new api.svc.storage.v1.Storage(address, grpc.credentials.createInsecure(), clientOptions);
   }
-  get(key: string, revision = 0): Promise<GetResponse> {
-    return unary(this.raw, this.raw.Get, { key, revision });
+  /** allowCached: any value at least as new as revision (0: the newest) will do, from storage's watch cache. */
+  get(key: string, revision = 0, opts: { allowCached?: boolean } = {}): Promise<GetResponse> {
+    return unary(this.raw, this.raw.Get, { key, revision, allowCached: opts.allowCached ?? false });
   }
-  list(prefix: string, opts: { revision?: number; limit?: number; continueAfter?: string } = {}): Promise<ListResponse> {
-    return unary(this.raw, this.raw.List, { prefix, revision: opts.revision ?? 0, limit: opts.limit ?? 0, continueAfter: opts.continueAfter ?? '' });
+  /** allowCached: as for get, for the first page (ignored with continueAfter, which reads exactly at revision). */
+  list(prefix: string, opts: { revision?: number; limit?: number; continueAfter?: string; allowCached?: boolean } = {}): Promise<ListResponse> {
+    return unary(this.raw, this.raw.List, {
+      prefix, revision: opts.revision ?? 0, limit: opts.limit ?? 0, continueAfter: opts.continueAfter ?? '', allowCached: opts.allowCached ?? false,
+    });
   }
   create(key: string, value: Buffer, uid: string): Promise<WriteResponse> {
     return unary(this.raw, this.raw.Create, { key, value, uid });

@@ -53,8 +53,10 @@ async function watch(store: Store, call: grpc.ServerWritableStream<WatchRequest,
 
 export function storageHandlers(store: Store): Handlers {
   return {
-    Get: (req: GetRequest) => store.get(req.key, req.revision),
-    List: (req: ListRequest) => store.list(req.prefix, { revision: req.revision, limit: req.limit, continueAfter: req.continueAfter }),
+    Get: (req: GetRequest) => store.get(req.key, req.revision, { allowCached: req.allowCached }),
+    List: (req: ListRequest) => store.list(req.prefix, {
+      revision: req.revision, limit: req.limit, continueAfter: req.continueAfter, allowCached: req.allowCached,
+    }),
     Create: (req: CreateRequest) => store.create(req.key, req.value, req.uid),
     Update: (req: UpdateRequest) => store.update(req.key, req.value, req.preconditions ?? {}),
     Delete: (req: DeleteRequest) => store.delete(req.key, req.preconditions ?? {}),

@@ -4,13 +4,15 @@
 // before it in the same batch), gives them consecutive revisions and commits them
 // all in one synced LevelDB batch. Reads of the newest state use the LevelDB
 // snapshot taken right after the commit of the store revision they report, so a
-// read and its revision always agree.
+// read and its revision always agree. Reads that allow any state at least as new as
+// a revision are served by the watch cache (cache.ts), which moves with the snapshot.
 import { ClassicLevel } from 'classic-level';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { RpcError, grpc } from '../rpc/index.js';
 import { context, trace, withSpan, type Context } from '../tracing/index.js';
 import { STORAGE_ERROR_KEY, type StorageErrorKind } from './client.js';
+import { WatchCache, type CachedChange } from './cache.js';
 import { change, refusal, type Write } from './changes.js';
 import { decodeEvent, encodeEvent, type KeyValue, type StorageEvent } from './events.js';
 import { LiveFeed } from './feed.js';
@@ -37,7 +39,12 @@ export interface StoreOptions {
 export interface GetResult { kv: KeyValue; revision: number }
 export interface WriteResult { kv: KeyValue; revision: number }
 export interface ListResult { items: KeyValue[]; revision: number; more: boolean; remaining: number }
-export interface ListOptions { revision?: number; limit?: number; continueAfter?: string }
+export interface ReadOptions {
+  /** Any state at least as new as the revision (0: the newest) will do: served from the watch cache. */
+  allowCached?: boolean;
+}
+/** allowCached is ignored with continueAfter: a later page is read at exactly its revision. */
+export interface ListOptions extends ReadOptions { revision?: number; limit?: number; continueAfter?: string }
 export interface WatchOptions { follow?: boolean; signal?: AbortSignal }
 
 /** A committed change, as commit listeners (the NATS publisher) receive it. */
@@ -113,9 +120,9 @@ export class Store {
   private readonly compactionTimer?: NodeJS.Timeout;
   private closing?: Promise<void>;
 
-  private constructor(private readonly db: Level, revision: number, compacted: number,
+  private constructor(private readonly db: Level, private readonly cache: WatchCache, compacted: number,
     private readonly marks: Mark[], private readonly options: StoreOptions) {
-    this.view = new ReadView(db.snapshot(), revision);
+    this.view = new ReadView(db.snapshot(), cache.revision);
     this.compacted = compacted;
     this.windowMs = options.historyWindowMs ?? DEFAULT_WINDOW_MS;
     this.markIntervalMs = clamp(this.windowMs / 100, 10, 1000);
@@ -139,7 +146,8 @@ export class Store {
       return value ? readUint64(value) : 0;
     };
     const marks = (await db.iterator(MARK_RANGE).all()).map(([k, v]) => ({ time: markTime(k), revision: readUint64(v) }));
-    return new Store(db, meta(META_REVISION), meta(META_COMPACTED), marks, options);
+    const cache = await loadCache(db, meta(META_REVISION));
+    return new Store(db, cache, meta(META_COMPACTED), marks, options);
   }
 
   /** The newest committed revision. */
@@ -165,8 +173,9 @@ export class Store {
 
   // ---- reads
 
-  async get(key: string, revision = 0): Promise<GetResult> {
+  async get(key: string, revision = 0, options: ReadOptions = {}): Promise<GetResult> {
     checkKey(key);
+    if (options.allowCached) return this.cachedGet(key, revision);
     const view = this.readView();
     const at = this.readableRevision(revision);
     if (at === view.revision) {
@@ -192,6 +201,7 @@ export class Store {
     if (!prefix.endsWith('/')) throw invalid(`prefix "${prefix}" does not end with "/"`);
     if (!Number.isSafeInteger(limit) || limit < 0) throw invalid(`invalid limit ${limit}`);
     if (continueAfter && !continueAfter.startsWith(prefix)) throw invalid(`continue key "${continueAfter}" is not under "${prefix}"`);
+    if (options.allowCached && !continueAfter) return this.cachedList(prefix, revision, limit);
     const view = this.readView().acquire();
     try {
       const at = this.readableRevision(revision);
@@ -245,6 +255,29 @@ export class Store {
       }
     }
     return { items, remaining };
+  }
+
+  private cachedGet(key: string, revision: number): GetResult {
+    const at = this.cachedRevision(revision);
+    const kv = this.cache.get(key);
+    if (!kv) throw notFound(key);
+    return { kv, revision: at };
+  }
+
+  /** A page of the newest state; the next pages are read at its revision, so the list stays one snapshot. */
+  private cachedList(prefix: string, revision: number, limit: number): ListResult {
+    const at = this.cachedRevision(revision);
+    const { items, remaining } = this.cache.list(prefix, limit);
+    return { items, revision: at, more: remaining > 0, remaining };
+  }
+
+  /** The revision a cached read at least as new as `revision` is served at; compacted revisions are fine. */
+  private cachedRevision(revision: number): number {
+    checkRevision(revision);
+    this.readView();
+    const at = this.cache.revision;
+    if (revision > at) throw outOfRange('future', `revision ${revision} is newer than the store (${at})`);
+    return at;
   }
 
   private readView(): ReadView {
@@ -301,7 +334,7 @@ export class Store {
   }
 
   private async commit(writes: QueuedWrite[]): Promise<void> {
-    const { ops, applied, refused, revision, mark } = this.plan(writes);
+    const { ops, applied, refused, revision, mark, cached } = this.plan(writes);
     if (applied.length > 0) {
       try {
         await withSpan('storage commit', { 'storage.writes': applied.length, 'storage.revision': revision }, (span) => {
@@ -319,6 +352,7 @@ export class Store {
       if (mark) this.marks.push(mark);
       const superseded = this.view;
       this.view = new ReadView(this.db.snapshot(), revision);
+      this.cache.apply(revision, cached);
       superseded.supersede();
     }
     for (const { write, event } of applied) write.resolve({ kv: event.kv!, revision: event.revision });
@@ -338,9 +372,10 @@ export class Store {
     const ops: BatchOp[] = [];
     const applied: Array<{ write: QueuedWrite; event: StorageEvent; payload: Uint8Array }> = [];
     const refused: Array<[QueuedWrite, RpcError]> = [];
+    const cached: CachedChange[] = [];
     let revision = this.view.revision;
     for (const write of writes) {
-      const current = overlay.has(write.key) ? overlay.get(write.key) : this.readCurrent(write.key);
+      const current = overlay.has(write.key) ? overlay.get(write.key) : this.cache.get(write.key);
       const refusedBy = refusal(write, current);
       if (refusedBy) {
         refused.push([write, refusedBy]);
@@ -352,8 +387,10 @@ export class Store {
       if (next) {
         const record = encodeRecord(next);
         ops.push({ type: 'put', key: currentKey(write.key), value: record }, { type: 'put', key: versionKey(write.key, revision), value: record });
+        cached.push([write.key, record]);
       } else {
         ops.push({ type: 'del', key: currentKey(write.key) }, { type: 'put', key: versionKey(write.key, revision, true), value: TOMBSTONE });
+        cached.push([write.key, undefined]);
       }
       ops.push({ type: 'put', key: historyKey(revision), value: asBuffer(payload) });
       applied.push({ write, event, payload });
@@ -364,12 +401,7 @@ export class Store {
     const due = this.windowMs > 0 && applied.length > 0 && (!last || now - last.time >= this.markIntervalMs);
     const mark = due ? { time: now, revision } : undefined;
     if (mark) ops.push({ type: 'put', key: markKey(mark.time), value: uint64(revision) });
-    return { ops, applied, refused, revision, mark };
-  }
-
-  private readCurrent(key: string): KeyValue | undefined {
-    const record = this.db.getSync(currentKey(key));
-    return record ? decodeRecord(key, record) : undefined;
+    return { ops, applied, refused, revision, mark, cached };
   }
 
   // ---- watch
@@ -472,6 +504,20 @@ export class Store {
   private log(line: string): void {
     (this.options.log ?? console.error)(line);
   }
+}
+
+/** The watch cache at the stored revision: every current value, read in key order. */
+async function loadCache(db: Level, revision: number): Promise<WatchCache> {
+  const cache = new WatchCache(revision);
+  const current = db.iterator(currentRange(''));
+  try {
+    for (let entries = await current.nextv(HISTORY_CHUNK); entries.length > 0; entries = await current.nextv(HISTORY_CHUNK)) {
+      for (const [dbKey, record] of entries) cache.load(keyOfCurrent(dbKey), record);
+    }
+  } finally {
+    await current.close();
+  }
+  return cache;
 }
 
 const asBuffer = (bytes: Uint8Array): Buffer =>
