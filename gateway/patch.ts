@@ -1,28 +1,62 @@
-// PATCH: JSON patch (RFC 6902), merge patch (RFC 7386) and strategic merge patch.
-import fastJsonPatch from 'fast-json-patch';
+// PATCH: JSON patch (RFC 6902), merge patch (RFC 7386), strategic merge patch
+// (built-in kinds) and server-side apply, which creates the object when absent.
+// Every write records its manager's fields in `metadata.managedFields`.
+import { isDeepStrictEqual } from 'node:util';
+import YAML from 'yaml';
 import type { ApiObject } from '../internal/apimachinery/meta.js';
-import { isObject } from '../internal/apimachinery/meta.js';
-import { StatusError, badRequest, conflict, unsupportedMediaType } from '../internal/apimachinery/status.js';
+import { isObject, newUid, nowTimestamp } from '../internal/apimachinery/meta.js';
+import { StatusError, badRequest, conflict, forbidden, invalid, unsupportedMediaType } from '../internal/apimachinery/status.js';
+import { forbiddenField } from '../internal/apimachinery/validation.js';
+import { GROUP_META } from '../internal/names/index.js';
+import {
+  FieldSet, UNTYPED, apply, applyJsonPatch, managerName, mergePatch, recordUpdate, rootType, strategicMergePatch, validateManagerName,
+  type FieldManagerOptions, type TypeNode,
+} from '../internal/patch/index.js';
 import type { Backends } from './backends.js';
 import type { ResourceRequest } from './context.js';
+import { admit, validateObject } from './admit.js';
 import { isDryRun, readRaw } from './body.js';
 import { writeWithRetry } from './handlers.js';
 import { writeObject } from './respond.js';
 
-const PATCH_TYPES = ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json'];
+const JSON_PATCH = 'application/json-patch+json';
+const MERGE_PATCH = 'application/merge-patch+json';
+const STRATEGIC_PATCH = 'application/strategic-merge-patch+json';
+const APPLY_PATCH = 'application/apply-patch+yaml';
 
-/** RFC 7386: objects merge key by key, null removes, anything else replaces. */
-export function mergePatch(target: unknown, patch: unknown): unknown {
-  if (!isObject(patch)) return patch;
-  const out: Record<string, unknown> = isObject(target) ? { ...target } : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = mergePatch(out[k], v);
-  }
-  return out;
+/** The kind's type for merging and ownership; custom resources are untyped. */
+const kindType = (r: ResourceRequest): TypeNode | undefined => rootType({ group: r.def.group, version: r.def.version, kind: r.def.kind });
+
+/** Fields a write through the main resource cannot own: `status` when it has its own sub-resource. */
+function ignoredFields(r: ResourceRequest): FieldSet | undefined {
+  if (r.info.subresource === 'status') return FieldSet.of([{ field: 'spec' }]);
+  return r.def.subresources?.includes('status') ? FieldSet.of([{ field: 'status' }]) : undefined;
 }
 
-function parsePatch(raw: Buffer): unknown {
+function managerOptions(r: ResourceRequest, manager: string): FieldManagerOptions {
+  return {
+    type: kindType(r) ?? UNTYPED, apiVersion: r.objects.apiVersion, kind: r.def.kind, manager,
+    ...(r.info.subresource ? { subresource: r.info.subresource } : {}), ignored: ignoredFields(r),
+  };
+}
+
+/** The manager of a non-apply write: `fieldManager`, else derived from the User-Agent. */
+function updateManager(r: ResourceRequest, optionsKind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions'): string {
+  const requested = r.query.get('fieldManager');
+  if (requested !== null) validateManagerName(requested, optionsKind);
+  return managerName(requested, r.ctx.get('User-Agent') || undefined);
+}
+
+/**
+ * Records the fields a create (`live` undefined) or update changes under the
+ * request's manager, in `next.metadata.managedFields`; answers `next`.
+ */
+export function recordManagedFields(r: ResourceRequest, live: ApiObject | undefined, next: ApiObject): ApiObject {
+  const optionsKind = live ? (r.ctx.method === 'PATCH' ? 'PatchOptions' : 'UpdateOptions') : 'CreateOptions';
+  return recordUpdate(live, next, managerOptions(r, updateManager(r, optionsKind)));
+}
+
+function parseJson(raw: Buffer): unknown {
   try {
     return JSON.parse(raw.toString('utf8'));
   } catch (err) {
@@ -30,37 +64,125 @@ function parsePatch(raw: Buffer): unknown {
   }
 }
 
-function applyJsonPatch(current: ApiObject, ops: unknown): ApiObject {
-  if (!Array.isArray(ops)) throw badRequest('json patch must be an array of operations');
-  const validation = fastJsonPatch.validate(ops as fastJsonPatch.Operation[], current);
-  if (validation) {
-    if (validation.name === 'TEST_OPERATION_FAILED') throw new StatusError(422, 'Invalid', `the server rejected our request due to an error in our request: test operation failed`);
-    throw new StatusError(422, 'Invalid', `the server rejected our request due to an error in our request: ${validation.message.split('\n')[0]}`);
+function parseApplied(raw: Buffer): ApiObject {
+  let doc: unknown;
+  try {
+    doc = YAML.parse(raw.toString('utf8'));
+  } catch (err) {
+    throw badRequest(`error decoding YAML: ${(err as Error).message}`);
   }
-  return fastJsonPatch.applyPatch(structuredClone(current), ops as fastJsonPatch.Operation[], false, false).newDocument as ApiObject;
+  if (!isObject(doc)) throw badRequest('error decoding YAML: the applied configuration must be an object');
+  return doc as ApiObject;
+}
+
+const optionsError = (message: string) => invalid('PatchOptions', { group: GROUP_META, resource: '' }, '', [forbiddenField('force', message)]);
+
+/** `force`, only for apply; a `true` or `false` value. */
+function forceOption(r: ResourceRequest, isApply: boolean): boolean {
+  const value = r.query.get('force');
+  if (value === null) return false;
+  if (!isApply) throw optionsError('may not be specified for non-apply patch');
+  if (value !== 'true' && value !== 'false') throw badRequest(`force: invalid value "${value}": must be true or false`);
+  return value === 'true';
+}
+
+/** The resourceVersion a patch makes its write conditional on. */
+function requestedVersion(type: string, patch: unknown): boolean {
+  if (type === JSON_PATCH) return Array.isArray(patch) && patch.some((op) => isObject(op) && op.path === '/metadata/resourceVersion');
+  return isObject(patch) && isObject(patch.metadata) && Boolean(patch.metadata.resourceVersion);
+}
+
+/** A patched object must stay at its URL and, when it names a resourceVersion, be based on the current one. */
+function checkPatched(r: ResourceRequest, current: ApiObject, next: ApiObject): void {
+  if (!isObject(next)) throw badRequest('the patch did not produce an object');
+  const meta = (isObject(next.metadata) ? next.metadata : {}) as NonNullable<ApiObject['metadata']>;
+  if (meta.name !== r.info.name) throw badRequest(`the name of the object (${meta.name ?? ''}) does not match the name on the URL (${r.info.name})`);
+  if (r.def.namespaced && meta.namespace !== r.info.namespace) {
+    throw badRequest(`the namespace of the object (${meta.namespace ?? ''}) does not match the namespace on the URL (${r.info.namespace})`);
+  }
+  if (meta.resourceVersion && meta.resourceVersion !== current.metadata?.resourceVersion) {
+    throw conflict(r.objects.gr, r.info.name, 'the object has been modified; please apply your changes to the latest version and try again');
+  }
+}
+
+function patchDocument(type: string, current: ApiObject, patch: unknown, t: TypeNode | undefined): ApiObject {
+  if (type === JSON_PATCH) return applyJsonPatch(current, patch);
+  if (type === MERGE_PATCH) return mergePatch(current, patch) as ApiObject;
+  return strategicMergePatch(current, patch as ApiObject, t!);
 }
 
 export async function patchObject(r: ResourceRequest, backends: Backends): Promise<void> {
   const dryRun = isDryRun(r.query);
-  const type = (r.ctx.get('Content-Type') || '').split(';')[0].trim();
-  if (!PATCH_TYPES.includes(type)) throw unsupportedMediaType(type, PATCH_TYPES);
-  const patch = parsePatch(await readRaw(r.ctx));
-  if (type !== 'application/json-patch+json' && !isObject(patch)) throw badRequest('the patch must be a JSON object');
-  const requested = type === 'application/json-patch+json' ? undefined : ((patch as ApiObject).metadata?.resourceVersion);
-  const result = await writeWithRetry(r, backends, Boolean(requested), async (current) => {
-    if (requested && requested !== current.metadata?.resourceVersion) {
-      throw conflict(r.objects.gr, r.info.name, 'the object has been modified; please apply your changes to the latest version and try again');
-    }
-    const next = type === 'application/json-patch+json' ? applyJsonPatch(current, patch) : (mergePatch(current, stripDirectives(patch)) as ApiObject);
-    if (!isObject(next)) throw badRequest('the patch did not produce an object');
-    return next;
+  const type = (r.ctx.get('Content-Type') || '').split(';')[0].trim().toLowerCase();
+  const t = kindType(r);
+  const supported = t ? [JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH] : [JSON_PATCH, MERGE_PATCH, APPLY_PATCH];
+  if (!supported.includes(type)) throw unsupportedMediaType(type, supported);
+  const force = forceOption(r, type === APPLY_PATCH);
+  if (type === APPLY_PATCH) return applyObject(r, backends, parseApplied(await readRaw(r.ctx)), force, dryRun);
+  const manager = updateManager(r, 'PatchOptions');
+  const patch = parseJson(await readRaw(r.ctx));
+  if (type !== JSON_PATCH && !isObject(patch)) throw badRequest('the patch must be a JSON object');
+  const result = await writeWithRetry(r, backends, requestedVersion(type, patch), async (current) => {
+    const next = patchDocument(type, current, patch, t);
+    checkPatched(r, current, next);
+    recordUpdate(current, next, managerOptions(r, manager));
+    return isDeepStrictEqual(next, current) ? current : next;
   }, dryRun);
   writeObject(r.ctx, r.def, 200, result);
 }
 
-/** Strategic-merge directives (`$patch`, `$setElementOrder/...`, ...) carry no data of their own. */
-function stripDirectives(patch: unknown): unknown {
-  if (Array.isArray(patch)) return patch.map(stripDirectives);
-  if (!isObject(patch)) return patch;
-  return Object.fromEntries(Object.entries(patch).filter(([k]) => !k.startsWith('$')).map(([k, v]) => [k, stripDirectives(v)]));
+/** Server-side apply: merges into the object, or creates it (with create permission) when absent. */
+async function applyObject(r: ResourceRequest, backends: Backends, config: ApiObject, force: boolean, dryRun: boolean): Promise<void> {
+  const manager = r.query.get('fieldManager');
+  if (!manager) throw badRequest(`PatchOptions.${GROUP_META} "" is invalid: fieldManager: Required value: is required for apply patch`);
+  validateManagerName(manager, 'PatchOptions');
+  const opts = { ...managerOptions(r, manager), force };
+  const exists = await r.objects.get(r.info.namespace, r.info.name).then(() => true, (err) => {
+    if (err instanceof StatusError && err.code === 404) return false;
+    throw err;
+  });
+  if (!exists) {
+    writeObject(r.ctx, r.def, 201, await createApplied(r, backends, apply({}, config, opts), dryRun));
+    return;
+  }
+  const result = await writeWithRetry(r, backends, requestedVersion(APPLY_PATCH, config), async (current) => {
+    const next = apply(current, config, opts);
+    checkPatched(r, current, next);
+    return isDeepStrictEqual(next, current) ? current : next;
+  }, dryRun);
+  writeObject(r.ctx, r.def, 200, result);
+}
+
+/** An apply that creates goes the way of a create: create permission, server fields, validation, admission. */
+async function createApplied(r: ResourceRequest, backends: Backends, obj: ApiObject, dryRun: boolean): Promise<ApiObject> {
+  await authorizeCreate(r, backends);
+  const meta = (obj.metadata ??= {});
+  if (meta.name !== r.info.name) throw badRequest(`the name of the object (${meta.name ?? ''}) does not match the name on the URL (${r.info.name})`);
+  if (r.def.namespaced) {
+    if (meta.namespace && meta.namespace !== r.info.namespace) {
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    meta.namespace = r.info.namespace;
+  }
+  for (const f of ['resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) delete meta[f];
+  Object.assign(meta, { uid: newUid(), creationTimestamp: nowTimestamp() });
+  r.def.prepareForCreate?.(obj);
+  validateObject(r.def, obj);
+  const admitted = (await admit(backends, r.def, 'CREATE', r.user, obj, undefined, dryRun))!;
+  validateObject(r.def, admitted);
+  return dryRun ? admitted : r.objects.create(admitted);
+}
+
+/** The request was authorized as a patch; creating needs create permission as well. */
+async function authorizeCreate(r: ResourceRequest, backends: Backends): Promise<void> {
+  const { info, user } = r;
+  const res = await backends.authorize({
+    user, resource: { namespace: info.namespace, verb: 'create', group: info.group, version: info.version, resource: info.resource,
+      subresource: info.subresource, name: info.name, fieldSelector: '', labelSelector: '' },
+  });
+  if (res.decision === 'ALLOW') return;
+  const what = info.group ? `${info.resource}.${info.group}` : info.resource;
+  const scope = info.namespace ? `in the namespace "${info.namespace}"` : 'at the cluster scope';
+  throw forbidden(`${what} "${info.name}" is forbidden: User "${user.username}" cannot create resource "${info.resource}" in API group "${info.group}" ${scope}${res.reason ? `: ${res.reason}` : ''}`,
+    r.objects.gr, info.name);
 }
