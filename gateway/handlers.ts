@@ -10,7 +10,7 @@ import type { ResourceRequest } from './context.js';
 import { admit, validateObject } from './admit.js';
 import { isDryRun, readDeleteOptions, readObject, type DeleteOptions } from './body.js';
 import { writeList, writeObject, writeBody, formatOf } from './respond.js';
-import { encodeContinue, expiredContinue, getPlan, listPlan } from './versions.js';
+import { encodeContinue, expiredContinue, getPlan, listPlan, type ReadMode } from './versions.js';
 import { waitForRevision } from './freshness.js';
 import { encodeStored } from './objects.js';
 
@@ -25,9 +25,12 @@ const MAX_GENERATE_ATTEMPTS = 8;
 export async function getObject(r: ResourceRequest, backends: Backends): Promise<void> {
   const plan = getPlan(r.query);
   if (plan.mode === 'NotOlderThan') await waitForRevision(backends.storage, plan.revision);
-  const { obj } = await r.objects.get(r.info.namespace, r.info.name);
+  const { obj } = await r.objects.get(r.info.namespace, r.info.name, plan.revision, servedFromCache(plan.mode));
   writeObject(r.ctx, r.def, 200, obj);
 }
+
+/** Reads that accept any state at least as new as asked are served from storage's memory. */
+const servedFromCache = (mode: ReadMode) => mode === 'Any' || mode === 'NotOlderThan';
 
 /** Matches an object against the request's label and field selectors. */
 export function selectorOf(def: KindDef, query: URLSearchParams): ((obj: ApiObject) => boolean) | undefined {
@@ -65,7 +68,10 @@ export async function listObjects(r: ResourceRequest, backends: Backends): Promi
   let revision = revision0;
   for (;;) {
     const want = plan.limit ? plan.limit - items.length : 0;
-    const page = await backends.storage.list(r.objects.prefix(r.info.namespace), { revision, limit: want, continueAfter: after })
+    // Only the first read of Any / NotOlderThan may come from storage's memory; later pages stay at its revision.
+    const cached = servedFromCache(plan.mode) && after === '' && revision === revision0;
+    const page = await backends.storage.list(r.objects.prefix(r.info.namespace),
+      { revision: cached && plan.mode === 'NotOlderThan' ? plan.revision : revision, limit: want, continueAfter: after, allowCached: cached })
       .catch((err) => { throw plan.continueAfter ? continueError(err) : storageError(err, r.objects.gr, ''); });
     revision = page.revision;
     for (const kv of page.items) {

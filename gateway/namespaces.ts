@@ -11,6 +11,8 @@ import type { WatchHub } from './hub.js';
 import { decodeStored, encodeStored } from './objects.js';
 
 const NAMESPACES_PREFIX = collectionPrefix('', 'namespaces');
+const RETRY_MIN_MS = 200;
+const RETRY_MAX_MS = 5000;
 const nsKey = (name: string) => objectKey('', 'namespaces', '', name);
 const ignoreCode = (code: grpc.status) => (err: unknown) => { if (!(isServiceError(err) && err.code === code)) throw err; };
 
@@ -55,11 +57,11 @@ export class NamespaceFinalizer {
       .finally(() => this.running.delete(name));
   }
 
-  /** Deletes every namespaced object in the namespace, drops the finalizer, removes the namespace. */
+  /** Deletes every namespaced object in the namespace (objects held by finalizers are marked and
+   * waited for), then drops the namespace's finalizer and removes it. */
   private async finalize(name: string): Promise<void> {
-    for (const def of this.registry.all().filter((k) => k.namespaced)) {
-      const page = await this.storage.list(collectionPrefix(def.group, def.resource, name));
-      for (const kv of page.items) await this.storage.delete(kv.key).catch(ignoreCode(grpc.status.NOT_FOUND));
+    for (let delay = RETRY_MIN_MS; (await this.deleteContents(name)) > 0; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
+      await new Promise((resolve) => setTimeout(resolve, delay));
     }
     const { kv } = await this.storage.get(nsKey(name));
     const ns = decodeStored(kv!);
@@ -71,4 +73,30 @@ export class NamespaceFinalizer {
     }
     await this.storage.delete(nsKey(name), { modRevision: kv!.modRevision }).catch(ignoreCode(grpc.status.NOT_FOUND));
   }
+
+  /** One pass over the namespace's objects; answers how many are still held by finalizers. */
+  private async deleteContents(namespace: string): Promise<number> {
+    let held = 0;
+    for (const def of this.registry.all().filter((k) => k.namespaced)) {
+      const page = await this.storage.list(collectionPrefix(def.group, def.resource, namespace));
+      for (const kv of page.items) {
+        const obj = decodeStored(kv);
+        if ((obj.metadata?.finalizers?.length ?? 0) === 0) {
+          await this.storage.delete(kv.key, { modRevision: kv.modRevision }).catch(ignoreRace);
+          continue;
+        }
+        held++;
+        if (obj.metadata!.deletionTimestamp) continue;
+        obj.metadata!.deletionTimestamp = nowTimestamp();
+        obj.metadata!.deletionGracePeriodSeconds = 0;
+        await this.storage.update(kv.key, encodeStored(obj), { modRevision: kv.modRevision }).catch(ignoreRace);
+      }
+    }
+    return held;
+  }
 }
+
+/** A change that lost to a concurrent one is seen again on the next pass. */
+const ignoreRace = (err: unknown) => {
+  if (!(isServiceError(err) && (err.code === grpc.status.NOT_FOUND || err.code === grpc.status.FAILED_PRECONDITION))) throw err;
+};

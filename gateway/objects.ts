@@ -43,9 +43,10 @@ export class Objects {
     return collectionPrefix(this.def.group, this.def.resource, this.def.namespaced && namespace ? namespace : undefined);
   }
 
-  async get(namespace: string, name: string, revision = 0): Promise<{ obj: ApiObject; kv: KeyValue; revision: number }> {
+  /** The stored object; `allowCached` accepts any state at least as new as `revision` from storage's memory. */
+  async get(namespace: string, name: string, revision = 0, allowCached = false): Promise<{ obj: ApiObject; kv: KeyValue; revision: number }> {
     try {
-      const res = await this.storage.get(this.key(namespace, name), revision);
+      const res = await this.storage.get(this.key(namespace, name), revision, { allowCached });
       return { obj: decodeStored(res.kv!), kv: res.kv!, revision: res.revision };
     } catch (err) {
       throw storageError(err, this.gr, name);

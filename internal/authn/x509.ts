@@ -5,7 +5,7 @@
 // the subject's common name, its groups the subject's organizations.
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
-import { X509Certificate as NodeCertificate } from 'node:crypto';
+import { X509Certificate as NodeCertificate, createHash } from 'node:crypto';
 import { AuthenticationError, newUser, type Authenticated, type RequestAuthenticator, type RequestCredentials } from './types.js';
 
 const OID_CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
@@ -123,7 +123,19 @@ function userOf(chain: Certificate[]): Authenticated | undefined {
   return { user: newUser(username, { groups: subject.getField('O') }), audiences: [], authenticator: 'x509' };
 }
 
+/** Verified chains are remembered this long (and never past a certificate's expiry). */
+const CACHE_TTL_MS = 5 * 60_000;
+const CACHE_MAX_ENTRIES = 4096;
+
+interface CachedResult {
+  result: Authenticated | undefined;
+  until: number;
+}
+
 export class X509Authenticator implements RequestAuthenticator {
+  /** Chains verified before, by the digest of their DER: verifying signatures costs more than the rest of a request. */
+  private readonly verified = new Map<string, CachedResult>();
+
   constructor(private readonly roots: Certificate[], private readonly clock: () => Date = () => new Date()) {}
 
   static fromPem(pem: string): X509Authenticator {
@@ -132,17 +144,26 @@ export class X509Authenticator implements RequestAuthenticator {
 
   async authenticate(request: RequestCredentials): Promise<Authenticated | undefined> {
     if (request.peerCertificates.length === 0 || this.roots.length === 0) return undefined;
+    const now = this.clock();
+    const key = createHash('sha256').update(Buffer.concat(request.peerCertificates)).digest('hex');
+    const hit = this.verified.get(key);
+    if (hit && hit.until > now.getTime()) return hit.result;
+    this.verified.delete(key);
     let chains: Certificate[][];
     try {
-      chains = verifyClientChain(request.peerCertificates, this.roots, this.clock());
+      chains = verifyClientChain(request.peerCertificates, this.roots, now);
     } catch (err) {
       throw new AuthenticationError(
         `verifying certificate ${certificateIdentifier(request.peerCertificates[0])} failed: ${(err as Error).message}`);
     }
-    for (const chain of chains) {
-      const found = userOf(chain);
-      if (found) return found;
-    }
-    return undefined;
+    const result = chains.map(userOf).find((found) => found !== undefined);
+    this.remember(key, result, chains, now.getTime());
+    return result;
+  }
+
+  private remember(key: string, result: Authenticated | undefined, chains: Certificate[][], now: number): void {
+    const expiry = Math.min(...chains.flat().map((c) => c.parsed.notAfter.getTime()));
+    if (this.verified.size >= CACHE_MAX_ENTRIES) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(key, { result, until: Math.min(now + CACHE_TTL_MS, expiry) });
   }
 }

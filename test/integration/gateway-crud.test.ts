@@ -153,6 +153,30 @@ describe('gateway: resources, errors, discovery and health over HTTPS', function
     expect((await c.request('GET', '/api/v1/namespaces/doomed/configmaps/inside')).status).to.equal(404);
   });
 
+  it('a terminating namespace waits for finalizers of its objects and refuses creates meanwhile', async () => {
+    await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'held' } } });
+    await c.request('POST', '/api/v1/namespaces/held/configmaps', { body: { metadata: { name: 'pinned', finalizers: ['example.com/keep'] } } });
+    expect((await c.request('DELETE', '/api/v1/namespaces/held')).status).to.equal(200);
+    const refused = await c.request('POST', '/api/v1/namespaces/held/configmaps', { body: cm('late') });
+    expect(refused.status).to.equal(403);
+    expect(refused.body.reason).to.equal('Forbidden');
+    let pinned: any;
+    for (let i = 0; i < 50 && !pinned?.metadata?.deletionTimestamp; i++) {
+      pinned = (await c.request('GET', '/api/v1/namespaces/held/configmaps/pinned')).body;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(pinned.metadata.deletionTimestamp).to.be.a('string');
+    expect((await c.request('GET', '/api/v1/namespaces/held')).body.status.phase).to.equal('Terminating');
+    const released = await c.request('PUT', '/api/v1/namespaces/held/configmaps/pinned', { body: { ...pinned, metadata: { ...pinned.metadata, finalizers: [] } } });
+    expect(released.status).to.equal(200);
+    let gone = false;
+    for (let i = 0; i < 100 && !gone; i++) {
+      gone = (await c.request('GET', '/api/v1/namespaces/held')).status === 404;
+      if (!gone) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(gone).to.equal(true);
+  });
+
   it('refuses to delete the default namespace', async () => {
     const res = await c.request('DELETE', '/api/v1/namespaces/default');
     expect(res.status).to.equal(403);

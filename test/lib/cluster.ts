@@ -47,15 +47,21 @@ export class Cluster {
     this.dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-it-'));
   }
 
+  /** Starts everything; on failure stops what did start before rethrowing, so nothing is left behind. */
   async start(): Promise<this> {
-    const nats = await startNats();
-    this.natsUrl = nats.url;
-    this.natsStop = nats.stop;
-    for (const s of GRPC_SERVICES) this.addresses[s] = `127.0.0.1:${await freePort()}`;
-    this.port = await freePort();
-    for (const s of GRPC_SERVICES) await this.startService(s);
-    await this.startService('gateway');
-    return this;
+    try {
+      const nats = await startNats();
+      this.natsUrl = nats.url;
+      this.natsStop = nats.stop;
+      for (const s of GRPC_SERVICES) this.addresses[s] = `127.0.0.1:${await freePort()}`;
+      this.port = await freePort();
+      for (const s of GRPC_SERVICES) await this.startService(s);
+      await this.startService('gateway');
+      return this;
+    } catch (err) {
+      await this.stop();
+      throw err;
+    }
   }
 
   private args(s: Service): string[] {
