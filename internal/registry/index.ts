@@ -1,40 +1,73 @@
-// The one registry of kinds: each kind is declared once (see core.ts) and found
-// here by group, version and resource, or by kind.
+// The one registry of kinds: every resource of the shared resource table,
+// completed by the declarations under kinds/, found by group, version and
+// resource (or kind). Lookups are map reads; every list is computed once.
 import type { KindDef } from './types.js';
-import { configmaps, namespaces, secrets } from './core.js';
+import { defineKind } from './define.js';
+import { isStable, resourceTable } from './resources.js';
+import { kindSpecFor } from './kinds/index.js';
+import { GROUP_ORDER, versionPriority } from './order.js';
 
-export type { KindDef, TableColumn } from './types.js';
+export type { KindDef, TableColumn, SubresourceDef, NameRule } from './types.js';
+export { checkSchema, type SchemaCheckOptions, type SchemaReport } from './schemacheck.js';
+export { nameCauses } from './naming.js';
+
+const gvKey = (group: string, version: string) => `${group}/${version}`;
 
 export class Registry {
   private readonly byResource = new Map<string, KindDef>();
+  private readonly byKind = new Map<string, KindDef>();
+  private readonly byGroupVersion = new Map<string, KindDef[]>();
+  private readonly groupVersions = new Map<string, string[]>();
+  private readonly kinds: KindDef[];
 
   constructor(kinds: KindDef[]) {
-    for (const k of kinds) this.byResource.set(`${k.group}/${k.version}/${k.resource}`, k);
+    const groupRank = (g: string) => { const i = GROUP_ORDER.indexOf(g); return i < 0 ? GROUP_ORDER.length : i; };
+    this.kinds = [...kinds].sort((a, b) => groupRank(a.group) - groupRank(b.group) || versionPriority(b.version) - versionPriority(a.version));
+    for (const k of this.kinds) {
+      this.byResource.set(`${gvKey(k.group, k.version)}/${k.resource}`, k);
+      if (!this.byKind.has(`${gvKey(k.group, k.version)}/${k.kind}`)) this.byKind.set(`${gvKey(k.group, k.version)}/${k.kind}`, k);
+      const inGv = this.byGroupVersion.get(gvKey(k.group, k.version)) ?? [];
+      inGv.push(k);
+      this.byGroupVersion.set(gvKey(k.group, k.version), inGv);
+      const versions = this.groupVersions.get(k.group) ?? [];
+      if (!versions.includes(k.version)) versions.push(k.version);
+      this.groupVersions.set(k.group, versions);
+    }
   }
 
   lookup(group: string, version: string, resource: string): KindDef | undefined {
-    return this.byResource.get(`${group}/${version}/${resource}`);
+    return this.byResource.get(`${gvKey(group, version)}/${resource}`);
   }
 
+  /** The resource that serves a kind, e.g. (`apps`, `v1`, `Deployment`) → deployments. */
+  lookupKind(group: string, version: string, kind: string): KindDef | undefined {
+    return this.byKind.get(`${gvKey(group, version)}/${kind}`);
+  }
+
+  /** Every kind, in discovery order. Shared: do not modify. */
   all(): KindDef[] {
-    return [...this.byResource.values()];
+    return this.kinds;
   }
 
-  /** The served groups, each with its versions, in registration order. */
+  /** The served groups in discovery order, each with its versions, preferred first. Shared: do not modify. */
   groups(): Map<string, string[]> {
-    const out = new Map<string, string[]>();
-    for (const k of this.all()) {
-      const versions = out.get(k.group) ?? [];
-      if (!versions.includes(k.version)) versions.push(k.version);
-      out.set(k.group, versions);
-    }
-    return out;
+    return this.groupVersions;
   }
 
+  /** Shared: do not modify. */
   inGroupVersion(group: string, version: string): KindDef[] {
-    return this.all().filter((k) => k.group === group && k.version === version);
+    return this.byGroupVersion.get(gvKey(group, version)) ?? [];
   }
 }
 
-/** The kinds this server serves. */
-export const builtinRegistry = (): Registry => new Registry([namespaces, configmaps, secrets]);
+export interface RegistryOptions {
+  /** Non-stable group versions to serve as well, e.g. `resource.svc.io/v1beta2`. */
+  enable?: string[];
+}
+
+/** The kinds this server serves: every stable version of the resource table, plus any enabled ones. */
+export function builtinRegistry(opts: RegistryOptions = {}): Registry {
+  const enabled = new Set(opts.enable ?? []);
+  const served = resourceTable().filter((e) => isStable(e.version) || enabled.has(gvKey(e.group, e.version)));
+  return new Registry(served.map((e) => defineKind(e, kindSpecFor(e.group, e.version, e.resource))));
+}

@@ -1,6 +1,7 @@
 // What the registry declares about each kind; every part of the server reads it.
 import type { ApiObject } from '../apimachinery/meta.js';
 import type { StatusCause } from '../apimachinery/status.js';
+import type { Schema } from './openapi.js';
 
 export interface TableColumn {
   name: string;
@@ -10,6 +11,20 @@ export interface TableColumn {
   priority?: number;
   cell(obj: ApiObject): unknown;
 }
+
+/** A sub-resource as the resource table lists it: `status`, `scale`, `log`, ... */
+export interface SubresourceDef {
+  name: string;
+  /** The kind its requests and answers carry (`Scale` for `scale`, the kind itself for `status`). */
+  kind: string;
+  /** Group and version of that kind when it is not the parent's (`autoscaling/v1` Scale, `policy/v1` Eviction). */
+  group?: string;
+  version?: string;
+  verbs: string[];
+}
+
+/** Rules for `metadata.name`; the default is a DNS-1123 subdomain. */
+export type NameRule = 'dns1123label' | 'dns1123subdomain' | 'dns1035label' | 'pathSegment';
 
 export interface KindDef {
   group: string;
@@ -24,18 +39,38 @@ export interface KindDef {
   categories?: string[];
   /** The sub-resources served, e.g. `status`. */
   subresources?: string[];
+  /** The same sub-resources with the kind and verbs of each. */
+  subresourceDefs?: SubresourceDef[];
+  /** `<resource>/status` is served: spec writes keep the stored status, status writes keep everything else. */
+  statusSubresource?: boolean;
+  /** `metadata.generation` starts at 1 and counts changes of everything but metadata and status. */
+  tracksGeneration?: boolean;
+  /** Create answers a computed object and nothing is stored (reviews, bindings, token requests). */
+  ephemeral?: boolean;
+  /** The version objects are stored in when other versions of the same resource are served too. */
+  storageVersion?: string;
+  /** Converts an object of this version to the storage version. */
+  toStorage?(obj: ApiObject): ApiObject;
+  /** Converts a stored object to this version. */
+  fromStorage?(obj: ApiObject): ApiObject;
+  /** The OpenAPI schema of the kind (`$ref`s unresolved); undefined when the shared data has none. */
+  schema(): Schema | undefined;
   /** Fields a field selector may name besides metadata.name and metadata.namespace. */
   selectableFields?: Record<string, (obj: ApiObject) => string | undefined>;
-  /** Sets server-owned fields and defaults of a new object. */
+  /** Drops unknown fields, resets status, applies defaults and sets server-owned fields of a new object. */
   prepareForCreate?(obj: ApiObject): void;
-  /** Carries over what an update may not change (status on spec writes, ...). */
+  /** Spec write: drops unknown fields, keeps the stored status, applies defaults, counts the generation. */
   prepareForUpdate?(obj: ApiObject, old: ApiObject): void;
+  /** `/status` write: keeps everything of `old` but `status`. */
+  prepareForStatusUpdate?(obj: ApiObject, old: ApiObject): void;
   /** Sets what a delete held by finalizers changes besides deletionTimestamp (a namespace turns Terminating). */
   prepareForDelete?(obj: ApiObject): void;
-  /** Kind-specific validation; metadata is validated for every kind. */
+  /** Schema and kind rules of a create (old undefined) or spec write; metadata is validated by the caller. */
   validate?(obj: ApiObject, old?: ApiObject): StatusCause[];
+  /** Schema and kind rules of a `/status` write. */
+  validateStatusUpdate?(obj: ApiObject, old: ApiObject): StatusCause[];
   /** Name rule of the kind; default DNS-1123 subdomain. */
-  nameRule?: 'dns1123label' | 'dns1123subdomain';
+  nameRule?: NameRule;
   /** A delete answers the deleted object instead of a Status. */
   returnDeletedObject?: boolean;
   tableColumns?: TableColumn[];

@@ -1,0 +1,361 @@
+// Core (`/api/v1`) kinds other than workloads, services and volumes: namespaces,
+// config maps, secrets, service accounts, events, endpoints, nodes, quotas.
+import type { ApiObject } from '../../apimachinery/meta.js';
+import { NAMESPACE_FINALIZER, labelKey } from '../../names/index.js';
+import { ageColumn, column, conditionStatus, nameColumn, pathOf, shortList } from '../columns.js';
+import {
+  dns1123Subdomain, forbidden, immutable, invalid, oneOf, portName, portNumber, protocol, required, tooLong, type Causes,
+} from '../causes.js';
+import type { KindSpec } from '../define.js';
+import { asList, asObj, child, clone, deepEqual, objects, setDefault, str, type Obj } from '../values.js';
+import { isIP, parseCidr } from '../net.js';
+
+/** Every namespace carries its own name as a label, so selectors can name namespaces. */
+const NAMESPACE_NAME_LABEL = labelKey('metadata.name');
+const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
+const MAX_DATA_BYTES = 1024 * 1024;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+const entries = (v: unknown) => Object.entries(asObj(v) ?? {});
+const specOf = (o: ApiObject): Obj => asObj(o.spec) ?? {};
+const statusOf = (o: ApiObject): Obj => asObj(o.status) ?? {};
+
+/** Keys of data maps: a valid config key each, none in two maps, total size bounded. */
+function validateDataKeys(obj: ApiObject, maps: string[]): Causes {
+  const causes: Causes = [];
+  const seen = new Set<string>();
+  let size = 0;
+  for (const field of maps) {
+    for (const [key, value] of entries(obj[field])) {
+      if (key.length > 253 || !CONFIG_KEY.test(key)) {
+        causes.push(invalid(`${field}[${key}]`, key, "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"));
+      }
+      if (seen.has(key)) causes.push(invalid(`${field}[${key}]`, key, 'duplicate of key present in another data map'));
+      seen.add(key);
+      size += key.length + String(value).length;
+    }
+  }
+  if (size > MAX_DATA_BYTES) causes.push(tooLong('', MAX_DATA_BYTES));
+  return causes;
+}
+
+/** Once `immutable` is true, the data maps and the flag itself stay as they are. */
+function validateImmutableData(obj: ApiObject, old: ApiObject | undefined, maps: string[]): Causes {
+  if (old?.immutable !== true) return [];
+  const causes = maps.filter((m) => !deepEqual(obj[m] ?? {}, old[m] ?? {}))
+    .map((m) => forbidden(m, 'field is immutable when `immutable` is set'));
+  if (obj.immutable !== true) causes.push(forbidden('immutable', 'field is immutable when `immutable` is set'));
+  return causes;
+}
+
+const namespaces: KindSpec = {
+  shortNames: ['ns'], nameRule: 'dns1123label', returnDeletedObject: true, tracksGeneration: false,
+  selectableFields: { 'status.phase': (o) => str(statusOf(o).phase) },
+  initialStatus: () => ({ phase: 'Active' }),
+  defaults(obj) {
+    obj.metadata = { ...obj.metadata, labels: { ...obj.metadata?.labels, [NAMESPACE_NAME_LABEL]: obj.metadata?.name ?? '' } };
+  },
+  create(obj) {
+    obj.spec = { ...specOf(obj), finalizers: [NAMESPACE_FINALIZER] };
+  },
+  update(obj, old) {
+    obj.spec = clone(old.spec);
+  },
+  delete(obj) {
+    obj.status = { ...statusOf(obj), phase: 'Terminating' };
+  },
+  validateStatus: (obj) => oneOf('status.phase', statusOf(obj).phase, ['Active', 'Terminating']),
+  tableColumns: [nameColumn, column('Status', 'string', 'The phase of the namespace', (o) => statusOf(o).phase ?? ''), ageColumn],
+};
+
+const configmaps: KindSpec = {
+  shortNames: ['cm'],
+  validate: (obj, old) => [...validateDataKeys(obj, ['data', 'binaryData']), ...validateImmutableData(obj, old, ['data', 'binaryData'])],
+  tableColumns: [nameColumn, column('Data', 'integer', 'Number of data entries', (o) => entries(o.data).length + entries(o.binaryData).length), ageColumn],
+};
+
+/** `stringData` is write-only: its entries overwrite `data`, base64-encoded. */
+function mergeStringData(obj: ApiObject): void {
+  const stringData = asObj(obj.stringData);
+  if (!stringData) return;
+  const data = child(obj, 'data');
+  for (const [k, v] of Object.entries(stringData)) data[k] = Buffer.from(String(v)).toString('base64');
+  delete obj.stringData;
+}
+
+export const SECRET_TYPES = {
+  serviceAccountToken: labelKey('service-account-token'),
+  dockercfg: labelKey('dockercfg'),
+  dockerConfigJson: labelKey('dockerconfigjson'),
+  basicAuth: labelKey('basic-auth'),
+  sshAuth: labelKey('ssh-auth'),
+  tls: labelKey('tls'),
+  bootstrapToken: labelKey('token', 'bootstrap'),
+};
+const SERVICE_ACCOUNT_NAME_ANNOTATION = labelKey('service-account.name');
+const BOOTSTRAP_ID = /^[a-z0-9]{6}$/;
+const BOOTSTRAP_SECRET = /^[a-z0-9]{16}$/;
+const BOOTSTRAP_GROUP_PREFIX = 'system:bootstrappers:';
+
+const decoded = (data: Obj, key: string): string | undefined =>
+  (typeof data[key] === 'string' ? Buffer.from(data[key] as string, 'base64').toString('utf8') : undefined);
+
+/** The keys each secret type needs, and the bootstrap token layout of document 2. */
+function validateSecretType(obj: ApiObject): Causes {
+  const data = asObj(obj.data) ?? {};
+  const needs = (...keys: string[]) => keys.filter((k) => data[k] === undefined).map((k) => required(`data[${k}]`));
+  const jsonKey = (key: string) => {
+    const text = decoded(data, key);
+    if (text === undefined) return needs(key);
+    try { JSON.parse(text); return []; } catch (err) { return [invalid(`data[${key}]`, '<secret contents redacted>', (err as Error).message)]; }
+  };
+  switch (obj.type) {
+    case SECRET_TYPES.serviceAccountToken:
+      return obj.metadata?.annotations?.[SERVICE_ACCOUNT_NAME_ANNOTATION] ? [] : [required(`metadata.annotations[${SERVICE_ACCOUNT_NAME_ANNOTATION}]`)];
+    case SECRET_TYPES.dockercfg: return jsonKey('.dockercfg');
+    case SECRET_TYPES.dockerConfigJson: return jsonKey('.dockerconfigjson');
+    case SECRET_TYPES.basicAuth: return data.username === undefined && data.password === undefined ? needs('username', 'password') : [];
+    case SECRET_TYPES.sshAuth: return needs('ssh-privatekey');
+    case SECRET_TYPES.tls: return needs('tls.crt', 'tls.key');
+    case SECRET_TYPES.bootstrapToken: return validateBootstrapToken(obj, data);
+    default: return [];
+  }
+}
+
+function validateBootstrapToken(obj: ApiObject, data: Obj): Causes {
+  const causes: Causes = [];
+  const id = decoded(data, 'token-id');
+  const secret = decoded(data, 'token-secret');
+  if (id === undefined) causes.push(required('data[token-id]'));
+  else if (!BOOTSTRAP_ID.test(id)) causes.push(invalid('data[token-id]', id, 'must be 6 characters of [a-z0-9]'));
+  if (secret === undefined) causes.push(required('data[token-secret]'));
+  else if (!BOOTSTRAP_SECRET.test(secret)) causes.push(invalid('data[token-secret]', '<secret contents redacted>', 'must be 16 characters of [a-z0-9]'));
+  if (id !== undefined && obj.metadata?.name !== `bootstrap-token-${id}`) {
+    causes.push(invalid('metadata.name', obj.metadata?.name, `must be bootstrap-token-${id}`));
+  }
+  const expiration = decoded(data, 'expiration');
+  if (expiration !== undefined && Number.isNaN(Date.parse(expiration))) causes.push(invalid('data[expiration]', expiration, 'must be an RFC 3339 time'));
+  for (const usage of ['usage-bootstrap-authentication', 'usage-bootstrap-signing']) {
+    const value = decoded(data, usage);
+    if (value !== undefined && value !== 'true' && value !== 'false') causes.push(invalid(`data[${usage}]`, value, 'must be "true" or "false"'));
+  }
+  for (const group of (decoded(data, 'auth-extra-groups') ?? '').split(',').filter(Boolean)) {
+    if (!group.startsWith(BOOTSTRAP_GROUP_PREFIX)) causes.push(invalid('data[auth-extra-groups]', group, `must start with "${BOOTSTRAP_GROUP_PREFIX}"`));
+  }
+  return causes;
+}
+
+const secrets: KindSpec = {
+  selectableFields: { type: (o) => str(o.type) },
+  defaults(obj) {
+    mergeStringData(obj);
+    setDefault(obj, 'type', 'Opaque');
+  },
+  validate(obj, old) {
+    const causes = [...validateDataKeys(obj, ['data']), ...validateImmutableData(obj, old, ['data'])];
+    for (const [key, value] of entries(obj.data)) {
+      if (typeof value !== 'string' || !BASE64.test(value)) causes.push(invalid(`data[${key}]`, '<secret contents redacted>', 'must be base64-encoded'));
+    }
+    if (old && old.type !== obj.type) causes.push(immutable('type', obj.type));
+    return [...causes, ...validateSecretType(obj)];
+  },
+  tableColumns: [nameColumn, column('Type', 'string', 'The type of the secret', (o) => o.type ?? ''),
+    column('Data', 'integer', 'Number of data entries', (o) => entries(o.data).length), ageColumn],
+};
+
+const serviceaccounts: KindSpec = {
+  shortNames: ['sa'],
+  validate(obj) {
+    const causes: Causes = [];
+    objects(obj.secrets).forEach((s, i) => { if (typeof s.name === 'string') causes.push(...dns1123Subdomain(`secrets[${i}].name`, s.name)); });
+    objects(obj.imagePullSecrets).forEach((s, i) => { if (typeof s.name === 'string') causes.push(...dns1123Subdomain(`imagePullSecrets[${i}].name`, s.name)); });
+    return causes;
+  },
+  tableColumns: [nameColumn, column('Secrets', 'string', 'Secrets is the list of secrets allowed to be used by pods running using this ServiceAccount', (o) => asList(o.secrets).length), ageColumn],
+};
+
+/** A legacy event lives in its object's namespace (or `default` for cluster objects). */
+function validateCoreEvent(obj: ApiObject): Causes {
+  const involved = asObj(obj.involvedObject) ?? {};
+  const namespace = obj.metadata?.namespace ?? '';
+  const objectNamespace = str(involved.namespace) ?? '';
+  const matches = objectNamespace ? namespace === objectNamespace : namespace === '' || namespace === 'default';
+  const causes: Causes = matches ? [] : [invalid('involvedObject.namespace', objectNamespace, 'does not match event.namespace')];
+  if (obj.eventTime !== undefined) {
+    if (!obj.reportingComponent) causes.push(required('reportingComponent'));
+    if (!obj.reportingInstance) causes.push(required('reportingInstance'));
+    if (!obj.action) causes.push(required('action'));
+  }
+  return causes;
+}
+
+const eventObject = (o: ApiObject) => {
+  const involved = asObj(o.involvedObject) ?? asObj(o.regarding) ?? {};
+  return `${String(involved.kind ?? '').toLowerCase()}/${involved.name ?? ''}`;
+};
+
+/** The columns of `kubectl get events`. */
+export const eventColumns = [
+  column('Last Seen', 'string', 'Time since the event was last seen', (o) => lastSeen(o)),
+  column('Type', 'string', 'Type of this event (Normal, Warning), new types could be added in the future.', (o) => o.type ?? ''),
+  column('Reason', 'string', 'The reason for the transition into the object\'s current status.', (o) => o.reason ?? ''),
+  column('Object', 'string', 'The object this Event is about.', eventObject),
+  column('Message', 'string', 'A human-readable description of the status of this operation.', (o) => o.message ?? o.note ?? ''),
+];
+
+function lastSeen(o: ApiObject): string {
+  const series = asObj(o.series);
+  const when = str(series?.lastObservedTime) ?? str(o.lastTimestamp) ?? str(o.eventTime) ?? str(o.deprecatedLastTimestamp) ?? o.metadata?.creationTimestamp;
+  return ageColumn.cell({ metadata: { creationTimestamp: when } }) as string;
+}
+
+const events: KindSpec = {
+  shortNames: ['ev'],
+  selectableFields: Object.fromEntries([
+    ...['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath']
+      .map((f) => [`involvedObject.${f}`, (o: ApiObject) => str(asObj(o.involvedObject)?.[f]) ?? '']),
+    ['reason', (o: ApiObject) => str(o.reason) ?? ''], ['reportingComponent', (o: ApiObject) => str(o.reportingComponent) ?? ''],
+    ['source', (o: ApiObject) => str(asObj(o.source)?.component) ?? ''], ['type', (o: ApiObject) => str(o.type) ?? ''],
+  ]),
+  validate: validateCoreEvent,
+  tableColumns: eventColumns,
+};
+
+function validateEndpointSubsets(obj: ApiObject): Causes {
+  const causes: Causes = [];
+  objects(obj.subsets).forEach((subset, i) => {
+    const at = `subsets[${i}]`;
+    for (const list of ['addresses', 'notReadyAddresses']) {
+      objects(subset[list]).forEach((a, j) => {
+        if (!isIP(str(a.ip) ?? '')) causes.push(invalid(`${at}.${list}[${j}].ip`, a.ip, 'must be a valid IP address'));
+      });
+    }
+    objects(subset.ports).forEach((p, j) => {
+      if (typeof p.name === 'string' && p.name) causes.push(...portName(`${at}.ports[${j}].name`, p.name));
+      causes.push(...portNumber(`${at}.ports[${j}].port`, p.port), ...protocol(`${at}.ports[${j}].protocol`, p.protocol));
+    });
+  });
+  return causes;
+}
+
+const endpoints: KindSpec = {
+  shortNames: ['ep'],
+  defaults(obj) {
+    for (const subset of objects(obj.subsets)) for (const p of objects(subset.ports)) setDefault(p, 'protocol', 'TCP');
+  },
+  validate: validateEndpointSubsets,
+  tableColumns: [nameColumn, column('Endpoints', 'string', 'Endpoints of the service', (o) => shortList(objects(o.subsets).flatMap((s) => {
+    const ports = objects(s.ports);
+    return objects(s.addresses).flatMap((a) => (ports.length ? ports.map((p) => `${a.ip}:${p.port}`) : [String(a.ip)]));
+  }))), ageColumn],
+};
+
+const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
+const ROLE_LABEL_PREFIX = labelKey('', 'node-role');
+
+function validateNode(obj: ApiObject, old?: ApiObject): Causes {
+  const spec = specOf(obj);
+  const causes: Causes = [];
+  asList(spec.podCIDRs).forEach((c, i) => { if (!parseCidr(String(c))) causes.push(invalid(`spec.podCIDRs[${i}]`, c, 'must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)')); });
+  objects(spec.taints).forEach((t, i) => {
+    if (typeof t.key !== 'string' || !t.key) causes.push(required(`spec.taints[${i}].key`));
+    causes.push(...oneOf(`spec.taints[${i}].effect`, t.effect, TAINT_EFFECTS, true));
+  });
+  if (old) {
+    const oldSpec = specOf(old);
+    for (const f of ['podCIDR', 'providerID']) {
+      if (oldSpec[f] !== undefined && oldSpec[f] !== '' && oldSpec[f] !== spec[f]) causes.push(forbidden(`spec.${f}`, `${f} update is not allowed once set`));
+    }
+    if (asList(oldSpec.podCIDRs).length && !deepEqual(oldSpec.podCIDRs, spec.podCIDRs)) causes.push(forbidden('spec.podCIDRs', 'node updates may not change podCIDR except from "" to valid'));
+  }
+  return causes;
+}
+
+function nodeStatus(o: ApiObject): string {
+  const ready = conditionStatus(o, 'Ready');
+  const text = ready === 'True' ? 'Ready' : 'NotReady';
+  return specOf(o).unschedulable === true ? `${text},SchedulingDisabled` : text;
+}
+
+const nodeAddress = (o: ApiObject, type: string) => objects(statusOf(o).addresses).find((a) => a.type === type)?.address ?? '<none>';
+
+const nodes: KindSpec = {
+  shortNames: ['no'], tracksGeneration: false,
+  selectableFields: { 'spec.unschedulable': (o) => String(specOf(o).unschedulable === true) },
+  initialStatus: (obj) => asObj(obj.status) ?? {},
+  defaults(obj) {
+    const status = asObj(obj.status);
+    if (status && status.allocatable === undefined && asObj(status.capacity)) status.allocatable = clone(status.capacity);
+  },
+  validate: validateNode,
+  tableColumns: [nameColumn,
+    column('Status', 'string', 'The status of the node', nodeStatus),
+    column('Roles', 'string', 'The roles of the node', (o) => Object.keys(o.metadata?.labels ?? {}).filter((k) => k.startsWith(ROLE_LABEL_PREFIX))
+      .map((k) => k.slice(ROLE_LABEL_PREFIX.length)).join(',') || '<none>'),
+    ageColumn,
+    column('Version', 'string', 'Kubelet Version reported by the node.', (o) => pathOf(o, 'status.nodeInfo.kubeletVersion') ?? ''),
+    column('Internal-IP', 'string', 'List of internal IPs.', (o) => nodeAddress(o, 'InternalIP'), 1),
+    column('External-IP', 'string', 'List of external IPs.', (o) => nodeAddress(o, 'ExternalIP'), 1),
+    column('OS-Image', 'string', 'OS Image reported by the node.', (o) => pathOf(o, 'status.nodeInfo.osImage') ?? '<unknown>', 1),
+    column('Kernel-Version', 'string', 'Kernel Version reported by the node.', (o) => pathOf(o, 'status.nodeInfo.kernelVersion') ?? '<unknown>', 1),
+    column('Container-Runtime', 'string', 'Container Runtime Version reported by the node.', (o) => pathOf(o, 'status.nodeInfo.containerRuntimeVersion') ?? '<unknown>', 1),
+  ],
+};
+
+const LIMIT_TYPES = ['Pod', 'Container', 'PersistentVolumeClaim'];
+
+/** Container limits: default falls back to max, defaultRequest to default, then to min. */
+function defaultLimitRangeItem(item: Obj): void {
+  if (item.type !== 'Container') return;
+  const fill = (target: Obj, from: unknown) => { for (const [k, v] of Object.entries(asObj(from) ?? {})) setDefault(target, k, v); };
+  const def = child(item, 'default');
+  const defaultRequest = child(item, 'defaultRequest');
+  fill(def, item.max);
+  fill(defaultRequest, def);
+  fill(defaultRequest, item.min);
+}
+
+const limitranges: KindSpec = {
+  shortNames: ['limits'],
+  defaults: (obj) => objects(specOf(obj).limits).forEach(defaultLimitRangeItem),
+  validate: (obj) => objects(specOf(obj).limits).flatMap((item, i) => oneOf(`spec.limits[${i}].type`, item.type, LIMIT_TYPES, true)),
+};
+
+const QUOTA_SCOPES = ['Terminating', 'NotTerminating', 'BestEffort', 'NotBestEffort', 'PriorityClass', 'CrossNamespacePodAffinity', 'VolumeAttributesClass'];
+
+function quotaUsage(o: ApiObject, limits: boolean): string {
+  const hard = asObj(statusOf(o).hard) ?? asObj(specOf(o).hard) ?? {};
+  const used = asObj(statusOf(o).used) ?? {};
+  return Object.keys(hard).filter((k) => k.startsWith('limits.') === limits).sort()
+    .map((k) => `${k}: ${used[k] ?? 0}/${hard[k]}`).join(', ');
+}
+
+const resourcequotas: KindSpec = {
+  shortNames: ['quota'],
+  validate(obj) {
+    const causes: Causes = [];
+    asList(specOf(obj).scopes).forEach((s, i) => causes.push(...oneOf(`spec.scopes[${i}]`, s, QUOTA_SCOPES)));
+    for (const [name, q] of entries(specOf(obj).hard)) if (String(q).startsWith('-')) causes.push(invalid(`spec.hard[${name}]`, q, 'must be greater than or equal to 0'));
+    return causes;
+  },
+  tableColumns: [nameColumn, ageColumn,
+    column('Request', 'string', 'Request represents a minimum amount of cpu/memory that a container may consume.', (o) => quotaUsage(o, false)),
+    column('Limit', 'string', 'Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.', (o) => quotaUsage(o, true))],
+};
+
+const componentstatuses: KindSpec = {
+  shortNames: ['cs'],
+  tableColumns: [nameColumn,
+    column('Status', 'string', 'Status of the component conditions', (o) => (conditionStatus(o, 'Healthy') === 'True' ? 'Healthy' : 'Unhealthy')),
+    column('Message', 'string', 'Message of the component conditions', (o) => objects(o.conditions)[0]?.message ?? ''),
+    column('Error', 'string', 'Error of the component conditions', (o) => objects(o.conditions)[0]?.error ?? '')],
+};
+
+const bindings: KindSpec = {
+  ephemeral: true,
+  validate: (obj) => (asObj(obj.target)?.name ? [] : [required('target.name')]),
+};
+
+export const coreKinds: Record<string, KindSpec> = {
+  namespaces, configmaps, secrets, serviceaccounts, events, endpoints, nodes, limitranges, resourcequotas, componentstatuses, bindings,
+};
