@@ -88,9 +88,14 @@ async function traced(ctx: Koa.Context, next: Koa.Next): Promise<void> {
   }
 }
 
+/** Client chains by connection: a TLS session presents one chain, read once. */
+const chainsBySocket = new WeakMap<object, Buffer[]>();
+
 /** The TLS client chain, DER, leaf first. */
 function peerCertificates(ctx: Koa.Context): Buffer[] {
   const socket = ctx.req.socket as TLSSocket;
+  const known = chainsBySocket.get(socket);
+  if (known) return known;
   const chain: Buffer[] = [];
   let cert = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate(true) : undefined;
   while (cert && cert.raw && chain.length < 10) {
@@ -98,6 +103,7 @@ function peerCertificates(ctx: Koa.Context): Buffer[] {
     if (!cert.issuerCertificate || cert.issuerCertificate === cert) break;
     cert = cert.issuerCertificate;
   }
+  chainsBySocket.set(socket, chain);
   return chain;
 }
 
