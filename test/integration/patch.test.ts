@@ -129,6 +129,37 @@ describe('PATCH and server-side apply over HTTPS', function () {
     });
   });
 
+  describe('creates and updates', () => {
+    it('record an Update entry for the creator, named by fieldManager or the User-Agent', async () => {
+      const res = await c.request('POST', `${NS}/configmaps?fieldManager=creator`, { body: cm('rec', { a: '1' }, { labels: { l: 'x' } }) });
+      expect(res.status, res.text).to.equal(201);
+      expect(res.body.metadata.managedFields).to.have.length(1);
+      expect(res.body.metadata.managedFields[0]).to.deep.include({
+        manager: 'creator', operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:data': { '.': {}, 'f:a': {} }, 'f:metadata': { 'f:labels': { '.': {}, 'f:l': {} } } },
+      });
+      const byAgent = await c.request('POST', `${NS}/configmaps`, { body: cm('rec-ua', { a: '1' }), headers: { 'User-Agent': 'tool/1.0 (linux/amd64)' } });
+      expect(managers(byAgent.body)).to.deep.equal(['tool/Update']);
+    });
+
+    it('move the fields an update changes to its manager, without conflicts with appliers', async () => {
+      const applied = await patch(CM('rec'), APPLY, cm('rec', { a: '1', b: '2' }), 'fieldManager=applier');
+      expect(applied.status, applied.text).to.equal(200);
+      const res = await c.request('PUT', `${CM('rec')}?fieldManager=editor`, { body: { ...applied.body, data: { a: '1', b: 'edited' } } });
+      expect(res.status, res.text).to.equal(200);
+      const byManager = Object.fromEntries(res.body.metadata.managedFields.map((e: any) => [e.manager, e.fieldsV1]));
+      expect(byManager.editor).to.deep.equal({ 'f:data': { 'f:b': {} } });
+      expect(byManager.applier).to.deep.equal({ 'f:data': { 'f:a': {} } });
+    });
+
+    it('drop every entry when an update sets managedFields to [{}]', async () => {
+      const current = await get(CM('rec'));
+      const res = await c.request('PUT', CM('rec'), { body: { ...current, metadata: { ...current.metadata, managedFields: [{}] } } });
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.metadata).not.to.have.property('managedFields');
+    });
+  });
+
   describe('server-side apply', () => {
     const applyCm = (name: string, data: Record<string, string>, query: string, extra: Record<string, unknown> = {}) =>
       patch(CM(name), APPLY, YAML.stringify(cm(name, data, extra)), query);
