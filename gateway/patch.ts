@@ -9,7 +9,7 @@ import { StatusError, badRequest, conflict, forbidden, invalid, unsupportedMedia
 import { forbiddenField } from '../internal/apimachinery/validation.js';
 import { GROUP_META } from '../internal/names/index.js';
 import {
-  FieldSet, UNTYPED, apply, applyJsonPatch, managerName, mergePatch, recordUpdate, rootType, strategicMergePatch, validateManagerName,
+  FieldSet, UNTYPED, apply, applyJsonPatch, managerName, mergePatch, recordUpdate, rootType, strategicMergePatch, typeOf, validateManagerName,
   type FieldManagerOptions, type TypeNode,
 } from '../internal/patch/index.js';
 import type { Backends } from './backends.js';
@@ -24,18 +24,24 @@ const MERGE_PATCH = 'application/merge-patch+json';
 const STRATEGIC_PATCH = 'application/strategic-merge-patch+json';
 const APPLY_PATCH = 'application/apply-patch+yaml';
 
-/** The kind's type for merging and ownership; custom resources are untyped. */
-const kindType = (r: ResourceRequest): TypeNode | undefined => rootType({ group: r.def.group, version: r.def.version, kind: r.def.kind });
+/** Whether the kind is built in: strategic merge patch needs its patch strategies. */
+const builtIn = (r: ResourceRequest): boolean => rootType({ group: r.def.group, version: r.def.version, kind: r.def.kind }) !== undefined;
+
+/** The kind's type for merging and ownership; kinds without a schema are untyped. */
+function kindType(r: ResourceRequest): TypeNode {
+  const schema = r.def.schema();
+  return schema ? typeOf(schema) : UNTYPED;
+}
 
 /** Fields a write through the main resource cannot own: `status` when it has its own sub-resource. */
 function ignoredFields(r: ResourceRequest): FieldSet | undefined {
   if (r.info.subresource === 'status') return FieldSet.of([{ field: 'spec' }]);
-  return r.def.subresources?.includes('status') ? FieldSet.of([{ field: 'status' }]) : undefined;
+  return r.def.statusSubresource || r.def.subresources?.includes('status') ? FieldSet.of([{ field: 'status' }]) : undefined;
 }
 
 function managerOptions(r: ResourceRequest, manager: string): FieldManagerOptions {
   return {
-    type: kindType(r) ?? UNTYPED, apiVersion: r.objects.apiVersion, kind: r.def.kind, manager,
+    type: kindType(r), apiVersion: r.objects.apiVersion, kind: r.def.kind, manager,
     ...(r.info.subresource ? { subresource: r.info.subresource } : {}), ignored: ignoredFields(r),
   };
 }
@@ -105,17 +111,17 @@ function checkPatched(r: ResourceRequest, current: ApiObject, next: ApiObject): 
   }
 }
 
-function patchDocument(type: string, current: ApiObject, patch: unknown, t: TypeNode | undefined): ApiObject {
+function patchDocument(type: string, current: ApiObject, patch: unknown, t: TypeNode): ApiObject {
   if (type === JSON_PATCH) return applyJsonPatch(current, patch);
   if (type === MERGE_PATCH) return mergePatch(current, patch) as ApiObject;
-  return strategicMergePatch(current, patch as ApiObject, t!);
+  return strategicMergePatch(current, patch as ApiObject, t);
 }
 
 export async function patchObject(r: ResourceRequest, backends: Backends): Promise<void> {
   const dryRun = isDryRun(r.query);
   const type = (r.ctx.get('Content-Type') || '').split(';')[0].trim().toLowerCase();
   const t = kindType(r);
-  const supported = t ? [JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH] : [JSON_PATCH, MERGE_PATCH, APPLY_PATCH];
+  const supported = builtIn(r) ? [JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH] : [JSON_PATCH, MERGE_PATCH, APPLY_PATCH];
   if (!supported.includes(type)) throw unsupportedMediaType(type, supported);
   const force = forceOption(r, type === APPLY_PATCH);
   if (type === APPLY_PATCH) return applyObject(r, backends, parseApplied(await readRaw(r.ctx)), force, dryRun);

@@ -3,7 +3,7 @@
 export { applyJsonPatch } from './jsonpatch.js';
 export { mergePatch } from './merge.js';
 export { strategicMergePatch } from './strategic.js';
-export { rootType, UNTYPED, type TypeNode } from './schema.js';
+export { rootType, typeOf, UNTYPED, type TypeNode } from './schema.js';
 export {
   apply, recordUpdate, managerName, validateManagerName, FieldSet, type ApplyOptions, type FieldManagerOptions,
 } from './fieldmanager/index.js';

@@ -137,6 +137,39 @@ describe('kubectl 1.33 apply, patch, edit, label and annotate', function () {
     expect((await getJson('secret', 'sec')).data).to.deep.equal({ k: Buffer.from('v').toString('base64') });
   });
 
+  it('deployments: containers merge by name in client-side apply, patch and server-side apply', async () => {
+    const deployment = (containers: string, name = 'web') => `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ${name}
+  namespace: ${NS}
+spec:
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec:
+      containers: ${containers}
+`;
+    const names = async (name: string) => (await getJson('deployment', name)).spec.template.spec.containers.map((x: any) => `${x.name}=${x.image}`);
+    await ok(['apply', '-f', '-', '--validate=false'], deployment('[{name: app, image: "nginx:1"}, {name: side, image: busybox}]'));
+    await ok(['apply', '-f', '-', '--validate=false'], deployment('[{name: app, image: "nginx:2"}, {name: side, image: busybox}]'));
+    expect(await names('web')).to.deep.equal(['app=nginx:2', 'side=busybox']);
+    await ok(['patch', 'deployment', 'web', '-n', NS, '-p', '{"spec":{"template":{"spec":{"containers":[{"name":"side","image":"busybox:2"}]}}}}']);
+    expect(await names('web')).to.deep.equal(['app=nginx:2', 'side=busybox:2']);
+    await ok(['apply', '-f', '-', '--validate=false'], deployment('[{name: app, image: "nginx:2"}]'));
+    expect(await names('web')).to.deep.equal(['app=nginx:2']);
+
+    const ssa = ['apply', '--server-side', '-f', '-', '--validate=false'];
+    await ok(ssa, deployment('[{name: app, image: "nginx:1"}]', 'mesh'));
+    await ok([...ssa, '--field-manager=mesh'], deployment('[{name: proxy, image: envoy}]', 'mesh').replace(/ {2}selector.*\n/, ''));
+    expect(await names('mesh')).to.deep.equal(['app=nginx:1', 'proxy=envoy']);
+    const clash = await k([...ssa, '--field-manager=mesh'], deployment('[{name: app, image: "nginx:9"}, {name: proxy, image: envoy}]', 'mesh'));
+    expect(clash.code).to.equal(1);
+    expect(clash.stderr).to.contain('conflict with "kubectl": .spec.template.spec.containers[name="app"].image');
+    await ok(ssa, deployment('[]', 'mesh'));
+    expect(await names('mesh')).to.deep.equal(['proxy=envoy']);
+  });
+
   it('apply --server-side of a namespace and a secret', async () => {
     const manifest = `apiVersion: v1
 kind: Namespace
