@@ -117,19 +117,23 @@ export function defineKind(entry: ResourceEntry, spec: KindSpec = {}): KindDef {
 
     validate(obj, old) {
       const causes = schemaCauses(obj, schema());
-      if (hasTypeErrors(causes)) return causes;
-      return [...causes, ...(spec.validate?.(obj, old) ?? [])];
+      return hasTypeErrors(causes) ? causes : merge(causes, spec.validate?.(obj, old) ?? []);
     },
 
     validateStatusUpdate(obj, old) {
       const statusSchema = schema()?.properties?.status;
       const causes = obj.status === undefined ? [] : schemaCauses(obj.status, statusSchema, 'status');
-      if (hasTypeErrors(causes)) return causes;
-      return [...causes, ...(spec.validateStatus?.(obj, old) ?? [])];
+      return hasTypeErrors(causes) ? causes : merge(causes, spec.validateStatus?.(obj, old) ?? []);
     },
   };
   if (spec.delete) def.prepareForDelete = spec.delete;
   return def;
+}
+
+/** Schema causes then the kind's; a field the kind reports as required is not reported twice. */
+function merge(schemaCauses: StatusCause[], kindCauses: StatusCause[]): StatusCause[] {
+  const requiredByKind = new Set(kindCauses.filter((c) => c.reason === 'FieldValueRequired').map((c) => c.field));
+  return [...schemaCauses.filter((c) => c.reason !== 'FieldValueRequired' || !requiredByKind.has(c.field)), ...kindCauses];
 }
 
 function pick<T extends object, K extends keyof T>(o: T, keys: K[]): Partial<Pick<T, K>> {

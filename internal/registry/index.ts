@@ -61,7 +61,7 @@ export class Registry {
 }
 
 export interface RegistryOptions {
-  /** Non-stable group versions to serve as well, e.g. `resource.svc.io/v1beta2`. */
+  /** Non-stable group versions to serve as well, e.g. `the resource group (v1)beta2`. */
   enable?: string[];
 }
 

@@ -115,6 +115,7 @@ function walkObject(value: Obj, s: Schema, path: string, w: Walk): void {
   const keepUnknown = freeForm || s[PRESERVE_UNKNOWN] === true || s.additionalProperties === true;
   for (const key of Object.keys(value)) {
     const member = props?.[key];
+    if (value[key] === undefined) continue;
     if (member) {
       if (value[key] === null) { if (w.prune) delete value[key]; continue; }
       value[key] = walk(value[key], member, join(path, key), w);

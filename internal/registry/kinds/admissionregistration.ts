@@ -1,4 +1,4 @@
-// admissionregistration.svc.io/v1: webhook configurations and validating admission policies.
+// The admissionregistration group (v1): webhook configurations and validating admission policies.
 import type { ApiObject } from '../../apimachinery/meta.js';
 import { ageColumn, column, nameColumn } from '../columns.js';
 import { duplicate, forbidden, invalid, oneOf, required, type Causes } from '../causes.js';

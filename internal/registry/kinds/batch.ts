@@ -3,7 +3,7 @@ import type { ApiObject } from '../../apimachinery/meta.js';
 import { labelKey } from '../../names/index.js';
 import { ageColumn, column, count, humanAge, nameColumn, selectorText, templateColumns } from '../columns.js';
 import {
-  duplicate, forbidden, invalid, invalidField, nonNegative, notSupported, oneOf, qualifiedName, required, tooLong, tooMany,
+  duplicate, forbidden, invalid, invalidField, nonNegative, notSupported, positive, oneOf, qualifiedName, required, tooLong, tooMany,
   unchanged, dns1123Subdomain, type Causes,
 } from '../causes.js';
 import type { KindSpec } from '../define.js';
@@ -244,7 +244,8 @@ function validateRestartPolicy(spec: Obj): Causes {
 /** The rules of a job spec without its selector (shared with CronJob job templates, under `field`). */
 function validateJobSpecBody(spec: Obj): Causes {
   const causes: Causes = [];
-  for (const f of ['parallelism', 'completions', 'activeDeadlineSeconds', 'backoffLimit', 'ttlSecondsAfterFinished']) causes.push(...nonNegative(`spec.${f}`, spec[f]));
+  for (const f of ['parallelism', 'completions', 'backoffLimit', 'ttlSecondsAfterFinished']) causes.push(...nonNegative(`spec.${f}`, spec[f]));
+  causes.push(...positive('spec.activeDeadlineSeconds', spec.activeDeadlineSeconds));
   if (spec.backoffLimitPerIndex !== undefined) {
     causes.push(...nonNegative('spec.backoffLimitPerIndex', spec.backoffLimitPerIndex));
     if (!isIndexed(spec)) causes.push(forbidden('spec.backoffLimitPerIndex', 'requires indexed completion mode'));

@@ -1,4 +1,4 @@
-// certificates.svc.io/v1: CertificateSigningRequest.
+// The certificates group (v1): CertificateSigningRequest.
 import type { ApiObject } from '../../apimachinery/meta.js';
 import { ageColumn, column, nameColumn } from '../columns.js';
 import { invalid, oneOf, required, type Causes } from '../causes.js';

@@ -1,4 +1,4 @@
-// coordination.svc.io/v1: Lease.
+// The coordination group (v1): Lease.
 import type { ApiObject } from '../../apimachinery/meta.js';
 import { ageColumn, column, nameColumn } from '../columns.js';
 import { invalid, oneOf, type Causes } from '../causes.js';

@@ -1,4 +1,4 @@
-// discovery.svc.io/v1: EndpointSlice.
+// The discovery group (v1): EndpointSlice.
 import type { ApiObject } from '../../apimachinery/meta.js';
 import { ageColumn, column, nameColumn, shortList } from '../columns.js';
 import { dns1123Label, invalid, labelMap, oneOf, portName, portNumber, protocol, required, tooMany, unchanged, type Causes } from '../causes.js';

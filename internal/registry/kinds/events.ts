@@ -1,4 +1,4 @@
-// events.svc.io/v1: Event.
+// The events group (v1): Event.
 import type { ApiObject } from '../../apimachinery/meta.js';
 import { invalid, oneOf, required, tooLong, type Causes } from '../causes.js';
 import type { KindSpec } from '../define.js';

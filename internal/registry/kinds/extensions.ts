@@ -1,4 +1,4 @@
-// apiextensions.svc.io/v1 CustomResourceDefinition and apiregistration.svc.io/v1 APIService.
+// The apiextensions group (v1) CustomResourceDefinition and the apiregistration group (v1) APIService.
 import type { ApiObject } from '../../apimachinery/meta.js';
 import { ageColumn, column, conditionStatus, createdAtColumn, nameColumn } from '../columns.js';
 import { dns1035Label, dns1123Label, dns1123Subdomain, duplicate, forbidden, invalid, oneOf, required, type Causes } from '../causes.js';

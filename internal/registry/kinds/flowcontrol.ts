@@ -1,4 +1,4 @@
-// flowcontrol.apiserver.svc.io/v1: FlowSchema and PriorityLevelConfiguration.
+// The flowcontrol.apiserver group (v1): FlowSchema and PriorityLevelConfiguration.
 import type { ApiObject } from '../../apimachinery/meta.js';
 import { ageColumn, column, conditionStatus, nameColumn } from '../columns.js';
 import { forbidden, invalid, oneOf, required, type Causes } from '../causes.js';

@@ -1,4 +1,4 @@
-// networking.svc.io/v1: NetworkPolicy (every rule of document 3), Ingress,
+// The networking group (v1): NetworkPolicy (every rule of document 3), Ingress,
 // IngressClass, IPAddress, ServiceCIDR.
 import type { ApiObject } from '../../apimachinery/meta.js';
 import { ageColumn, column, nameColumn, selectorText } from '../columns.js';

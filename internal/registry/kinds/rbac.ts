@@ -1,4 +1,4 @@
-// rbac.authorization.svc.io/v1: Role, ClusterRole, RoleBinding, ClusterRoleBinding.
+// The rbac.authorization group (v1): Role, ClusterRole, RoleBinding, ClusterRoleBinding.
 import type { ApiObject } from '../../apimachinery/meta.js';
 import { group } from '../../names/index.js';
 import { ageColumn, column, nameColumn } from '../columns.js';

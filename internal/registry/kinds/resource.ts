@@ -1,4 +1,4 @@
-// resource.svc.io/v1: DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice.
+// The resource group (v1): DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice.
 import type { ApiObject } from '../../apimachinery/meta.js';
 import { ageColumn, column, nameColumn } from '../columns.js';
 import { dns1123Label, dns1123Subdomain, invalid, nonNegative, required, unchanged, type Causes } from '../causes.js';

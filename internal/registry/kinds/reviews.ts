@@ -1,4 +1,4 @@
-// authentication.svc.io/v1 and authorization.svc.io/v1: review kinds. A create
+// The authentication group (v1) and the authorization group (v1): review kinds. A create
 // answers the review with its status; nothing is stored.
 import type { ApiObject } from '../../apimachinery/meta.js';
 import { forbidden, invalid, type Causes } from '../causes.js';

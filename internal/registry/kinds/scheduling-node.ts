@@ -1,4 +1,4 @@
-// scheduling.svc.io/v1 PriorityClass and node.svc.io/v1 RuntimeClass.
+// The scheduling group (v1) PriorityClass and the node group (v1) RuntimeClass.
 import type { ApiObject } from '../../apimachinery/meta.js';
 import { ageColumn, column, nameColumn } from '../columns.js';
 import { dns1123Label, forbidden, invalid, labelMap, oneOf, required, type Causes } from '../causes.js';

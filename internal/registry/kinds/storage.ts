@@ -1,4 +1,4 @@
-// storage.svc.io/v1: CSIDriver and VolumeAttachment (every rule of document 3),
+// The storage group (v1): CSIDriver and VolumeAttachment (every rule of document 3),
 // StorageClass, CSINode, CSIStorageCapacity, VolumeAttributesClass.
 import type { ApiObject } from '../../apimachinery/meta.js';
 import { labelKey } from '../../names/index.js';
@@ -76,6 +76,7 @@ function lifecycleModes(modes: unknown): Causes {
 function validateCSIDriver(obj: ApiObject, old?: ApiObject): Causes {
   const spec = specOf(obj);
   const causes = csiDriverName('metadata.name', obj.metadata?.name);
+  if (!asObj(obj.spec)) return causes;
   for (const f of ['attachRequired', 'podInfoOnMount', 'storageCapacity', 'requiresRepublish', 'seLinuxMount']) {
     if (spec[f] === undefined) causes.push(required(`spec.${f}`));
   }
