@@ -59,7 +59,24 @@ function updateManager(r: ResourceRequest, optionsKind: 'CreateOptions' | 'Updat
  */
 export function recordManagedFields(r: ResourceRequest, live: ApiObject | undefined, next: ApiObject): ApiObject {
   const optionsKind = live ? (r.ctx.method === 'PATCH' ? 'PatchOptions' : 'UpdateOptions') : 'CreateOptions';
-  return recordUpdate(live, next, managerOptions(r, updateManager(r, optionsKind)));
+  return recordOwnership(r, live, next, updateManager(r, optionsKind));
+}
+
+/**
+ * Ownership is computed on the object as it will be stored (unknown fields
+ * dropped, defaults applied), so a write omitting a defaulted field does not
+ * take it from its owner; only `managedFields` is set on `next`.
+ */
+function recordOwnership(r: ResourceRequest, live: ApiObject | undefined, next: ApiObject, manager: string): ApiObject {
+  const stored = structuredClone(next);
+  if (live) r.def.prepareForUpdate?.(stored, live);
+  else r.def.prepareForCreate?.(stored);
+  stored.metadata = { ...stored.metadata, managedFields: next.metadata?.managedFields };
+  const recorded = recordUpdate(live, stored, managerOptions(r, manager)).metadata?.managedFields;
+  next.metadata ??= {};
+  if (recorded === undefined) delete next.metadata.managedFields;
+  else next.metadata.managedFields = recorded;
+  return next;
 }
 
 function parseJson(raw: Buffer): unknown {
@@ -131,7 +148,7 @@ export async function patchObject(r: ResourceRequest, backends: Backends): Promi
   const result = await writeWithRetry(r, backends, requestedVersion(type, patch), async (current) => {
     const next = patchDocument(type, current, patch, t);
     checkPatched(r, current, next);
-    recordUpdate(current, next, managerOptions(r, manager));
+    recordOwnership(r, current, next, manager);
     return isDeepStrictEqual(next, current) ? current : next;
   }, dryRun);
   writeObject(r.ctx, r.def, 200, result);

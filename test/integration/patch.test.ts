@@ -152,6 +152,19 @@ describe('PATCH and server-side apply over HTTPS', function () {
       expect(byManager.applier).to.deep.equal({ 'f:data': { 'f:a': {} } });
     });
 
+    it('give defaulted fields to the creator, and take nothing from their owners when an update omits them', async () => {
+      const DEPLOYMENTS = '/apis/apps/v1/namespaces/default/deployments';
+      const dep = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'owned' },
+        spec: { selector: { matchLabels: { app: 'o' } }, template: { metadata: { labels: { app: 'o' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } } };
+      const res = await c.request('POST', `${DEPLOYMENTS}?fieldManager=creator`, { body: dep });
+      expect(res.status, res.text).to.equal(201);
+      expect(res.body.metadata.managedFields[0].fieldsV1['f:spec']).to.have.property('f:progressDeadlineSeconds');
+      const put = await c.request('PUT', `${DEPLOYMENTS}/owned?fieldManager=editor`, { body: { ...dep, metadata: res.body.metadata } });
+      expect(put.status, put.text).to.equal(200);
+      expect(managers(put.body)).to.deep.equal(['creator/Update']);
+      expect(put.body.metadata.resourceVersion).to.equal(res.body.metadata.resourceVersion);
+    });
+
     it('drop every entry when an update sets managedFields to [{}]', async () => {
       const current = await get(CM('rec'));
       const res = await c.request('PUT', CM('rec'), { body: { ...current, metadata: { ...current.metadata, managedFields: [{}] } } });
