@@ -27,6 +27,12 @@ export interface GroupVersionKind {
 const REF_PREFIX = '#/definitions/';
 const GVK_MARKER = extension('group-version-kind');
 
+/**
+ * Definitions with a field named `description`, which the shared data lost along
+ * with the schema descriptions: PriorityClass and the schemas of custom resources.
+ */
+const DESCRIPTION_FIELDS = [/\.scheduling\.v[0-9a-z]+\.PriorityClass$/, /\.apiextensions\.v1\.JSONSchemaProps$/];
+
 let loaded: { definitions: Record<string, Schema>; byGvk: Map<string, string> } | undefined;
 const gvkKey = (g: GroupVersionKind) => `${g.group}/${g.version}/${g.kind}`;
 
@@ -35,6 +41,7 @@ function load() {
   const { definitions } = readSharedJson<Definitions>('openapi/definitions.json');
   const byGvk = new Map<string, string>();
   for (const [name, schema] of Object.entries(definitions)) {
+    if (schema.properties && DESCRIPTION_FIELDS.some((re) => re.test(name))) schema.properties.description ??= { type: 'string' };
     for (const gvk of (schema[GVK_MARKER] as GroupVersionKind[] | undefined) ?? []) {
       if (!byGvk.has(gvkKey(gvk))) byGvk.set(gvkKey(gvk), name);
     }

@@ -122,6 +122,13 @@ describe('registry: schema walker', () => {
     expect(o.status).to.deep.equal({});
   });
 
+  it('knows the description fields of PriorityClass and of custom resource schemas', () => {
+    const pc = { value: 10, description: 'important' };
+    expect(checkSchema(pc, schemaFor({ group: group('scheduling'), version: 'v1', kind: 'PriorityClass' })!).unknownFields).to.deep.equal([]);
+    const crd = { spec: { versions: [{ name: 'v1', schema: { openAPIV3Schema: { type: 'object', description: 'A widget.' } } }] } };
+    expect(checkSchema(crd, schemaFor({ group: group('apiextensions'), version: 'v1', kind: 'CustomResourceDefinition' })!).unknownFields).to.deep.equal([]);
+  });
+
   it('drops null members and fills required numbers as typed decoding does', () => {
     const o: any = { apiVersion: 'v1', kind: 'Service', metadata: { name: 's', creationTimestamp: null }, spec: { ports: [{ name: 'x', targetPort: 80 }] } };
     checkSchema(o, schemaFor({ group: '', version: 'v1', kind: 'Service' })!);
@@ -350,7 +357,7 @@ describe('registry: defaults and rules of the other kinds', () => {
     });
     const { obj, causes } = create(bindings, binding([{ kind: 'User', name: 'jane' }, { kind: 'ServiceAccount', name: 'ci', namespace: 'default' }]));
     expect(causes).to.deep.equal([]);
-    expect((obj.subjects as any[]).map((s) => s.apiGroup)).to.deep.equal([group('rbac.authorization'), '']);
+    expect((obj.subjects as any[]).map((s) => s.apiGroup)).to.deep.equal([group('rbac.authorization'), undefined]);
     expect(fields(create(bindings, binding([{ kind: 'Robot', name: 'r2' }])).causes)).to.deep.equal([['subjects[0].kind', 'FieldValueNotSupported']]);
     const next = structuredClone(obj);
     (next.roleRef as any).name = 'writer';

@@ -20,7 +20,7 @@ function workloadCauses(obj: ApiObject, old: ApiObject | undefined, kind: string
     ...nonNegative('spec.minReadySeconds', spec.minReadySeconds),
     ...nonNegative('spec.revisionHistoryLimit', spec.revisionHistoryLimit),
     ...workloadSelector('spec', spec, `empty selector is invalid for ${selectorKind.toLowerCase()}`),
-    ...validateServingTemplate('spec.template', spec.template, kind),
+    ...validateServingTemplate('spec.template', spec.template, kind, objects(spec.volumeClaimTemplates).map((c) => String(asObj(c.metadata)?.name))),
     ...(old ? unchanged('spec.selector', spec.selector, specOf(old).selector) : []),
   ];
 }

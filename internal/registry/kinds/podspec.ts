@@ -223,11 +223,15 @@ function validateTolerations(field: string, tolerations: unknown): Causes {
   return causes;
 }
 
-/** The rules of a pod spec at `field` (`spec` of a Pod, `spec.template.spec` of a workload). */
-export function validatePodSpec(field: string, spec: unknown): Causes {
+/**
+ * The rules of a pod spec at `field` (`spec` of a Pod, `spec.template.spec` of a
+ * workload); `claimVolumes` are volumes the workload adds (StatefulSet claim templates).
+ */
+export function validatePodSpec(field: string, spec: unknown, claimVolumes: string[] = []): Causes {
   const s = asObj(spec);
   if (!s) return [required(field)];
   const { causes, names: volumes } = validateVolumes(`${field}.volumes`, s.volumes);
+  for (const name of claimVolumes) volumes.add(name);
   if (asList(s.containers).length === 0) causes.push(required(`${field}.containers`));
   const seen = new Set<string>();
   for (const list of CONTAINER_LISTS) {
@@ -254,11 +258,11 @@ export function validatePodSpec(field: string, spec: unknown): Causes {
 }
 
 /** A template (`spec.template`): labels and annotations of its metadata, then its pod spec. */
-export function validateTemplate(field: string, template: unknown, allowedRestartPolicies?: string[]): Causes {
+export function validateTemplate(field: string, template: unknown, allowedRestartPolicies?: string[], claimVolumes: string[] = []): Causes {
   const t = asObj(template);
   if (!t) return [required(field)];
   const meta = asObj(t.metadata) ?? {};
-  const causes = [...labelMap(`${field}.metadata.labels`, meta.labels), ...validatePodSpec(`${field}.spec`, t.spec)];
+  const causes = [...labelMap(`${field}.metadata.labels`, meta.labels), ...validatePodSpec(`${field}.spec`, t.spec, claimVolumes)];
   const restartPolicy = str(asObj(t.spec)?.restartPolicy);
   if (allowedRestartPolicies && restartPolicy && !allowedRestartPolicies.includes(restartPolicy)) {
     causes.push(notSupported(`${field}.spec.restartPolicy`, restartPolicy, allowedRestartPolicies));
@@ -267,8 +271,8 @@ export function validateTemplate(field: string, template: unknown, allowedRestar
 }
 
 /** Workloads that keep pods running: restartPolicy Always, no activeDeadlineSeconds. */
-export function validateServingTemplate(field: string, template: unknown, kind: string): Causes {
-  const causes = validateTemplate(field, template, ['Always']);
+export function validateServingTemplate(field: string, template: unknown, kind: string, claimVolumes: string[] = []): Causes {
+  const causes = validateTemplate(field, template, ['Always'], claimVolumes);
   if (asObj(asObj(template)?.spec)?.activeDeadlineSeconds !== undefined) {
     causes.push(forbidden(`${field}.spec.activeDeadlineSeconds`, `activeDeadlineSeconds in ${kind} is not Supported`));
   }

@@ -34,8 +34,9 @@ function aggregationCauses(rule: unknown): Causes {
   return selectors.flatMap((s, i) => labelSelector(`aggregationRule.clusterRoleSelectors[${i}]`, s));
 }
 
+/** Users and groups default to the RBAC group; service accounts keep none (the empty group, never written). */
 function defaultSubjects(obj: ApiObject): void {
-  for (const s of objects(obj.subjects)) setDefault(s, 'apiGroup', s.kind === 'ServiceAccount' ? '' : RBAC_GROUP);
+  for (const s of objects(obj.subjects)) if (s.kind === 'User' || s.kind === 'Group') setDefault(s, 'apiGroup', RBAC_GROUP);
 }
 
 function subjectCauses(field: string, s: Obj, clusterScoped: boolean): Causes {

@@ -1,0 +1,155 @@
+// Every stored kind through HTTPS: create, get, update and delete of the
+// realistic manifests of test/e2e/testdata/all-kinds.yaml, then the rules of
+// document 3 as a client meets them (422 Invalid naming the field, defaults).
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+import { splitApiVersion, type ApiObject } from '../../internal/apimachinery/meta.js';
+import { group } from '../../internal/names/index.js';
+import { builtinRegistry, type KindDef } from '../../internal/registry/index.js';
+import { Cluster } from '../lib/cluster.js';
+
+const ALL_KINDS = fileURLToPath(new URL('../../../test/e2e/testdata/all-kinds.yaml', import.meta.url));
+const registry = builtinRegistry();
+const manifests = YAML.parseAllDocuments(readFileSync(ALL_KINDS, 'utf8')).map((d) => d.toJSON() as ApiObject);
+
+function defOf(obj: ApiObject): KindDef {
+  const { group, version } = splitApiVersion(obj.apiVersion!);
+  const def = registry.lookupKind(group, version, obj.kind!);
+  if (!def) throw new Error(`no resource serves ${obj.apiVersion} ${obj.kind}`);
+  return def;
+}
+
+/** The collection path of an object's resource, in its namespace when it has one. */
+function collectionPath(def: KindDef, namespace?: string): string {
+  const root = def.group ? `/apis/${def.group}/${def.version}` : `/api/${def.version}`;
+  return `${root}${def.namespaced ? `/namespaces/${namespace}` : ''}/${def.resource}`;
+}
+
+/** Where `given` is not contained in `actual` (every member kept, lists of the same length), or undefined. */
+function missingPart(given: unknown, actual: unknown, path = ''): string | undefined {
+  if (Array.isArray(given)) {
+    if (!Array.isArray(actual) || actual.length !== given.length) return path;
+    return given.map((g, i) => missingPart(g, actual[i], `${path}[${i}]`)).find((p) => p !== undefined);
+  }
+  if (given !== null && typeof given === 'object') {
+    if (actual === null || typeof actual !== 'object') return path;
+    return Object.entries(given).map(([k, v]) => missingPart(v, (actual as Record<string, unknown>)[k], `${path}.${k}`)).find((p) => p !== undefined);
+  }
+  return given === actual ? undefined : path;
+}
+
+/** Write-only members that the server turns into others. */
+const WRITE_ONLY = new Set(['stringData']);
+
+const objectPath = (obj: ApiObject) => `${collectionPath(defOf(obj), obj.metadata?.namespace)}/${obj.metadata!.name}`;
+
+describe('kinds over HTTPS', function () {
+  this.timeout(120_000);
+  let c: Cluster;
+  before(async () => { c = await new Cluster().start(); });
+  after(async () => { await c?.stop(); });
+
+  it('the manifests hold one object of every stored kind', () => {
+    const served = registry.all().filter((d) => !d.ephemeral && d.verbs.includes('create') && !d.storageVersion).map((d) => `${d.group}/${d.kind}`);
+    const given = manifests.map((m) => `${defOf(m).group}/${m.kind}`);
+    expect([...given].sort()).to.deep.equal([...served].sort());
+  });
+
+  describe('create, get, update and delete', () => {
+    const [namespace, ...objects] = manifests;
+
+    before(async () => {
+      const res = await c.request('POST', collectionPath(defOf(namespace)), { body: namespace });
+      expect(res.status, res.text).to.equal(201);
+    });
+
+    for (const manifest of objects) {
+      it(`${manifest.apiVersion} ${manifest.kind}`, async () => {
+        const def = defOf(manifest);
+        const created = await c.request('POST', collectionPath(def, manifest.metadata?.namespace), { body: manifest });
+        expect(created.status, created.text).to.equal(201);
+        expect(created.body).to.deep.include({ apiVersion: manifest.apiVersion, kind: manifest.kind });
+        const kept = Object.fromEntries(Object.entries(manifest).filter(([k]) => !WRITE_ONLY.has(k)));
+        expect(missingPart(kept, created.body), 'a field of the manifest was lost').to.equal(undefined);
+        if (def.tracksGeneration) expect(created.body.metadata.generation).to.equal(1);
+
+        const got = await c.request('GET', objectPath(manifest));
+        expect(got.status, got.text).to.equal(200);
+        expect(got.body).to.deep.equal(created.body);
+
+        const labelled = structuredClone(got.body);
+        labelled.metadata.labels = { ...labelled.metadata.labels, updated: 'true' };
+        const updated = await c.request('PUT', objectPath(manifest), { body: labelled });
+        expect(updated.status, updated.text).to.equal(200);
+        expect(updated.body.metadata.labels.updated).to.equal('true');
+        expect(updated.body.metadata.generation).to.equal(created.body.metadata.generation);
+        expect(Number(updated.body.metadata.resourceVersion)).to.be.greaterThan(Number(created.body.metadata.resourceVersion));
+
+        const deleted = await c.request('DELETE', objectPath(manifest));
+        expect(deleted.status, deleted.text).to.equal(200);
+        expect((await c.request('GET', objectPath(manifest))).status).to.equal(404);
+      });
+    }
+  });
+
+  describe('document 3 through HTTPS', () => {
+    const jobs = '/apis/batch/v1/namespaces/default/jobs';
+    const job = (name: string, spec: Record<string, unknown> = {}, restartPolicy = 'Never') => ({
+      apiVersion: 'batch/v1', kind: 'Job', metadata: { name },
+      spec: { template: { spec: { restartPolicy, containers: [{ name: 'pi', image: 'perl:5.34' }] } }, ...spec },
+    });
+    const causeFields = (body: any) => (body.details?.causes ?? []).map((cause: any) => cause.field);
+
+    it('a Job shows its defaults and generated selector on create, and drops unknown fields', async () => {
+      const res = await c.request('POST', jobs, { body: { ...job('defaults'), spec: { ...job('defaults').spec, unknownField: 1 } } });
+      expect(res.status, res.text).to.equal(201);
+      const spec = res.body.spec;
+      expect(spec).to.include({ backoffLimit: 6, completions: 1, parallelism: 1, completionMode: 'NonIndexed', suspend: false });
+      expect(spec).to.not.have.property('unknownField');
+      const uid = res.body.metadata.uid;
+      expect(Object.values(spec.selector.matchLabels)).to.deep.equal([uid]);
+      expect(Object.values(spec.template.metadata.labels)).to.include.members([uid, 'defaults']);
+    });
+
+    it('answers 422 Invalid naming the field for each kind of rule', async () => {
+      const cases: Array<[string, unknown, string]> = [
+        [jobs, job('always', {}, 'Always'), 'spec.template.spec.restartPolicy'],
+        [jobs, job('indexed', { completionMode: 'Indexed', parallelism: 2 }), 'spec.completions'],
+        [jobs, job('codes', { podFailurePolicy: { rules: [{ action: 'FailJob', onExitCodes: { operator: 'In', values: [3, 1] } }] } }), 'spec.podFailurePolicy.rules[0].onExitCodes.values'],
+        [jobs, job('managed', { managedBy: `example.com/${'x'.repeat(60)}` }), 'spec.managedBy'],
+        [collectionPath(registry.lookupKind(group('networking'), 'v1', 'NetworkPolicy')!, 'default'),
+          { metadata: { name: 'np' }, spec: { podSelector: {}, ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/16', except: ['10.1.0.0/24'] } }] }] } },
+          'spec.ingress[0].from[0].ipBlock.except[0]'],
+      ];
+      for (const [path, body, field] of cases) {
+        const res = await c.request('POST', path, { body });
+        expect(res.status, `${field}: ${res.text}`).to.equal(422);
+        expect(res.body).to.include({ kind: 'Status', reason: 'Invalid', code: 422 });
+        expect(causeFields(res.body), res.text).to.include(field);
+      }
+    });
+
+    it('refuses a change of an immutable field with 422', async () => {
+      const created = await c.request('POST', jobs, { body: job('immutable', { completions: 2 }) });
+      expect(created.status, created.text).to.equal(201);
+      const changed = structuredClone(created.body);
+      changed.spec.completions = 3;
+      const res = await c.request('PUT', `${jobs}/immutable`, { body: changed });
+      expect(res.status, res.text).to.equal(422);
+      expect(causeFields(res.body)).to.deep.equal(['spec.completions']);
+    });
+
+    it('a spec write ignores the status it carries and counts the generation', async () => {
+      const created = await c.request('POST', jobs, { body: job('generation', { parallelism: 1, completions: 4 }) });
+      const next = structuredClone(created.body);
+      next.spec.parallelism = 2;
+      next.status = { active: 5 };
+      const res = await c.request('PUT', `${jobs}/generation`, { body: next });
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.metadata.generation).to.equal(2);
+      expect(res.body.status).to.deep.equal({});
+    });
+  });
+});
