@@ -15,8 +15,6 @@ import { FieldSet } from './set.js';
 import { compare, merge, reconcileWithSchema, removeDisowned, toFieldSet, type Comparison } from './typed.js';
 
 export { FieldSet } from './set.js';
-export { decodeManaged, encodeManaged } from './managed.js';
-export { toFieldSet } from './typed.js';
 
 export interface FieldManagerOptions {
   /** The kind's type; untyped for kinds without a built-in schema. */
@@ -51,12 +49,15 @@ const STRIPPED = FieldSet.of(
     .map((f) => [{ field: 'metadata' }, { field: f }]),
 );
 
+/** Printable as Go's unicode.IsPrint: graphic characters and the ASCII space. */
+const printable = (ch: string) => ch === ' ' || !/[\p{C}\p{Z}]/u.test(ch);
+
 /** The manager a write is recorded under: `fieldManager`, else the User-Agent up to its first `/`. */
 export function managerName(fieldManager: string | null | undefined, userAgent: string | undefined): string {
   if (fieldManager) return fieldManager;
   let out = '';
   for (const ch of (userAgent ?? '').split('/')[0]) {
-    if (/\p{C}/u.test(ch)) continue;
+    if (!printable(ch)) continue;
     if (Buffer.byteLength(out + ch) > 128) break;
     out += ch;
   }
@@ -67,7 +68,7 @@ export function managerName(fieldManager: string | null | undefined, userAgent: 
 export function validateManagerName(name: string, optionsKind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions'): void {
   const causes: StatusCause[] = [];
   if (name.length > 128) causes.push(tooLong('fieldManager', 128));
-  else if (/\p{C}/u.test(name)) causes.push(invalidValue('fieldManager', name, 'must only contain printable characters'));
+  else if (![...name].every(printable)) causes.push(invalidValue('fieldManager', name, 'must only contain printable characters'));
   if (causes.length) throw invalid(optionsKind, { group: GROUP_META, resource: '' }, '', causes);
 }
 

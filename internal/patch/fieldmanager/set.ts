@@ -112,10 +112,6 @@ export class FieldSet {
     if (!set.empty()) this.children.set(id, { pe, set });
   }
 
-  equals(o: FieldSet): boolean {
-    return JSON.stringify(this.toFieldsV1()) === JSON.stringify(o.toFieldsV1());
-  }
-
   /** Every member path, members of a level before the levels below, each level in FieldsV1 order. */
   paths(prefix: Path = []): Path[] {
     const out: Path[] = sorted(this.members.values()).map((pe) => [...prefix, pe]);
@@ -130,16 +126,12 @@ export class FieldSet {
   private emit(self: boolean): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     if (self && !this.empty()) out['.'] = {};
-    const entries: Array<{ pe: PathElement; member: boolean; set?: FieldSet }> = [];
     const byId = new Map<string, { pe: PathElement; member: boolean; set?: FieldSet }>();
     for (const [id, pe] of this.members) byId.set(id, { pe, member: true });
     for (const [id, c] of this.children) {
-      if (c.set.empty()) continue;
-      const e = byId.get(id);
-      byId.set(id, { pe: c.pe, member: e?.member ?? false, set: c.set });
+      if (!c.set.empty()) byId.set(id, { pe: c.pe, member: this.members.has(id), set: c.set });
     }
-    entries.push(...byId.values());
-    entries.sort((a, b) => compareElements(a.pe, b.pe));
+    const entries = [...byId.values()].sort((a, b) => compareElements(a.pe, b.pe));
     for (const e of entries) out[serializeElement(e.pe)] = e.set ? e.set.emit(e.member) : {};
     return out;
   }

@@ -84,7 +84,9 @@ export function compare(l: unknown, r: unknown, t: TypeNode): Comparison {
   };
   const walk = (a: unknown, b: unknown, type: TypeNode, path: Path) => {
     const tt = shapeOf(type, b ?? a);
-    if (!isGranular(tt) || (isEmpty(a) && isEmpty(b)) || shapeOf(type, a).kind !== shapeOf(type, b).kind && a !== undefined && b !== undefined) {
+    // Empty values stay leaves so that `{}` and absent differ; so does a value whose shape changed.
+    const reshaped = a !== undefined && b !== undefined && shapeOf(type, a).kind !== shapeOf(type, b).kind;
+    if (!isGranular(tt) || (isEmpty(a) && isEmpty(b)) || reshaped) {
       leaf(a, b, path);
       return;
     }
