@@ -109,8 +109,8 @@ function forceOption(r: ResourceRequest, isApply: boolean): boolean {
   return value === 'true';
 }
 
-/** The resourceVersion a patch makes its write conditional on. */
-function requestedVersion(type: string, patch: unknown): boolean {
+/** Whether the patch names a resourceVersion, making its write conditional (a lost race is then the client's 409). */
+function isConditional(type: string, patch: unknown): boolean {
   if (type === JSON_PATCH) return Array.isArray(patch) && patch.some((op) => isObject(op) && op.path === '/metadata/resourceVersion');
   return isObject(patch) && isObject(patch.metadata) && Boolean(patch.metadata.resourceVersion);
 }
@@ -145,7 +145,7 @@ export async function patchObject(r: ResourceRequest, backends: Backends): Promi
   const manager = updateManager(r, 'PatchOptions');
   const patch = parseJson(await readRaw(r.ctx));
   if (type !== JSON_PATCH && !isObject(patch)) throw badRequest('the patch must be a JSON object');
-  const result = await writeWithRetry(r, backends, requestedVersion(type, patch), async (current) => {
+  const result = await writeWithRetry(r, backends, isConditional(type, patch), async (current) => {
     const next = patchDocument(type, current, patch, t);
     checkPatched(r, current, next);
     recordOwnership(r, current, next, manager);
@@ -168,7 +168,7 @@ async function applyObject(r: ResourceRequest, backends: Backends, config: ApiOb
     writeObject(r.ctx, r.def, 201, await createApplied(r, backends, apply({}, config, opts), dryRun));
     return;
   }
-  const result = await writeWithRetry(r, backends, requestedVersion(APPLY_PATCH, config), async (current) => {
+  const result = await writeWithRetry(r, backends, isConditional(APPLY_PATCH, config), async (current) => {
     const next = apply(current, config, opts);
     checkPatched(r, current, next);
     return isDeepStrictEqual(next, current) ? current : next;
