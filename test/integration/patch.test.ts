@@ -220,6 +220,18 @@ describe('PATCH and server-side apply over HTTPS', function () {
       expect(res.body.data).to.deep.equal({ a: 'x' });
     });
 
+    it('resets a dropped field nobody else owns to its default', async () => {
+      const DEPLOYMENT = '/apis/apps/v1/namespaces/default/deployments/defaults';
+      const dep = (spec: Record<string, unknown>) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'defaults' },
+        spec: { selector: { matchLabels: { app: 'd' } }, template: { metadata: { labels: { app: 'd' } }, spec: { containers: [{ name: 'c', image: 'i' }] } }, ...spec } });
+      const created = await patch(DEPLOYMENT, APPLY, dep({ replicas: 3 }), 'fieldManager=ops');
+      expect(created.status, created.text).to.equal(201);
+      expect(created.body.spec.replicas).to.equal(3);
+      const dropped = await patch(DEPLOYMENT, APPLY, dep({}), 'fieldManager=ops');
+      expect(dropped.status, dropped.text).to.equal(200);
+      expect(dropped.body.spec.replicas).to.equal(1);
+    });
+
     it('dry-runs an apply that creates and one that updates without writing', async () => {
       const created = await applyCm('dry', { a: '1' }, 'fieldManager=dry&dryRun=All');
       expect(created.status, created.text).to.equal(201);
