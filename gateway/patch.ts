@@ -69,8 +69,9 @@ export function recordManagedFields(r: ResourceRequest, live: ApiObject | undefi
  */
 function recordOwnership(r: ResourceRequest, live: ApiObject | undefined, next: ApiObject, manager: string): ApiObject {
   const stored = structuredClone(next);
-  if (live) r.def.prepareForUpdate?.(stored, live);
-  else r.def.prepareForCreate?.(stored);
+  if (!live) r.def.prepareForCreate?.(stored);
+  else if (r.info.subresource === 'status') r.def.prepareForStatusUpdate?.(stored, live);
+  else r.def.prepareForUpdate?.(stored, live);
   stored.metadata = { ...stored.metadata, managedFields: next.metadata?.managedFields };
   const recorded = recordUpdate(live, stored, managerOptions(r, manager)).metadata?.managedFields;
   next.metadata ??= {};
