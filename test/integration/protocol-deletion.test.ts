@@ -1,0 +1,186 @@
+// Document 1, "States and transitions" and DeleteOptions: two-phase deletion with
+// finalizers, preconditions, propagation policies, namespaces that are terminating.
+import { expect } from 'chai';
+import { Cluster, waitFor, type Response } from '../lib/cluster.js';
+
+const NS = 'del';
+const CMS = `/api/v1/namespaces/${NS}/configmaps`;
+const RFC3339_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+
+function expectStatus(res: Response, code: number, reason: string): void {
+  expect(res.status, res.text).to.equal(code);
+  expect(res.body, res.text).to.include({ kind: 'Status', status: 'Failure', code, reason });
+}
+
+describe('protocol: deletion', function () {
+  this.timeout(60_000);
+  let c: Cluster;
+  const create = async (name: string, finalizers?: string[]) => {
+    const res = await c.request('POST', CMS, { body: { metadata: { name, ...(finalizers ? { finalizers } : {}) }, data: { v: '1' } } });
+    expect(res.status, res.text).to.equal(201);
+    return res.body;
+  };
+  /** DELETE with a DeleteOptions body (Node sends a DELETE body only with an explicit Content-Length). */
+  const del = (path: string, body?: unknown) => {
+    if (body === undefined) return c.request('DELETE', path);
+    const text = JSON.stringify(body);
+    return c.request('DELETE', path, { body: text, headers: { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(text)) } });
+  };
+  const exists = async (name: string) => (await c.request('GET', `${CMS}/${name}`)).status === 200;
+  const gone = (name: string) => waitFor(async () => (await c.request('GET', `${CMS}/${name}`)).status === 404, 5_000);
+
+  before(async () => {
+    c = await new Cluster().start();
+    expect((await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: NS } } })).status).to.equal(201);
+  });
+  after(async () => { await c?.stop(); });
+
+  describe('finalizers', () => {
+    it('a delete sets deletionTimestamp, the object stays readable until the last finalizer is removed, watchers see MODIFIED then DELETED', async () => {
+      const created = await create('held', ['example.com/a', 'example.com/b']);
+      const watching = c.watch(`${CMS}?watch=1&resourceVersion=${created.metadata.resourceVersion}&fieldSelector=metadata.name%3Dheld`, {
+        timeoutMs: 20_000, until: (evs) => evs.some((e) => e.type === 'DELETED'),
+      });
+
+      const first = await c.request('DELETE', `${CMS}/held`);
+      expect(first.status, first.text).to.equal(200);
+      expect(first.body.kind).to.equal('ConfigMap');
+      const stamp = first.body.metadata.deletionTimestamp;
+      expect(stamp).to.match(RFC3339_UTC);
+      expect(first.body.metadata.deletionGracePeriodSeconds).to.be.a('number');
+      expect(first.body.metadata.finalizers).to.deep.equal(['example.com/a', 'example.com/b']);
+
+      const got = await c.request('GET', `${CMS}/held`);
+      expect(got.status).to.equal(200);
+      expect(got.body.metadata.deletionTimestamp).to.equal(stamp);
+      expect(got.body.data).to.deep.equal({ v: '1' });
+      const listed = await c.request('GET', CMS);
+      expect(listed.body.items.map((i: any) => i.metadata.name)).to.include('held');
+
+      // A second delete changes nothing.
+      const again = await c.request('DELETE', `${CMS}/held`);
+      expect(again.status, again.text).to.equal(200);
+      expect((await c.request('GET', `${CMS}/held`)).body.metadata.deletionTimestamp).to.equal(stamp);
+
+      // Removing one finalizer (update) keeps it; removing the last (JSON patch) removes it.
+      const one = await c.request('PUT', `${CMS}/held`, { body: { ...got.body, metadata: { ...got.body.metadata, finalizers: ['example.com/b'] } } });
+      expect(one.status, one.text).to.equal(200);
+      expect(one.body.metadata.deletionTimestamp).to.equal(stamp);
+      expect(await exists('held')).to.equal(true);
+      const last = await c.request('PATCH', `${CMS}/held`, {
+        body: [{ op: 'remove', path: '/metadata/finalizers/0' }], headers: { 'Content-Type': 'application/json-patch+json' },
+      });
+      expect(last.status, last.text).to.equal(200);
+      expect(await gone('held'), 'removed after the last finalizer').to.equal(true);
+
+      const { events } = await watching;
+      const types = events.map((e) => e.type);
+      expect(types[0], `events ${types}`).to.equal('MODIFIED');
+      expect(events[0].object.metadata.deletionTimestamp).to.equal(stamp);
+      expect(types.at(-1)).to.equal('DELETED');
+      expect(types.slice(0, -1).every((t) => t === 'MODIFIED'), `events ${types}`).to.equal(true);
+    });
+
+    it('a merge patch that empties the finalizers removes an object being deleted', async () => {
+      await create('held2', ['example.com/a']);
+      expect((await c.request('DELETE', `${CMS}/held2`)).status).to.equal(200);
+      expect(await exists('held2')).to.equal(true);
+      const res = await c.request('PATCH', `${CMS}/held2`, {
+        body: { metadata: { finalizers: null } }, headers: { 'Content-Type': 'application/merge-patch+json' },
+      });
+      expect(res.status, res.text).to.equal(200);
+      expect(await gone('held2')).to.equal(true);
+    });
+  });
+
+  describe('DeleteOptions', () => {
+    it('preconditions in the body: a wrong uid or a stale resourceVersion is 409 Conflict and deletes nothing', async () => {
+      const obj = await create('pre');
+      const wrongUid = await del(`${CMS}/pre`, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: '00000000-0000-0000-0000-000000000000' } });
+      expectStatus(wrongUid, 409, 'Conflict');
+      expect(wrongUid.body.message).to.contain('Precondition');
+      const updated = await c.request('PUT', `${CMS}/pre`, { body: { ...obj, data: { v: '2' } } });
+      expect(updated.status).to.equal(200);
+      const stale = await del(`${CMS}/pre`, { preconditions: { resourceVersion: obj.metadata.resourceVersion } });
+      expectStatus(stale, 409, 'Conflict');
+      expect(await exists('pre')).to.equal(true);
+      const ok = await del(`${CMS}/pre`, {
+        kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: obj.metadata.uid, resourceVersion: updated.body.metadata.resourceVersion },
+      });
+      expect(ok.status, ok.text).to.equal(200);
+      expect(await exists('pre')).to.equal(false);
+    });
+
+    it('options in the query: gracePeriodSeconds and propagationPolicy=Background delete at once', async () => {
+      await create('q1');
+      const res = await c.request('DELETE', `${CMS}/q1?gracePeriodSeconds=0&propagationPolicy=Background`);
+      expect(res.status, res.text).to.equal(200);
+      expect(await exists('q1')).to.equal(false);
+    });
+
+    it('malformed options in the query or the body: 400', async () => {
+      await create('bad-opts');
+      expectStatus(await c.request('DELETE', `${CMS}/bad-opts?propagationPolicy=Sideways`), 400, 'BadRequest');
+      expectStatus(await c.request('DELETE', `${CMS}/bad-opts?gracePeriodSeconds=soon`), 400, 'BadRequest');
+      expectStatus(await del(`${CMS}/bad-opts`, { propagationPolicy: 'Sideways' }), 400, 'BadRequest');
+      expect(await exists('bad-opts')).to.equal(true);
+    });
+
+    const policies: Array<[string, { query?: string; body?: unknown }, string]> = [
+      ['propagationPolicy=Orphan in the query', { query: 'propagationPolicy=Orphan' }, 'orphan'],
+      ['propagationPolicy Orphan in the body', { body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Orphan' } }, 'orphan'],
+      ['orphanDependents=true in the query', { query: 'orphanDependents=true' }, 'orphan'],
+      ['propagationPolicy=Foreground in the query', { query: 'propagationPolicy=Foreground' }, 'foregroundDeletion'],
+      ['propagationPolicy Foreground in the body', { body: { propagationPolicy: 'Foreground' } }, 'foregroundDeletion'],
+    ];
+    policies.forEach(([title, how, finalizer], i) => {
+      it(`${title} is stored as the ${finalizer} finalizer`, async () => {
+        const name = `policy-${i}`;
+        await create(name);
+        const res = await del(`${CMS}/${name}${how.query ? `?${how.query}` : ''}`, how.body);
+        expect(res.status, res.text).to.equal(200);
+        const got = await c.request('GET', `${CMS}/${name}`);
+        expect(got.status, 'kept until the garbage collector is done').to.equal(200);
+        expect(got.body.metadata.finalizers).to.include(finalizer);
+        expect(got.body.metadata.deletionTimestamp).to.match(RFC3339_UTC);
+        const released = await c.request('PATCH', `${CMS}/${name}`, {
+          body: { metadata: { finalizers: null } }, headers: { 'Content-Type': 'application/merge-patch+json' },
+        });
+        expect(released.status, released.text).to.equal(200);
+        expect(await gone(name)).to.equal(true);
+      });
+    });
+  });
+
+  describe('a terminating namespace', () => {
+    it('is Terminating, loses its contents, refuses creates with 403, and goes once released', async () => {
+      const ns = await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'term', finalizers: ['example.com/hold'] } } });
+      expect(ns.status, ns.text).to.equal(201);
+      expect((await c.request('POST', '/api/v1/namespaces/term/configmaps', { body: { metadata: { name: 'inside' } } })).status).to.equal(201);
+      expect((await c.request('POST', '/api/v1/namespaces/term/secrets', { body: { metadata: { name: 'inside' } } })).status).to.equal(201);
+
+      const deleting = await c.request('DELETE', '/api/v1/namespaces/term');
+      expect(deleting.status, deleting.text).to.equal(200);
+      expect(deleting.body.status.phase).to.equal('Terminating');
+      expect(deleting.body.metadata.deletionTimestamp).to.match(RFC3339_UTC);
+
+      const emptied = await waitFor(async () => (await c.request('GET', '/api/v1/namespaces/term/configmaps/inside')).status === 404
+        && (await c.request('GET', '/api/v1/namespaces/term/secrets/inside')).status === 404, 10_000);
+      expect(emptied, 'namespaced objects removed').to.equal(true);
+      const still = await c.request('GET', '/api/v1/namespaces/term');
+      expect(still.status).to.equal(200);
+      expect(still.body.status.phase).to.equal('Terminating');
+
+      for (const path of ['/api/v1/namespaces/term/configmaps', '/api/v1/namespaces/term/secrets']) {
+        const refused = await c.request('POST', path, { body: { metadata: { name: 'late' } } });
+        expectStatus(refused, 403, 'Forbidden');
+        expect(refused.body.message).to.contain('being terminated');
+      }
+
+      const cur = (await c.request('GET', '/api/v1/namespaces/term')).body;
+      const released = await c.request('PUT', '/api/v1/namespaces/term', { body: { ...cur, metadata: { ...cur.metadata, finalizers: [] } } });
+      expect(released.status, released.text).to.equal(200);
+      expect(await waitFor(async () => (await c.request('GET', '/api/v1/namespaces/term')).status === 404, 10_000)).to.equal(true);
+    });
+  });
+});
