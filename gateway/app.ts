@@ -63,7 +63,7 @@ function compression(enabled: boolean) {
   return async (ctx: Koa.Context, next: Koa.Next): Promise<void> => {
     await next();
     const body = ctx.body;
-    if (!enabled || !ctx.respond || !(typeof body === 'string' || Buffer.isBuffer(body))) return;
+    if (!enabled || ctx.respond === false || !(typeof body === 'string' || Buffer.isBuffer(body))) return;
     if (Buffer.byteLength(body) < COMPRESSION_THRESHOLD || !/\bgzip\b/.test(ctx.get('Accept-Encoding'))) return;
     const type = ctx.response.get('Content-Type');
     ctx.body = await gzipAsync(body);

@@ -20,13 +20,14 @@ export async function readRaw(ctx: Koa.Context): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** The request body as an object; 400 when it is missing or not an object. */
-export async function readObject(ctx: Koa.Context): Promise<ApiObject> {
+/** The request body as an object with the fields it repeats; 400 when it is missing or not an object. */
+export async function readObject(ctx: Koa.Context): Promise<{ obj: ApiObject; duplicates: string[] }> {
   const raw = await readRaw(ctx);
   if (raw.length === 0) throw badRequest('the request body is empty');
-  const body = decodeBody(raw, ctx.get('Content-Type') || undefined, cborEnabled(ctx));
+  const duplicates: string[] = [];
+  const body = decodeBody(raw, ctx.get('Content-Type') || undefined, cborEnabled(ctx), duplicates);
   if (!isObject(body)) throw badRequest('the request body must be an object');
-  return body as ApiObject;
+  return { obj: body as ApiObject, duplicates };
 }
 
 /** `dryRun=All` (or no value) asks for a dry run; any other value is a 400. */

@@ -1,7 +1,8 @@
 // The verbs on one kind: get, list, create, update, delete, deletecollection.
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { generateName, isObject, newUid, nowTimestamp } from '../internal/apimachinery/meta.js';
-import { StatusError, badRequest, conflict, success } from '../internal/apimachinery/status.js';
+import { StatusError, alreadyExists, badRequest, conflict, success } from '../internal/apimachinery/status.js';
+import { enforceFieldValidation, fieldValidationOf, unknownFields } from './fieldvalidation.js';
 import { parseFieldSelector, parseLabelSelector, fieldsMatch } from '../internal/apimachinery/selectors.js';
 import type { KindDef } from '../internal/registry/index.js';
 import type { Backends } from './backends.js';
@@ -120,10 +121,18 @@ function checkTypeAndScope(r: ResourceRequest, obj: ApiObject): void {
   }
 }
 
+/** Reads the body of a create or update, applying the request's fieldValidation. */
+async function readChecked(r: ResourceRequest): Promise<ApiObject> {
+  const directive = fieldValidationOf(r.query);
+  const { obj, duplicates } = await readObject(r.ctx);
+  checkTypeAndScope(r, obj);
+  enforceFieldValidation(r.ctx, directive, directive === 'Ignore' ? [] : unknownFields(r.def, obj), duplicates);
+  return obj;
+}
+
 export async function createObject(r: ResourceRequest, backends: Backends): Promise<void> {
   const dryRun = isDryRun(r.query);
-  const obj = await readObject(r.ctx);
-  checkTypeAndScope(r, obj);
+  const obj = await readChecked(r);
   const meta = obj.metadata!;
   if (r.def.namespaced && !r.info.namespace) throw badRequest('the namespace of the object is required');
   Object.assign(meta, { uid: newUid(), creationTimestamp: nowTimestamp() });
@@ -133,8 +142,21 @@ export async function createObject(r: ResourceRequest, backends: Backends): Prom
   validateObject(r.def, obj);
   const admitted = (await admit(backends, r.def, 'CREATE', r.user, obj, undefined, dryRun))!;
   validateObject(r.def, admitted);
-  if (dryRun) return writeObject(r.ctx, r.def, 201, admitted);
+  if (dryRun) {
+    await refuseTakenName(r, admitted);
+    return writeObject(r.ctx, r.def, 201, admitted);
+  }
   writeObject(r.ctx, r.def, 201, await createWithName(r, admitted));
+}
+
+/** A dry-run create fails where the real one would: on a name that is taken. */
+async function refuseTakenName(r: ResourceRequest, obj: ApiObject): Promise<void> {
+  const meta = obj.metadata!;
+  const taken = await r.objects.get(meta.namespace ?? '', meta.name!).then(() => true, (err) => {
+    if (err instanceof StatusError && err.code === 404) return false;
+    throw err;
+  });
+  if (taken && !meta.generateName) throw alreadyExists(r.objects.gr, meta.name!);
 }
 
 /** Creates the object; a generated name that is taken is drawn again. */
@@ -153,8 +175,7 @@ async function createWithName(r: ResourceRequest, obj: ApiObject): Promise<ApiOb
 
 export async function updateObject(r: ResourceRequest, backends: Backends): Promise<void> {
   const dryRun = isDryRun(r.query);
-  const obj = await readObject(r.ctx);
-  checkTypeAndScope(r, obj);
+  const obj = await readChecked(r);
   const meta = obj.metadata!;
   if (meta.name !== r.info.name) {
     throw badRequest(`the name of the object (${meta.name ?? ''}) does not match the name on the URL (${r.info.name})`);

@@ -2,6 +2,7 @@
 // body is decoded, and how a response is written.
 import YAML from 'yaml';
 import { Encoder as CborEncoder } from 'cbor-x';
+import { duplicateJsonFields, parseYamlWithDuplicates } from './fieldvalidation.js';
 import { badRequest, notAcceptable, unsupportedMediaType } from '../internal/apimachinery/status.js';
 import { GROUP_META, MEDIA_PROTOBUF, UPSTREAM_GROUP_META, UPSTREAM_MEDIA_PROTOBUF } from '../internal/names/index.js';
 import { decodeEnvelope, encodeEnvelope } from '../internal/apimachinery/protobuf/index.js';
@@ -91,14 +92,22 @@ export function serialize(body: unknown, mediaType: string, pretty = false): str
 }
 
 /** Decodes a request body by its Content-Type; 415 for a type the server does not read. */
-export function decodeBody(raw: Buffer, contentType: string | undefined, cborEnabled = false): unknown {
+export function decodeBody(raw: Buffer, contentType: string | undefined, cborEnabled = false, duplicates?: string[]): unknown {
   const type = (contentType ?? 'application/json').split(';')[0].trim().toLowerCase();
   if (PROTOBUF_TYPES.includes(type)) return decodeEnvelope(raw);
   const text = raw.toString('utf8');
   try {
     if (type === MEDIA_CBOR && cborEnabled) return decodeCbor(raw);
-    if (type === 'application/json' || type === '') return JSON.parse(text);
-    if (type === 'application/yaml' || type === 'application/x-yaml' || type === 'text/yaml') return YAML.parse(text);
+    if (type === 'application/json' || type === '') {
+      const value = JSON.parse(text);
+      duplicates?.push(...duplicateJsonFields(text));
+      return value;
+    }
+    if (type === 'application/yaml' || type === 'application/x-yaml' || type === 'text/yaml') {
+      const parsed = parseYamlWithDuplicates(text);
+      duplicates?.push(...parsed.duplicates);
+      return parsed.value;
+    }
   } catch (err) {
     throw badRequest(`the request body could not be decoded: ${(err as Error).message}`);
   }
