@@ -7,12 +7,13 @@ import { gzip } from 'node:zlib';
 import type { FeatureGates } from '../internal/config/features.js';
 import type { TLSSocket } from 'node:tls';
 import { SpanKind, context, extractContext, trace, tracer, SpanStatusCode } from '../internal/tracing/index.js';
-import { StatusError, forbidden, internalError, methodNotAllowed, notFound, unauthorized } from '../internal/apimachinery/status.js';
+import { StatusError, internalError, methodNotAllowed, unauthorized } from '../internal/apimachinery/status.js';
 import type { Registry } from '../internal/registry/index.js';
 import { checkHealth } from '../internal/rpc/index.js';
 import type { Backends, UserInfo } from './backends.js';
 import type { ResourceRequest } from './context.js';
 import { requestInfo, type RequestInfo } from './requestinfo.js';
+import { authorizeRequest } from './authorization.js';
 import { plainFormatOf, writeBody } from './respond.js';
 import { aggregatedDiscovery, apiGroupDoc, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.js';
 import { openapiV2, openapiV3Document, openapiV3Index, parseV3Path } from './openapi.js';
@@ -117,29 +118,12 @@ function authenticate(backends: Backends) {
   };
 }
 
-function forbiddenMessage(info: RequestInfo, user: UserInfo, reason: string): string {
-  const suffix = reason ? `: ${reason}` : '';
-  if (!info.isResourceRequest) return `forbidden: User "${user.username}" cannot ${info.verb} path "${info.path}"${suffix}`;
-  const what = info.group ? `${info.resource}.${info.group}` : info.resource;
-  const subject = info.name ? `${what} "${info.name}"` : what;
-  const resource = info.subresource ? `${info.resource}/${info.subresource}` : info.resource;
-  const scope = info.namespace ? `in the namespace "${info.namespace}"` : 'at the cluster scope';
-  return `${subject} is forbidden: User "${user.username}" cannot ${info.verb} resource "${resource}" in API group "${info.group}" ${scope}${suffix}`;
-}
-
 function authorize(backends: Backends) {
   return async (ctx: Koa.ParameterizedContext<State>, next: Koa.Next) => {
     const info = requestInfo(ctx.method, ctx.path, new URLSearchParams(ctx.querystring));
     ctx.state.info = info;
-    const user = ctx.state.user;
     const q = ctx.query;
-    const res = await backends.authorize(info.isResourceRequest
-      ? { user, resource: { namespace: info.namespace, verb: info.verb, group: info.group, version: info.version, resource: info.resource,
-        subresource: info.subresource, name: info.name, fieldSelector: String(q.fieldSelector ?? ''), labelSelector: String(q.labelSelector ?? '') } }
-      : { user, nonResource: { path: info.path, verb: info.verb } });
-    if (res.decision !== 'ALLOW') {
-      throw forbidden(forbiddenMessage(info, user, res.reason), info.isResourceRequest ? { group: info.group, resource: info.resource } : undefined, info.name);
-    }
+    await authorizeRequest(backends, ctx.state.user, info, { fieldSelector: String(q.fieldSelector ?? ''), labelSelector: String(q.labelSelector ?? '') });
     await next();
   };
 }

@@ -2,6 +2,7 @@
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { generateName, isObject, newUid, nowTimestamp } from '../internal/apimachinery/meta.js';
 import { StatusError, alreadyExists, badRequest, conflict, success } from '../internal/apimachinery/status.js';
+import { recordManagedFields } from './patch.js';
 import { enforceFieldValidation, fieldValidationOf, unknownFields } from './fieldvalidation.js';
 import { parseFieldSelector, parseLabelSelector, fieldsMatch } from '../internal/apimachinery/selectors.js';
 import type { KindDef } from '../internal/registry/index.js';
@@ -101,7 +102,7 @@ export async function listCollection(r: ResourceRequest, backends: Backends): Pr
 }
 
 /** Checks apiVersion/kind (defaulting them) and the namespace against the URL. */
-function checkTypeAndScope(r: ResourceRequest, obj: ApiObject): void {
+export function checkTypeAndScope(r: ResourceRequest, obj: ApiObject): void {
   const expected = r.objects.apiVersion;
   if (obj.apiVersion !== undefined && obj.apiVersion !== expected) {
     throw badRequest(`the API version in the data (${obj.apiVersion}) does not match the expected API version (${expected})`);
@@ -133,8 +134,13 @@ async function readChecked(r: ResourceRequest): Promise<ApiObject> {
 export async function createObject(r: ResourceRequest, backends: Backends): Promise<void> {
   const dryRun = isDryRun(r.query);
   const obj = await readChecked(r);
-  const meta = obj.metadata!;
   if (r.def.namespaced && !r.info.namespace) throw badRequest('the namespace of the object is required');
+  writeObject(r.ctx, r.def, 201, await createPrepared(r, backends, recordManagedFields(r, undefined, obj), dryRun));
+}
+
+/** The steps of every create after decoding: server fields, defaults, validation, admission, the write. */
+export async function createPrepared(r: ResourceRequest, backends: Backends, obj: ApiObject, dryRun: boolean): Promise<ApiObject> {
+  const meta = obj.metadata!;
   Object.assign(meta, { uid: newUid(), creationTimestamp: nowTimestamp() });
   for (const f of ['resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) delete meta[f];
   if (!meta.name && meta.generateName) meta.name = generateName(meta.generateName);
@@ -142,11 +148,9 @@ export async function createObject(r: ResourceRequest, backends: Backends): Prom
   validateObject(r.def, obj);
   const admitted = (await admit(backends, r.def, 'CREATE', r.user, obj, undefined, dryRun))!;
   validateObject(r.def, admitted);
-  if (dryRun) {
-    await refuseTakenName(r, admitted);
-    return writeObject(r.ctx, r.def, 201, admitted);
-  }
-  writeObject(r.ctx, r.def, 201, await createWithName(r, admitted));
+  if (!dryRun) return createWithName(r, admitted);
+  await refuseTakenName(r, admitted);
+  return admitted;
 }
 
 /** A dry-run create fails where the real one would: on a name that is taken. */
@@ -183,7 +187,7 @@ export async function updateObject(r: ResourceRequest, backends: Backends): Prom
   const requested = meta.resourceVersion;
   const result = await writeWithRetry(r, backends, requested !== undefined && requested !== '', async (current) => {
     if (requested && requested !== current.metadata!.resourceVersion) throw conflict(r.objects.gr, r.info.name, 'the object has been modified; please apply your changes to the latest version and try again');
-    return structuredClone(obj);
+    return recordManagedFields(r, current, structuredClone(obj));
   }, dryRun);
   writeObject(r.ctx, r.def, 200, result);
 }

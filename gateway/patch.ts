@@ -4,8 +4,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import YAML from 'yaml';
 import type { ApiObject } from '../internal/apimachinery/meta.js';
-import { isObject, newUid, nowTimestamp } from '../internal/apimachinery/meta.js';
-import { StatusError, badRequest, conflict, forbidden, invalid, unsupportedMediaType } from '../internal/apimachinery/status.js';
+import { isObject } from '../internal/apimachinery/meta.js';
+import { StatusError, badRequest, conflict, invalid, unsupportedMediaType } from '../internal/apimachinery/status.js';
 import { forbiddenField } from '../internal/apimachinery/validation.js';
 import { GROUP_META } from '../internal/names/index.js';
 import {
@@ -14,9 +14,10 @@ import {
 } from '../internal/patch/index.js';
 import type { Backends } from './backends.js';
 import type { ResourceRequest } from './context.js';
-import { admit, validateObject } from './admit.js';
 import { isDryRun, readRaw } from './body.js';
-import { writeWithRetry } from './handlers.js';
+import { checkTypeAndScope, createPrepared, writeWithRetry } from './handlers.js';
+import { duplicateJsonFields, enforceFieldValidation, fieldValidationOf, unknownFields } from './fieldvalidation.js';
+import { authorizeRequest } from './authorization.js';
 import { writeObject } from './respond.js';
 
 const JSON_PATCH = 'application/json-patch+json';
@@ -142,13 +143,24 @@ export async function patchObject(r: ResourceRequest, backends: Backends): Promi
   const supported = builtIn(r) ? [JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH] : [JSON_PATCH, MERGE_PATCH, APPLY_PATCH];
   if (!supported.includes(type)) throw unsupportedMediaType(type, supported);
   const force = forceOption(r, type === APPLY_PATCH);
-  if (type === APPLY_PATCH) return applyObject(r, backends, parseApplied(await readRaw(r.ctx)), force, dryRun);
+  const directive = fieldValidationOf(r.query);
+  if (type === APPLY_PATCH) {
+    const config = parseApplied(await readRaw(r.ctx));
+    enforceFieldValidation(r.ctx, directive, directive === 'Ignore' ? [] : unknownFields(r.def, config), []);
+    return applyObject(r, backends, config, force, dryRun);
+  }
   const manager = updateManager(r, 'PatchOptions');
-  const patch = parseJson(await readRaw(r.ctx));
+  const raw = await readRaw(r.ctx);
+  const patch = parseJson(raw);
   if (type !== JSON_PATCH && !isObject(patch)) throw badRequest('the patch must be a JSON object');
+  const duplicates = type === JSON_PATCH || directive === 'Ignore' ? [] : duplicateJsonFields(raw.toString('utf8'));
+  let validated = false;
   const result = await writeWithRetry(r, backends, isConditional(type, patch), async (current) => {
     const next = patchDocument(type, current, patch, t);
     checkPatched(r, current, next);
+    // The stored object has no unknown fields: any in the result came with the patch. Checked once, not per retry.
+    if (!validated) enforceFieldValidation(r.ctx, directive, directive === 'Ignore' ? [] : unknownFields(r.def, next), duplicates);
+    validated = true;
     recordOwnership(r, current, next, manager);
     return isDeepStrictEqual(next, current) ? current : next;
   }, dryRun);
@@ -177,36 +189,11 @@ async function applyObject(r: ResourceRequest, backends: Backends, config: ApiOb
   writeObject(r.ctx, r.def, 200, result);
 }
 
-/** An apply that creates goes the way of a create: create permission, server fields, validation, admission. */
+/** An apply that creates goes the way of a create, with create permission as well. */
 async function createApplied(r: ResourceRequest, backends: Backends, obj: ApiObject, dryRun: boolean): Promise<ApiObject> {
-  await authorizeCreate(r, backends);
-  const meta = (obj.metadata ??= {});
-  if (meta.name !== r.info.name) throw badRequest(`the name of the object (${meta.name ?? ''}) does not match the name on the URL (${r.info.name})`);
-  if (r.def.namespaced) {
-    if (meta.namespace && meta.namespace !== r.info.namespace) {
-      throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
-    }
-    meta.namespace = r.info.namespace;
-  }
-  for (const f of ['resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) delete meta[f];
-  Object.assign(meta, { uid: newUid(), creationTimestamp: nowTimestamp() });
-  r.def.prepareForCreate?.(obj);
-  validateObject(r.def, obj);
-  const admitted = (await admit(backends, r.def, 'CREATE', r.user, obj, undefined, dryRun))!;
-  validateObject(r.def, admitted);
-  return dryRun ? admitted : r.objects.create(admitted);
-}
-
-/** The request was authorized as a patch; creating needs create permission as well. */
-async function authorizeCreate(r: ResourceRequest, backends: Backends): Promise<void> {
-  const { info, user } = r;
-  const res = await backends.authorize({
-    user, resource: { namespace: info.namespace, verb: 'create', group: info.group, version: info.version, resource: info.resource,
-      subresource: info.subresource, name: info.name, fieldSelector: '', labelSelector: '' },
-  });
-  if (res.decision === 'ALLOW') return;
-  const what = info.group ? `${info.resource}.${info.group}` : info.resource;
-  const scope = info.namespace ? `in the namespace "${info.namespace}"` : 'at the cluster scope';
-  throw forbidden(`${what} "${info.name}" is forbidden: User "${user.username}" cannot create resource "${info.resource}" in API group "${info.group}" ${scope}${res.reason ? `: ${res.reason}` : ''}`,
-    r.objects.gr, info.name);
+  await authorizeRequest(backends, r.user, r.info, undefined, 'create');
+  obj.metadata ??= {};
+  if (obj.metadata.name !== r.info.name) throw badRequest(`the name of the object (${obj.metadata.name ?? ''}) does not match the name on the URL (${r.info.name})`);
+  checkTypeAndScope(r, obj);
+  return createPrepared(r, backends, obj, dryRun);
 }
