@@ -23,6 +23,7 @@ import { serveHealth, type Check } from './health.js';
 import { Objects } from './objects.js';
 import * as verbs from './handlers.js';
 import { patchObject } from './patch.js';
+import { serveSubresource } from './subresources.js';
 import { serveWatch, type WatchOptions } from './watch.js';
 import type { WatchHub } from './hub.js';
 
@@ -222,13 +223,13 @@ async function serveResource(ctx: Koa.ParameterizedContext<State>, deps: Gateway
   const clusterInNamespace = def && !def.namespaced && Boolean(info.namespace) && info.resource !== 'namespaces';
   const scopeMismatch = clusterInNamespace || (def && info.subresource && !def.subresources?.includes(info.subresource));
   if (!def || scopeMismatch) throw new StatusError(404, 'NotFound', NOT_FOUND_MESSAGE, { causes: [] });
-  if (info.subresource) throw new StatusError(404, 'NotFound', NOT_FOUND_MESSAGE);
   const needsNamespace = def.namespaced && !info.namespace && ['create', 'get', 'update', 'patch', 'delete', 'deletecollection'].includes(info.verb);
-  if (!def.verbs.includes(info.verb) || (needsNamespace && !info.name)) throw methodNotAllowed(ctx.method, ctx.path);
+  if ((!info.subresource && !def.verbs.includes(info.verb)) || (needsNamespace && !info.name)) throw methodNotAllowed(ctx.method, ctx.path);
   if (needsNamespace) throw new StatusError(404, 'NotFound', NOT_FOUND_MESSAGE);
   const r: ResourceRequest = {
     ctx, info, user: ctx.state.user, def, objects: new Objects(deps.backends.storage, def), query: new URLSearchParams(ctx.querystring),
   };
+  if (info.subresource) return serveSubresource(r, deps.backends);
   switch (info.verb) {
     case 'get': return verbs.getObject(r, deps.backends);
     case 'list': return verbs.listCollection(r, deps.backends);

@@ -9,7 +9,7 @@ import type { KindDef } from '../internal/registry/index.js';
 import type { Backends } from './backends.js';
 import { storageError } from './backends.js';
 import type { ResourceRequest } from './context.js';
-import { admit, validateObject } from './admit.js';
+import { admit, validateObject, type WriteRules } from './admit.js';
 import { isDryRun, readDeleteOptions, readObject, type DeleteOptions } from './body.js';
 import { writeList, writeObject, writeBody, formatOf } from './respond.js';
 import { encodeContinue, expiredContinue, getPlan, listPlan, type ReadMode } from './versions.js';
@@ -148,6 +148,8 @@ export async function createPrepared(r: ResourceRequest, backends: Backends, obj
   validateObject(r.def, obj);
   const admitted = (await admit(backends, r.def, 'CREATE', r.user, obj, undefined, dryRun))!;
   validateObject(r.def, admitted);
+  // Ephemeral kinds (reviews, requests) answer the computed object and store nothing.
+  if (r.def.ephemeral) return admitted;
   if (!dryRun) return createWithName(r, admitted);
   await refuseTakenName(r, admitted);
   return admitted;
@@ -204,10 +206,12 @@ export async function writeWithRetry(r: ResourceRequest, backends: Backends, cli
     const { obj: current, kv } = await r.objects.get(r.info.namespace, r.info.name);
     const next = await change(current);
     carryServerFields(next, current);
-    r.def.prepareForUpdate?.(next, current);
-    validateObject(r.def, next, current);
-    const admitted = (await admit(backends, r.def, 'UPDATE', r.user, next, current, dryRun))!;
-    validateObject(r.def, admitted, current);
+    const rules = writeRules(r.info.subresource);
+    if (rules === 'status') r.def.prepareForStatusUpdate?.(next, current);
+    else if (rules === 'spec') r.def.prepareForUpdate?.(next, current);
+    validateObject(r.def, next, current, rules);
+    const admitted = (await admit(backends, r.def, 'UPDATE', r.user, next, current, dryRun, {}, r.info.subresource))!;
+    validateObject(r.def, admitted, current, rules);
     if (encodeStored(admitted).equals(kv.value)) return current;
     if (dryRun) return admitted;
     try {
@@ -218,6 +222,13 @@ export async function writeWithRetry(r: ResourceRequest, backends: Backends, cli
       if (!lostRace || clientVersioned || attempt >= MAX_WRITE_ATTEMPTS) throw err;
     }
   }
+}
+
+/** Sub-resources whose writes the server defines (a namespace's finalizers, a pod's node)
+ * bypass the kind's spec rules, which forbid exactly those changes. */
+function writeRules(subresource: string): WriteRules {
+  if (subresource === 'status') return 'status';
+  return subresource === 'finalize' || subresource === 'binding' ? 'metadata' : 'spec';
 }
 
 /** Fields a client cannot change through an update. */

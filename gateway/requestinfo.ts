@@ -16,6 +16,7 @@ export interface RequestInfo {
   name: string;
 }
 
+const NAMESPACE_SUBRESOURCES = ['status', 'finalize'];
 const METHOD_VERBS: Record<string, string> = { GET: 'get', HEAD: 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
 
 const isWatch = (query: URLSearchParams): boolean => {
@@ -44,7 +45,10 @@ export function requestInfo(method: string, path: string, query: URLSearchParams
   }
   let namespace = '';
   // `namespaces/{ns}/{resource}...` addresses a namespaced collection; `namespaces/{name}` is the namespace itself.
-  if (rest[0] === 'namespaces' && rest.length >= 3) {
+  // `namespaces/{name}/status` and `/finalize` are sub-resources of the namespace itself.
+  if (rest[0] === 'namespaces' && rest.length === 3 && NAMESPACE_SUBRESOURCES.includes(rest[2])) {
+    namespace = rest[1];
+  } else if (rest[0] === 'namespaces' && rest.length >= 3) {
     namespace = rest[1];
     rest = rest.slice(2);
   } else if (rest[0] === 'namespaces' && rest.length === 2) {

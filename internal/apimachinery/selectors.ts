@@ -110,3 +110,20 @@ export function parseFieldSelector(selector: string | undefined | null): FieldRe
 export function fieldsMatch(requirements: FieldRequirement[], fields: Record<string, string | undefined>): boolean {
   return requirements.every((r) => ((fields[r.field] ?? '') === r.value) === (r.op === '='));
 }
+
+/** A LabelSelector object (`matchLabels`, `matchExpressions`) in its string form, as Scale reports it. */
+export function formatLabelSelector(selector: unknown): string {
+  if (typeof selector !== 'object' || selector === null) return '';
+  const { matchLabels = {}, matchExpressions = [] } = selector as {
+    matchLabels?: Record<string, string>; matchExpressions?: Array<{ key: string; operator: string; values?: string[] }>;
+  };
+  const parts = Object.entries(matchLabels).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}=${v}`);
+  for (const e of matchExpressions) {
+    const values = [...(e.values ?? [])].sort().join(',');
+    if (e.operator === 'In') parts.push(`${e.key} in (${values})`);
+    else if (e.operator === 'NotIn') parts.push(`${e.key} notin (${values})`);
+    else if (e.operator === 'Exists') parts.push(e.key);
+    else if (e.operator === 'DoesNotExist') parts.push(`!${e.key}`);
+  }
+  return parts.join(',');
+}

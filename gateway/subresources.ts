@@ -1,0 +1,132 @@
+// The sub-resources of the built-in kinds: `status` (the kind's status strategy),
+// `scale` (an autoscaling/v1 Scale view of spec.replicas), `finalize` (a
+// namespace's spec.finalizers), `binding`, `eviction`, and `log` (which needs a
+// node agent).
+import type { ApiObject } from '../internal/apimachinery/meta.js';
+import { isObject } from '../internal/apimachinery/meta.js';
+import { StatusError, badRequest, conflict, methodNotAllowed } from '../internal/apimachinery/status.js';
+import { formatLabelSelector } from '../internal/apimachinery/selectors.js';
+import type { Backends } from './backends.js';
+import type { ResourceRequest } from './context.js';
+import { isDryRun, readObject, readRaw, type DeleteOptions } from './body.js';
+import * as verbs from './handlers.js';
+import { patchObject } from './patch.js';
+import { mergePatch } from '../internal/patch/merge.js';
+import { writeBody, writeObject, formatOf } from './respond.js';
+
+const STALE = 'the object has been modified; please apply your changes to the latest version and try again';
+
+/** Routes a sub-resource request by name and verb; 405 for a verb it does not serve. */
+export async function serveSubresource(r: ResourceRequest, backends: Backends): Promise<void> {
+  const sub = r.info.subresource;
+  const verb = r.info.verb;
+  const served = r.def.subresourceDefs?.find((s) => s.name === sub)?.verbs ?? [];
+  if (!served.includes(verb)) throw methodNotAllowed(r.ctx.method, r.ctx.path);
+  switch (sub) {
+    case 'status': return serveStatus(r, backends);
+    case 'scale': return serveScale(r, backends);
+    case 'finalize': return serveFinalize(r, backends);
+    case 'binding': return serveBinding(r, backends);
+    case 'eviction': return serveEviction(r, backends);
+    case 'log': throw badRequest(`pod ${r.info.name} does not have a host assigned: no node agent serves logs`);
+    default: throw new StatusError(404, 'NotFound', `the server could not find the requested resource (${r.info.resource}/${sub})`);
+  }
+}
+
+function serveStatus(r: ResourceRequest, backends: Backends): Promise<void> {
+  if (r.info.verb === 'get') return verbs.getObject(r, backends);
+  return r.info.verb === 'patch' ? patchObject(r, backends) : verbs.updateObject(r, backends);
+}
+
+/** The Scale view of an object with spec.replicas. */
+export function toScale(obj: ApiObject): ApiObject {
+  const spec = (obj.spec ?? {}) as { replicas?: number; selector?: unknown };
+  const status = (obj.status ?? {}) as { replicas?: number };
+  const { name, namespace, uid, resourceVersion, creationTimestamp } = obj.metadata ?? {};
+  return {
+    kind: 'Scale', apiVersion: 'autoscaling/v1',
+    metadata: { name, namespace, uid, resourceVersion, creationTimestamp },
+    spec: { replicas: spec.replicas ?? 0 },
+    status: { replicas: status.replicas ?? 0, selector: formatLabelSelector(spec.selector) },
+  };
+}
+
+async function serveScale(r: ResourceRequest, backends: Backends): Promise<void> {
+  if (r.info.verb === 'get') {
+    const { obj } = await r.objects.get(r.info.namespace, r.info.name);
+    return writeBody(r.ctx, 200, toScale(obj), formatOf(r.ctx).mediaType);
+  }
+  const dryRun = isDryRun(r.query);
+  const wanted = await desiredScale(r);
+  const written = await verbs.writeWithRetry(r, backends, Boolean(wanted.rv), async (current) => {
+    const scale = wanted.from(toScale(current));
+    if (wanted.rv && wanted.rv !== current.metadata?.resourceVersion) throw conflict(r.objects.gr, r.info.name, STALE);
+    const replicas = (scale.spec as { replicas?: unknown } | undefined)?.replicas;
+    if (!Number.isInteger(replicas) || (replicas as number) < 0) {
+      throw new StatusError(422, 'Invalid', `Scale.autoscaling "${r.info.name}" is invalid: spec.replicas: Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0`,
+        { name: r.info.name, group: 'autoscaling', kind: 'Scale', causes: [{ reason: 'FieldValueInvalid', field: 'spec.replicas', message: 'must be greater than or equal to 0' }] });
+    }
+    const next = structuredClone(current);
+    next.spec = { ...(next.spec as object), replicas };
+    return next;
+  }, dryRun);
+  writeBody(r.ctx, 200, toScale(written), formatOf(r.ctx).mediaType);
+}
+
+/** The Scale a PUT or merge/strategic PATCH asks for, as a function of the current one. */
+async function desiredScale(r: ResourceRequest): Promise<{ rv?: string; from: (current: ApiObject) => ApiObject }> {
+  if (r.info.verb === 'update') {
+    const { obj } = await readObject(r.ctx);
+    return { rv: obj.metadata?.resourceVersion, from: () => obj };
+  }
+  const type = (r.ctx.get('Content-Type') || '').split(';')[0].trim();
+  if (!['application/merge-patch+json', 'application/strategic-merge-patch+json'].includes(type)) {
+    throw new StatusError(415, 'UnsupportedMediaType', `the scale sub-resource accepts merge and strategic merge patches, not ${type}`);
+  }
+  let patch: unknown;
+  try {
+    patch = JSON.parse((await readRaw(r.ctx)).toString('utf8'));
+  } catch (err) {
+    throw badRequest(`error decoding patch: ${(err as Error).message}`);
+  }
+  if (!isObject(patch)) throw badRequest('the patch must be a JSON object');
+  const rv = (patch.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
+  return { rv, from: (current) => mergePatch(current, patch) as ApiObject };
+}
+
+async function serveFinalize(r: ResourceRequest, backends: Backends): Promise<void> {
+  const { obj } = await readObject(r.ctx);
+  const finalizers = (obj.spec as { finalizers?: unknown } | undefined)?.finalizers ?? [];
+  if (!Array.isArray(finalizers)) throw badRequest('spec.finalizers must be a list');
+  const written = await verbs.writeWithRetry(r, backends, Boolean(obj.metadata?.resourceVersion), async (current) => {
+    if (obj.metadata?.resourceVersion && obj.metadata.resourceVersion !== current.metadata?.resourceVersion) throw conflict(r.objects.gr, r.info.name, STALE);
+    const next = structuredClone(current);
+    next.spec = { ...(next.spec as object), finalizers };
+    return next;
+  }, isDryRun(r.query));
+  writeObject(r.ctx, r.def, 200, written);
+}
+
+/** POST pods/{name}/binding: assigns the pod to the node the Binding targets, once. */
+async function serveBinding(r: ResourceRequest, backends: Backends): Promise<void> {
+  const { obj: binding } = await readObject(r.ctx);
+  const node = (binding.target as { name?: string; kind?: string } | undefined)?.name;
+  if (!node) throw new StatusError(422, 'Invalid', `Binding "${r.info.name}" is invalid: target.name: Required value`, { causes: [{ reason: 'FieldValueRequired', field: 'target.name', message: 'Required value' }] });
+  await verbs.writeWithRetry(r, backends, false, async (current) => {
+    const spec = (current.spec ?? {}) as { nodeName?: string };
+    if (spec.nodeName) throw conflict(r.objects.gr, r.info.name, `pod ${r.info.name} is already assigned to node "${spec.nodeName}"`);
+    const next = structuredClone(current);
+    next.spec = { ...spec, nodeName: node };
+    return next;
+  }, isDryRun(r.query));
+  writeBody(r.ctx, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, formatOf(r.ctx).mediaType);
+}
+
+/** POST pods/{name}/eviction: deletes the pod with the Eviction's DeleteOptions. */
+async function serveEviction(r: ResourceRequest, backends: Backends): Promise<void> {
+  const { obj: eviction } = await readObject(r.ctx);
+  const opts = (isObject(eviction.deleteOptions) ? eviction.deleteOptions : {}) as DeleteOptions;
+  await verbs.deleteOne({ ...r, info: { ...r.info, subresource: '' } }, backends, r.info.namespace, r.info.name, opts,
+    isDryRun(r.query) || (opts.dryRun ?? []).includes('All'));
+  writeBody(r.ctx, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, formatOf(r.ctx).mediaType);
+}

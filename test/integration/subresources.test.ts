@@ -1,0 +1,90 @@
+import { expect } from 'chai';
+import { Cluster } from '../lib/cluster.js';
+import { kubectl } from '../lib/kubectl.js';
+
+const DEPLOY = '/apis/apps/v1/namespaces/default/deployments';
+const deployment = (name: string) => ({
+  apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name },
+  spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
+});
+
+describe('sub-resources: status, scale, finalize, binding, eviction, log', function () {
+  this.timeout(90_000);
+  let c: Cluster;
+  before(async () => { c = await new Cluster().start(); });
+  after(async () => { await c?.stop(); });
+
+  it('a spec write ignores status and a /status write ignores everything but status', async () => {
+    const created = (await c.request('POST', DEPLOY, { body: deployment('st') })).body;
+    expect(created.metadata.generation).to.equal(1);
+    const spec = await c.request('PUT', `${DEPLOY}/st`, { body: { ...created, spec: { ...created.spec, replicas: 2 }, status: { replicas: 9 } } });
+    expect(spec.status).to.equal(200);
+    expect(spec.body.spec.replicas).to.equal(2);
+    expect(spec.body.status.replicas ?? 0).to.equal(0);
+    expect(spec.body.metadata.generation).to.equal(2);
+    const status = await c.request('PUT', `${DEPLOY}/st/status`, { body: { ...spec.body, spec: { ...spec.body.spec, replicas: 5 }, status: { replicas: 2, readyReplicas: 1 } } });
+    expect(status.status).to.equal(200);
+    expect(status.body.spec.replicas).to.equal(2);
+    expect(status.body.status).to.deep.include({ replicas: 2, readyReplicas: 1 });
+    expect(status.body.metadata.generation).to.equal(2);
+    const got = await c.request('GET', `${DEPLOY}/st/status`);
+    expect(got.body.status.readyReplicas).to.equal(1);
+  });
+
+  it('scale: GET answers an autoscaling/v1 Scale, PATCH and PUT change spec.replicas, a negative count is 422', async () => {
+    await c.request('POST', DEPLOY, { body: deployment('sc') });
+    const scale = await c.request('GET', `${DEPLOY}/sc/scale`);
+    expect(scale.body).to.deep.include({ kind: 'Scale', apiVersion: 'autoscaling/v1' });
+    expect(scale.body.spec.replicas).to.equal(1);
+    expect(scale.body.status.selector).to.equal('app=sc');
+    const patched = await c.request('PATCH', `${DEPLOY}/sc/scale`, { body: { spec: { replicas: 4 } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+    expect(patched.status).to.equal(200);
+    expect(patched.body.spec.replicas).to.equal(4);
+    expect((await c.request('GET', `${DEPLOY}/sc`)).body.spec.replicas).to.equal(4);
+    const put = await c.request('PUT', `${DEPLOY}/sc/scale`, { body: { ...patched.body, spec: { replicas: 3 } } });
+    expect(put.body.spec.replicas).to.equal(3);
+    const stale = await c.request('PUT', `${DEPLOY}/sc/scale`, { body: { ...patched.body, spec: { replicas: 2 } } });
+    expect(stale.status).to.equal(409);
+    const negative = await c.request('PATCH', `${DEPLOY}/sc/scale`, { body: { spec: { replicas: -1 } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+    expect(negative.status).to.equal(422);
+    expect(negative.body.reason).to.equal('Invalid');
+  });
+
+  it('kubectl scale works on a Deployment', async () => {
+    await c.request('POST', DEPLOY, { body: deployment('ks') });
+    const r = await kubectl(c.kubeconfig, ['scale', 'deployment/ks', '--replicas=3', '-n', 'default']);
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.contain('deployment.apps/ks scaled');
+    expect((await c.request('GET', `${DEPLOY}/ks`)).body.spec.replicas).to.equal(3);
+  });
+
+  it('a sub-resource answers 405 for a verb it does not serve and 404 when it does not exist', async () => {
+    expect((await c.request('DELETE', `${DEPLOY}/sc/scale`)).status).to.equal(405);
+    expect((await c.request('GET', `${DEPLOY}/sc/nothing`)).status).to.equal(404);
+  });
+
+  it('namespaces/finalize changes spec.finalizers', async () => {
+    await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'fin' } } });
+    const ns = (await c.request('GET', '/api/v1/namespaces/fin')).body;
+    expect(ns.spec.finalizers).to.have.length(1);
+    const res = await c.request('PUT', '/api/v1/namespaces/fin/finalize', { body: { ...ns, spec: { finalizers: [] } } });
+    expect(res.status).to.equal(200);
+    expect(res.body.spec.finalizers).to.deep.equal([]);
+  });
+
+  it('pods: binding assigns the node once, log answers a clear error, eviction deletes', async () => {
+    const pod = { metadata: { name: 'p1' }, spec: { containers: [{ name: 'c', image: 'nginx' }] } };
+    expect((await c.request('POST', '/api/v1/namespaces/default/pods', { body: pod })).status).to.equal(201);
+    const bind = await c.request('POST', '/api/v1/namespaces/default/pods/p1/binding', { body: { metadata: { name: 'p1' }, target: { kind: 'Node', name: 'node-a' } } });
+    expect(bind.status).to.equal(201);
+    expect((await c.request('GET', '/api/v1/namespaces/default/pods/p1')).body.spec.nodeName).to.equal('node-a');
+    const again = await c.request('POST', '/api/v1/namespaces/default/pods/p1/binding', { body: { metadata: { name: 'p1' }, target: { kind: 'Node', name: 'node-b' } } });
+    expect(again.status).to.equal(409);
+    const log = await c.request('GET', '/api/v1/namespaces/default/pods/p1/log');
+    expect(log.status).to.equal(400);
+    expect(log.body.message).to.contain('node agent');
+    const evict = await c.request('POST', '/api/v1/namespaces/default/pods/p1/eviction', { body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'p1' } } });
+    expect(evict.status).to.equal(201);
+    expect((await c.request('GET', '/api/v1/namespaces/default/pods/p1')).status).to.equal(404);
+  });
+});
