@@ -81,11 +81,6 @@ export function labelMap(field: string, map: unknown): Causes {
   return isObject(map) ? base.labels(field, map as Record<string, string>) : [];
 }
 
-/** A required non-empty string. */
-export function requiredString(field: string, value: unknown, detail = ''): Causes {
-  return typeof value === 'string' && value !== '' ? [] : [required(field, detail)];
-}
-
 const IANA_SVC_NAME = /^[-a-z0-9]+$/;
 
 /** A named port: an IANA service name. */

@@ -2,8 +2,6 @@
 import { asList, asObj, objects, selectorMatches, type Obj } from './values.js';
 import { invalid, labelMap, qualifiedName, required, forbidden, type Causes } from './causes.js';
 
-const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
-
 /** A LabelSelector: label-valid matchLabels, well-formed matchExpressions. */
 export function labelSelector(field: string, selector: unknown): Causes {
   const sel = asObj(selector);
@@ -26,8 +24,6 @@ function requirement(field: string, e: Obj): Causes {
   if (typeof e.key === 'string') causes.push(...qualifiedName(`${field}.key`, e.key));
   return causes;
 }
-
-export const OPERATOR_NAMES = OPERATORS;
 
 /** A workload's selector: required, not empty, valid, and matching its template labels. */
 export function workloadSelector(specPath: string, spec: Obj, emptyDetail: string): Causes {

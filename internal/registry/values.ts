@@ -61,7 +61,3 @@ export function selectorMatches(selector: unknown, labels: unknown): boolean {
   }
   return true;
 }
-
-/** True when the selector selects nothing by itself (`{}` or no requirements). */
-export const selectorIsEmpty = (selector: unknown): boolean =>
-  Object.keys(asObj(asObj(selector)?.matchLabels) ?? {}).length === 0 && asList(asObj(selector)?.matchExpressions).length === 0;

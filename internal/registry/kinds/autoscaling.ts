@@ -146,7 +146,7 @@ function putJson(annotations: Record<string, string>, key: string, value: unknow
 }
 
 /** A v1 object in the v2 form it is stored in. */
-export function hpaV1ToV2(obj: ApiObject): ApiObject {
+function hpaV1ToV2(obj: ApiObject): ApiObject {
   const out = clone(obj);
   const annotations = { ...out.metadata?.annotations };
   const spec = specOf(obj);
@@ -172,7 +172,7 @@ export function hpaV1ToV2(obj: ApiObject): ApiObject {
 }
 
 /** A stored v2 object as v1 shows it. */
-export function hpaV2ToV1(obj: ApiObject): ApiObject {
+function hpaV2ToV1(obj: ApiObject): ApiObject {
   const out = clone(obj);
   const annotations = { ...out.metadata?.annotations };
   const spec = specOf(obj);

@@ -13,14 +13,12 @@ import { defaultTemplate, validateTemplate } from './podspec.js';
 import { validateCronSchedule, validateTimeZone } from './cron.js';
 
 /** Labels the server puts on a Job's pod template and selects by, legacy and prefixed. */
-export const JOB_LABELS = {
+const JOB_LABELS = {
   legacyControllerUid: 'controller-uid',
   legacyJobName: 'job-name',
   controllerUid: labelKey('controller-uid', 'batch'),
   jobName: labelKey('job-name', 'batch'),
 };
-/** The built-in Job controller's name in `spec.managedBy`. */
-export const JOB_CONTROLLER = labelKey('job-controller');
 
 const MAX_INDEXED_PARALLELISM = 100_000;
 const MAX_FAILED_INDEXES = 100_000;
@@ -70,7 +68,7 @@ function defaultJob(obj: ApiObject): void {
  * labels (legacy and prefixed) that the user did not set, and the selector
  * selects the prefixed controller-uid. Conflicting user labels fail validation.
  */
-export function generateSelector(obj: ApiObject): void {
+function generateSelector(obj: ApiObject): void {
   const spec = asObj(obj.spec);
   if (!spec || spec.manualSelector === true || !asObj(spec.template)) return;
   const labels = child(child(spec.template as Obj, 'metadata'), 'labels');
@@ -90,7 +88,7 @@ interface Intervals {
 }
 
 /** Parses ascending, non-overlapping index ranges below `completions`; answers the error text otherwise. */
-export function parseIndexes(text: string, completions: number): Intervals | string {
+function parseIndexes(text: string, completions: number): Intervals | string {
   const out: Intervals = { ranges: [], total: 0 };
   if (text === '') return out;
   let last: number | undefined;

@@ -10,7 +10,7 @@ import { addressAt, isIP, parseCidr, sizeOf, strictlyContains } from '../net.js'
 import { asList, asObj, objects, setDefault, str, type Obj } from '../values.js';
 
 /** The service network and the node port range of a default cluster. */
-export const SERVICE_CIDR = '10.96.0.0/12';
+const SERVICE_CIDR = '10.96.0.0/12';
 const NODE_PORT_MIN = 30000;
 const NODE_PORT_COUNT = 2768;
 const SERVICE_TYPES = ['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'];
@@ -33,7 +33,7 @@ function hashed(seed: string, size: bigint): bigint {
  * its uid (the network and first addresses reserved). Stateless, so two
  * services may draw the same address; a real allocator needs shared state.
  */
-export function clusterIPFor(obj: ApiObject): string {
+function clusterIPFor(obj: ApiObject): string {
   const cidr = parseCidr(SERVICE_CIDR)!;
   if (obj.metadata?.namespace === API_SERVICE.namespace && obj.metadata?.name === API_SERVICE.name) return addressAt(cidr, 1n);
   return addressAt(cidr, 2n + hashed(obj.metadata?.uid ?? obj.metadata?.name ?? '', sizeOf(cidr) - 3n));

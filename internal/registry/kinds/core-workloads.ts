@@ -31,7 +31,7 @@ function podStatusText(o: ApiObject): string {
   return reason;
 }
 
-export const podColumns = [
+const podColumns = [
   nameColumn,
   column('Ready', 'string', 'The aggregate readiness state of this pod for accepting traffic.', (o) =>
     `${containerStatuses(o).filter((c) => c.ready === true).length}/${asList(specOf(o).containers).length}`),

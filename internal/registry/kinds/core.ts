@@ -83,7 +83,7 @@ function mergeStringData(obj: ApiObject): void {
   delete obj.stringData;
 }
 
-export const SECRET_TYPES = {
+const SECRET_TYPES = {
   serviceAccountToken: labelKey('service-account-token'),
   dockercfg: labelKey('dockercfg'),
   dockerConfigJson: labelKey('dockerconfigjson'),

@@ -7,7 +7,7 @@ import { asList, asObj, objects, setDefault, type Obj } from '../values.js';
 
 const specOf = (o: ApiObject): Obj => asObj(o.spec) ?? {};
 /** Shares a limited priority level gets when the field is absent; an explicit 0 is kept. */
-export const DEFAULT_NOMINAL_CONCURRENCY_SHARES = 30;
+const DEFAULT_NOMINAL_CONCURRENCY_SHARES = 30;
 const DEFAULT_MATCHING_PRECEDENCE = 1000;
 const MAX_MATCHING_PRECEDENCE = 10000;
 const SUBJECT_MEMBERS: Record<string, string> = { User: 'user', Group: 'group', ServiceAccount: 'serviceAccount' };

@@ -25,7 +25,7 @@ const VOLUME_SOURCES = [
 ];
 
 /** `Always` for `:latest` or untagged images, `IfNotPresent` for tags and digests. */
-export function pullPolicyFor(image: string): string {
+function pullPolicyFor(image: string): string {
   if (image.includes('@')) return 'IfNotPresent';
   const lastSlash = image.lastIndexOf('/');
   const colon = image.indexOf(':', lastSlash + 1);

@@ -26,7 +26,7 @@ const specOf = (o: ApiObject | undefined): Obj => asObj(o?.spec) ?? {};
 const statusOf = (o: ApiObject | undefined): Obj => asObj(o?.status) ?? {};
 
 /** A CSI driver name: at most 63 characters of a DNS subdomain (any case). */
-export function csiDriverName(field: string, name: unknown): Causes {
+function csiDriverName(field: string, name: unknown): Causes {
   if (typeof name !== 'string' || name === '') return [required(field)];
   const causes = name.length > MAX_DRIVER_NAME ? [tooLong(field, MAX_DRIVER_NAME)] : [];
   return [...causes, ...dns1123Subdomain(field, name.toLowerCase())];
