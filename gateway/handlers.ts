@@ -104,6 +104,7 @@ export async function listCollection(r: ResourceRequest, backends: Backends): Pr
 /** Checks apiVersion/kind (defaulting them) and the namespace against the URL. */
 export function checkTypeAndScope(r: ResourceRequest, obj: ApiObject): void {
   const expected = r.objects.apiVersion;
+  if (r.info.groupAlias && obj.apiVersion === `${r.info.groupAlias}/${r.def.version}`) obj.apiVersion = expected;
   if (obj.apiVersion !== undefined && obj.apiVersion !== expected) {
     throw badRequest(`the API version in the data (${obj.apiVersion}) does not match the expected API version (${expected})`);
   }

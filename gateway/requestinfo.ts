@@ -1,6 +1,7 @@
 // Turns a request path and method into the attributes every later step uses:
 // verb, group, version, resource, namespace, name, sub-resource.
 import { badRequest } from '../internal/apimachinery/status.js';
+import { DOMAIN, UPSTREAM_DOMAIN } from '../internal/names/index.js';
 
 export interface RequestInfo {
   isResourceRequest: boolean;
@@ -9,12 +10,20 @@ export interface RequestInfo {
   verb: string;
   apiPrefix: 'api' | 'apis' | '';
   group: string;
+  /** The upstream spelling of the group when the path used it (`rbac.authorization.k8s.io`); answers keep it. */
+  groupAlias?: string;
   version: string;
   resource: string;
   subresource: string;
   namespace: string;
   name: string;
 }
+
+const UPSTREAM_SUFFIX = `.${UPSTREAM_DOMAIN}`;
+
+/** Typed clients hard-code upstream group names: `x.k8s.io` is served as `x.svc.io`. */
+export const ownGroup = (group: string): string =>
+  (group.endsWith(UPSTREAM_SUFFIX) ? `${group.slice(0, -UPSTREAM_SUFFIX.length)}.${DOMAIN}` : group);
 
 const NAMESPACE_SUBRESOURCES = ['status', 'finalize'];
 const METHOD_VERBS: Record<string, string> = { GET: 'get', HEAD: 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
@@ -60,5 +69,9 @@ export function requestInfo(method: string, path: string, query: URLSearchParams
   if (!name && method === 'GET') verb = isWatch(query) ? 'watch' : 'list';
   else if (name && method === 'GET' && isWatch(query)) verb = 'watch';
   else if (!name && method === 'DELETE') verb = 'deletecollection';
-  return { isResourceRequest: true, path, verb, apiPrefix: parts[0] as 'api' | 'apis', group, version, resource, subresource, namespace, name };
+  const own = ownGroup(group);
+  return {
+    isResourceRequest: true, path, verb, apiPrefix: parts[0] as 'api' | 'apis', group: own, version, resource, subresource, namespace, name,
+    ...(own !== group ? { groupAlias: group } : {}),
+  };
 }

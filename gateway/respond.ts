@@ -5,6 +5,7 @@ import type { KindDef } from '../internal/registry/index.js';
 import { createdAtColumn, nameColumn } from '../internal/registry/columns.js';
 import { GROUP_META, UPSTREAM_GROUP_META } from '../internal/names/index.js';
 import { negotiate, serialize, type ResponseFormat } from './negotiation.js';
+import type { RequestInfo } from './requestinfo.js';
 
 export function writeBody(ctx: Koa.Context, status: number, body: unknown, mediaType = 'application/json'): void {
   ctx.status = status;
@@ -52,8 +53,18 @@ export function toTable(ctx: Koa.Context, def: KindDef, objects: ApiObject[], li
   };
 }
 
+/** The object as the client addressed its group: a request through an upstream group
+ * name is answered in that spelling, so typed clients recognise the kind. */
+export function presented<T extends { apiVersion?: unknown }>(ctx: Koa.Context, obj: T): T {
+  const alias = (ctx.state.info as RequestInfo | undefined)?.groupAlias;
+  if (!alias || typeof obj.apiVersion !== 'string' || !obj.apiVersion.includes('/')) return obj;
+  const [, version] = obj.apiVersion.split('/');
+  return { ...obj, apiVersion: `${alias}/${version}` };
+}
+
 /** Writes one object as the client asked: the object, a one-row Table, or its metadata. */
 export function writeObject(ctx: Koa.Context, def: KindDef, status: number, obj: ApiObject): void {
+  obj = presented(ctx, obj);
   const format = formatOf(ctx);
   const body = format.as === 'Table' ? toTable(ctx, def, [obj], { resourceVersion: obj.metadata?.resourceVersion })
     : format.as.startsWith('PartialObjectMetadata') ? partialMetadata(obj, `${GROUP_META}/v1`) : obj;
@@ -68,7 +79,7 @@ export function writeList(ctx: Koa.Context, def: KindDef, apiVersion: string, it
   else if (format.as.startsWith('PartialObjectMetadata')) {
     body = { kind: 'PartialObjectMetadataList', apiVersion: `${GROUP_META}/v1`, metadata: listMeta, items: items.map((o) => partialMetadata(o, `${GROUP_META}/v1`)) };
   } else {
-    body = { kind: `${def.kind}List`, apiVersion, metadata: listMeta, items: items.map(({ apiVersion: _a, kind: _k, ...rest }) => rest) };
+    body = presented(ctx, { kind: `${def.kind}List`, apiVersion, metadata: listMeta, items: items.map(({ apiVersion: _a, kind: _k, ...rest }) => rest) });
   }
   writeBody(ctx, 200, body, format.mediaType);
 }

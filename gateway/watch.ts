@@ -15,7 +15,7 @@ import { storageError } from './backends.js';
 import type { ResourceRequest } from './context.js';
 import { selectorOf } from './handlers.js';
 import { decodeStored } from './objects.js';
-import { formatOf, toTable } from './respond.js';
+import { formatOf, presented, toTable } from './respond.js';
 import { parseResourceVersion } from './versions.js';
 import type { WatchHub } from './hub.js';
 import { waitForRevision } from './freshness.js';
@@ -200,7 +200,7 @@ class WatchStream {
     const res = this.r.ctx.res;
     const object = this.format.as === 'Table' && ev.type !== 'ERROR' && ev.type !== 'BOOKMARK'
       ? toTable(this.r.ctx, this.r.def, [ev.object as ApiObject], { resourceVersion: (ev.object as ApiObject).metadata?.resourceVersion })
-      : ev.object;
+      : presented(this.r.ctx, ev.object as ApiObject);
     res.write(this.encode(ev.type, object));
     if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy(new Error('watcher too slow'));
   }

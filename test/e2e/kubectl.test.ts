@@ -101,4 +101,18 @@ describe('kubectl 1.33 end to end', function () {
     const secret = await c.request('GET', '/api/v1/namespaces/pb/secrets/s1');
     expect(Buffer.from(secret.body.data.p, 'base64').toString()).to.equal('q');
   });
+
+  it('create job --image and create clusterrole (Protobuf bodies of other groups)', async () => {
+    const job = await k(['create', 'job', 'j1', '-n', 'pb', '--image=busybox']);
+    expect(job.code, job.stderr).to.equal(0);
+    expect(job.stdout).to.contain('job.batch/j1 created');
+    const stored = (await c.request('GET', '/apis/batch/v1/namespaces/pb/jobs/j1')).body;
+    expect(stored.spec.template.spec.containers[0].image).to.equal('busybox');
+    expect(stored.spec.backoffLimit).to.equal(6);
+    const role = await k(['create', 'clusterrole', 'reader', '--verb=get,list', '--resource=pods']);
+    expect(role.code, role.stderr).to.equal(0);
+    const rules = (await c.request('GET', '/apis/rbac.authorization.svc.io/v1/clusterroles/reader')).body.rules;
+    expect(rules[0].verbs).to.deep.equal(['get', 'list']);
+    expect(rules[0].resources).to.deep.equal(['pods']);
+  });
 });

@@ -55,4 +55,15 @@ describe('aggregated discovery and OpenAPI', function () {
     expect(apply.code, apply.stderr).to.equal(0);
     expect(apply.stdout).to.contain('configmap/validated created');
   });
+
+  it('serves a group under its upstream name too, answering in the spelling asked for', async () => {
+    const role = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'aliased' }, rules: [] };
+    const created = await c.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', { body: role });
+    expect(created.status).to.equal(201);
+    expect(created.body.apiVersion).to.equal('rbac.authorization.k8s.io/v1');
+    const own = await c.request('GET', '/apis/rbac.authorization.svc.io/v1/clusterroles/aliased');
+    expect(own.body.apiVersion).to.equal('rbac.authorization.svc.io/v1');
+    const list = await c.request('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles');
+    expect(list.body).to.include({ kind: 'ClusterRoleList', apiVersion: 'rbac.authorization.k8s.io/v1' });
+  });
 });
