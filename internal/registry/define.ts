@@ -8,7 +8,7 @@ import type { StatusCause } from '../apimachinery/status.js';
 import { checkSchema } from './schemacheck.js';
 import { resolve, schemaFor, type Schema } from './openapi.js';
 import type { ResourceEntry } from './resources.js';
-import type { KindDef, NameRule, TableColumn } from './types.js';
+import type { KindDef, NameRule, Requester, TableColumn } from './types.js';
 import { clone, deepEqual, type Obj } from './values.js';
 
 export interface KindSpec {
@@ -27,7 +27,7 @@ export interface KindSpec {
   /** Defaults of every write, as decoding applies them. */
   defaults?(obj: ApiObject): void;
   /** Server-set fields of a new object, after defaults. */
-  create?(obj: ApiObject): void;
+  create?(obj: ApiObject, requester?: Requester): void;
   /** Server-set fields of a spec write, after the status is carried over and defaults applied. */
   update?(obj: ApiObject, old: ApiObject): void;
   /** Server-set fields of a status write, after everything but status is carried over. */
@@ -83,11 +83,11 @@ export function defineKind(entry: ResourceEntry, spec: KindSpec = {}): KindDef {
     statusSubresource, tracksGeneration, schema,
     ...pick(spec, ['nameRule', 'tableColumns', 'selectableFields', 'returnDeletedObject', 'ephemeral', 'storageVersion', 'toStorage', 'fromStorage']),
 
-    prepareForCreate(obj) {
+    prepareForCreate(obj, requester) {
       normalize(obj);
       if (statusSubresource) obj.status = spec.initialStatus?.(obj) ?? zeroStatus(schema());
       spec.defaults?.(obj);
-      spec.create?.(obj);
+      spec.create?.(obj, requester);
       if (tracksGeneration) obj.metadata = { ...obj.metadata, generation: 1 };
     },
 

@@ -7,7 +7,7 @@ import { isStable, resourceTable } from './resources.js';
 import { kindSpecFor } from './kinds/index.js';
 import { GROUP_ORDER, versionPriority } from './order.js';
 
-export type { KindDef, TableColumn, SubresourceDef, NameRule } from './types.js';
+export type { KindDef, TableColumn, SubresourceDef, NameRule, Requester } from './types.js';
 export { checkSchema, type SchemaCheckOptions, type SchemaReport } from './schemacheck.js';
 export { nameCauses } from './naming.js';
 

@@ -23,6 +23,14 @@ export interface SubresourceDef {
   verbs: string[];
 }
 
+/** Who makes a write, for kinds that record it (a CertificateSigningRequest's requestor). */
+export interface Requester {
+  username: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, { values: string[] }>;
+}
+
 /** Rules for `metadata.name`; the default is a DNS-1123 subdomain. */
 export type NameRule = 'dns1123label' | 'dns1123subdomain' | 'dns1035label' | 'pathSegment';
 
@@ -58,7 +66,7 @@ export interface KindDef {
   /** Fields a field selector may name besides metadata.name and metadata.namespace. */
   selectableFields?: Record<string, (obj: ApiObject) => string | undefined>;
   /** Drops unknown fields, resets status, applies defaults and sets server-owned fields of a new object. */
-  prepareForCreate?(obj: ApiObject): void;
+  prepareForCreate?(obj: ApiObject, requester?: Requester): void;
   /** Spec write: drops unknown fields, keeps the stored status, applies defaults, counts the generation. */
   prepareForUpdate?(obj: ApiObject, old: ApiObject): void;
   /** `/status` write: keeps everything of `old` but `status`. */

@@ -350,6 +350,20 @@ describe('registry: defaults and rules of the other kinds', () => {
       .to.deep.equal([['spec.jobTemplate.spec.selector', 'FieldValueInvalid']]);
   });
 
+  it('CertificateSigningRequest: the requestor is the creating user; the spec cannot change', () => {
+    const csrs = def(group('certificates'), 'certificatesigningrequests');
+    const request = Buffer.from('-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n-----END CERTIFICATE REQUEST-----\n').toString('base64');
+    const obj: ApiObject = { metadata: { name: 'jane', uid: 'u' }, spec: { request, signerName: 'example.com/client', username: 'admin', groups: ['system:masters'] } };
+    csrs.prepareForCreate!(obj, { username: 'jane', uid: '42', groups: ['dev'], extra: { team: { values: ['a'] } } });
+    expect(obj.spec).to.deep.include({ username: 'jane', uid: '42', groups: ['dev'], extra: { team: ['a'] } });
+    expect(csrs.validate!(obj)).to.deep.equal([]);
+    const next = structuredClone(obj);
+    (next.spec as any).signerName = 'example.com/other';
+    csrs.prepareForUpdate!(next, obj);
+    expect((next.spec as any).signerName).to.equal('example.com/client');
+    expect(fields(csrs.validate!({ ...obj, spec: { signerName: 'nope', request: 'aGk=' } }))).to.deep.equal([['spec.request', 'FieldValueInvalid'], ['spec.signerName', 'FieldValueInvalid']]);
+  });
+
   it('RBAC: roleRef immutable, subjects defaulted and checked', () => {
     const bindings = def(group('rbac.authorization'), 'rolebindings');
     const binding = (subjects: unknown[]) => ({

@@ -53,6 +53,18 @@ function conditionText(o: ApiObject): string {
 
 const certificatesigningrequests: KindSpec = {
   shortNames: ['csr'], tracksGeneration: false,
+  /** The requestor is whoever created the request, never what the request claims. */
+  create(obj, requester) {
+    const spec = asObj(obj.spec);
+    if (!spec) return;
+    for (const f of ['username', 'uid', 'groups', 'extra']) delete spec[f];
+    if (!requester) return;
+    spec.username = requester.username;
+    if (requester.uid) spec.uid = requester.uid;
+    if (requester.groups?.length) spec.groups = [...requester.groups];
+    const extra = Object.entries(requester.extra ?? {}).map(([k, v]) => [k, [...v.values]]);
+    if (extra.length) spec.extra = Object.fromEntries(extra);
+  },
   update(obj, old) {
     obj.spec = clone(old.spec);
   },
