@@ -141,6 +141,35 @@ describe('kinds over HTTPS', function () {
       expect(causeFields(res.body)).to.deep.equal(['spec.completions']);
     });
 
+    it('the Job /status sub-resource takes only the status and applies the JobStatus rules', async () => {
+      const created = (await c.request('POST', jobs, { body: job('status') })).body;
+      const start = '2025-01-01T00:05:00Z';
+      const running = await c.request('PUT', `${jobs}/status/status`, { body: { ...created, spec: { ...created.spec, backoffLimit: 1 }, status: { startTime: start, active: 1 } } });
+      expect(running.status, running.text).to.equal(200);
+      expect(running.body.spec.backoffLimit).to.equal(6);
+      expect(running.body.status).to.deep.equal({ startTime: start, active: 1 });
+      const early = { ...running.body, status: { startTime: start, completionTime: '2025-01-01T00:00:00Z', succeeded: 1, conditions: [{ type: 'Complete', status: 'True' }] } };
+      const refused = await c.request('PUT', `${jobs}/status/status`, { body: early });
+      expect(refused.status, refused.text).to.equal(422);
+      expect(causeFields(refused.body)).to.include('status.completionTime');
+      const both = { ...running.body, status: { startTime: start, conditions: [{ type: 'Complete', status: 'True' }, { type: 'Failed', status: 'True' }] } };
+      expect(causeFields((await c.request('PUT', `${jobs}/status/status`, { body: both })).body)).to.include('status.conditions');
+    });
+
+    it('the VolumeAttachment /status sub-resource: attached is set there, the spec stays as created', async () => {
+      const manifest = manifests.find((m) => m.kind === 'VolumeAttachment')!;
+      const created = (await c.request('POST', collectionPath(defOf(manifest)), { body: manifest })).body;
+      expect(created.status).to.deep.equal({ attached: false });
+      const path = `${objectPath(manifest)}/status`;
+      const res = await c.request('PUT', path, { body: { ...created, spec: { ...created.spec, nodeName: 'elsewhere' }, status: { attached: true, attachmentMetadata: { devicePath: '/dev/xvdf' } } } });
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.spec.nodeName).to.equal((manifest.spec as any).nodeName);
+      expect(res.body.status).to.deep.equal({ attached: true, attachmentMetadata: { devicePath: '/dev/xvdf' } });
+      const moved = await c.request('PUT', objectPath(manifest), { body: { ...res.body, spec: { ...res.body.spec, nodeName: 'elsewhere' } } });
+      expect(moved.status, moved.text).to.equal(422);
+      expect(causeFields(moved.body)).to.deep.equal(['spec']);
+    });
+
     it('a spec write ignores the status it carries and counts the generation', async () => {
       const created = await c.request('POST', jobs, { body: job('generation', { parallelism: 1, completions: 4 }) });
       const next = structuredClone(created.body);
