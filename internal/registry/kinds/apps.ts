@@ -91,6 +91,7 @@ const deployments: KindSpec = {
 
 const replicasets: KindSpec = {
   shortNames: ['rs'], categories: ['all'],
+  selectableFields: { 'status.replicas': (o) => String(count(statusOf(o).replicas)) },
   defaults(obj) {
     const spec = asObj(obj.spec);
     if (!spec) return;

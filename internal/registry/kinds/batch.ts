@@ -369,36 +369,78 @@ function uncountedCauses(status: Obj): Causes {
   return causes;
 }
 
-/** Rules that only apply when the fields they name change, so an unrelated status write is never blocked. */
-function transitionCauses(spec: Obj, status: Obj, old: Obj): Causes {
-  const changed = (f: string) => !deepEqual(status[f], old[f]);
-  const flipped = (type: string) => conditionTrue(status, type) !== conditionTrue(old, type);
+/** A status write: the new and the stored status, and what changed between them. */
+interface Transition {
+  status: Obj;
+  changed(field: string): boolean;
+  /** A condition type turned True or stopped being True. */
+  flipped(type: string): boolean;
+  /** Complete or Failed became or stopped being True. */
+  finishedChanged: boolean;
+}
+
+function transitionOf(status: Obj, old: Obj): Transition {
+  return {
+    status,
+    changed: (f) => !deepEqual(status[f], old[f]),
+    flipped: (type) => conditionTrue(status, type) !== conditionTrue(old, type),
+    finishedChanged: isFinished(status) !== isFinished(old),
+  };
+}
+
+function conditionCauses(t: Transition): Causes {
+  const { status } = t;
   const complete = conditionTrue(status, 'Complete');
-  const failed = conditionTrue(status, 'Failed');
-  const finished = isFinished(status);
-  const finishedChanged = finished !== isFinished(old);
   const causes: Causes = [];
-  const conditions = (detail: string) => causes.push(invalidField('status.conditions', detail));
-  if ((flipped('Complete') || flipped('Failed')) && complete && failed) conditions('cannot set Complete=True and Failed=true conditions');
-  if ((flipped('Complete') || flipped('FailureTarget')) && complete && conditionTrue(status, 'FailureTarget')) conditions('cannot set Complete=True and FailureTarget=true conditions');
-  if ((flipped('Complete') || changed('completionTime')) && status.completionTime !== undefined && !complete) {
-    causes.push(invalid('status.completionTime', status.completionTime, 'cannot set completionTime when there is no Complete=True condition'));
+  if ((t.flipped('Complete') || t.flipped('Failed')) && complete && conditionTrue(status, 'Failed')) {
+    causes.push(invalidField('status.conditions', 'cannot set Complete=True and Failed=true conditions'));
   }
-  if ((flipped('Complete') || changed('completionTime')) && status.completionTime === undefined && complete) causes.push(required('status.completionTime', 'completionTime is required for Complete jobs'));
-  if ((changed('startTime') || changed('completionTime')) && typeof status.startTime === 'string' && typeof status.completionTime === 'string'
-    && Date.parse(status.completionTime) < Date.parse(status.startTime)) {
-    causes.push(invalid('status.completionTime', status.completionTime, 'completionTime cannot be set before startTime'));
+  if ((t.flipped('Complete') || t.flipped('FailureTarget')) && complete && conditionTrue(status, 'FailureTarget')) {
+    causes.push(invalidField('status.conditions', 'cannot set Complete=True and FailureTarget=true conditions'));
   }
-  if ((finishedChanged || changed('active')) && finished && (status.active as number) > 0) causes.push(invalid('status.active', status.active, 'active>0 is invalid for finished job'));
-  if ((finishedChanged || changed('terminating')) && finished && (status.terminating as number) > 0) causes.push(invalid('status.terminating', status.terminating, 'terminating>0 is invalid for finished job'));
+  return causes;
+}
+
+function timeCauses(t: Transition): Causes {
+  const { status } = t;
+  const complete = conditionTrue(status, 'Complete');
+  const causes: Causes = [];
+  if (t.flipped('Complete') || t.changed('completionTime')) {
+    if (status.completionTime !== undefined && !complete) causes.push(invalid('status.completionTime', status.completionTime, 'cannot set completionTime when there is no Complete=True condition'));
+    if (status.completionTime === undefined && complete) causes.push(required('status.completionTime', 'completionTime is required for Complete jobs'));
+  }
+  const { startTime, completionTime } = status;
+  if ((t.changed('startTime') || t.changed('completionTime')) && typeof startTime === 'string' && typeof completionTime === 'string'
+    && Date.parse(completionTime) < Date.parse(startTime)) {
+    causes.push(invalid('status.completionTime', completionTime, 'completionTime cannot be set before startTime'));
+  }
+  return causes;
+}
+
+/** A finished job has no active, terminating or uncounted pods, and has started (unless it never had work). */
+function finishedCauses(t: Transition, spec: Obj): Causes {
+  const { status } = t;
+  if (!isFinished(status)) return [];
+  const causes: Causes = [];
+  if ((t.finishedChanged || t.changed('active')) && (status.active as number) > 0) causes.push(invalid('status.active', status.active, 'active>0 is invalid for finished job'));
+  if ((t.finishedChanged || t.changed('terminating')) && (status.terminating as number) > 0) causes.push(invalid('status.terminating', status.terminating, 'terminating>0 is invalid for finished job'));
   const suspendedWithoutWork = spec.suspend === true && spec.completions === 0;
-  if ((finishedChanged || changed('startTime')) && finished && status.startTime === undefined && !suspendedWithoutWork) causes.push(required('status.startTime', 'startTime is required for finished job'));
+  if ((t.finishedChanged || t.changed('startTime')) && status.startTime === undefined && !suspendedWithoutWork) causes.push(required('status.startTime', 'startTime is required for finished job'));
   const uncounted = asObj(status.uncountedTerminatedPods);
-  if ((finishedChanged || changed('uncountedTerminatedPods')) && finished && asList(uncounted?.failed).length + asList(uncounted?.succeeded).length > 0) {
+  if ((t.finishedChanged || t.changed('uncountedTerminatedPods')) && asList(uncounted?.failed).length + asList(uncounted?.succeeded).length > 0) {
     causes.push(invalid('status.uncountedTerminatedPods', uncounted, 'uncountedTerminatedPods needs to be empty for finished job'));
   }
-  if ((changed('ready') || changed('active')) && (status.ready as number) > ((status.active as number) ?? 0)) causes.push(invalid('status.ready', status.ready, 'cannot set more ready pods than active'));
-  return [...causes, ...indexCauses(spec, status, changed)];
+  return causes;
+}
+
+/** Rules that only apply when the fields they name change, so an unrelated status write is never blocked. */
+function transitionCauses(spec: Obj, status: Obj, old: Obj): Causes {
+  const t = transitionOf(status, old);
+  const causes = [...conditionCauses(t), ...timeCauses(t), ...finishedCauses(t, spec)];
+  if ((t.changed('ready') || t.changed('active')) && (status.ready as number) > ((status.active as number) ?? 0)) {
+    causes.push(invalid('status.ready', status.ready, 'cannot set more ready pods than active'));
+  }
+  return [...causes, ...indexCauses(spec, status, t.changed)];
 }
 
 function indexCauses(spec: Obj, status: Obj, changed: (f: string) => boolean): Causes {

@@ -53,6 +53,7 @@ function conditionText(o: ApiObject): string {
 
 const certificatesigningrequests: KindSpec = {
   shortNames: ['csr'], tracksGeneration: false,
+  selectableFields: { 'spec.signerName': (o) => str(specOf(o).signerName) ?? '' },
   /** The requestor is whoever created the request, never what the request claims. */
   create(obj, requester) {
     const spec = asObj(obj.spec);

@@ -109,6 +109,7 @@ function validateReplicationController(obj: ApiObject): Causes {
 
 const replicationcontrollers: KindSpec = {
   shortNames: ['rc'], categories: ['all'],
+  selectableFields: { 'status.replicas': (o) => String(count(statusOf(o).replicas)) },
   defaults: defaultReplicationController,
   validate: validateReplicationController,
   tableColumns: [nameColumn,
