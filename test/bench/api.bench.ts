@@ -6,6 +6,11 @@ import https from 'node:https';
 import { readFileSync } from 'node:fs';
 import { Cluster } from '../lib/cluster.js';
 import { pkiPaths } from '../../internal/pki/index.js';
+import { randomUUID } from 'node:crypto';
+import { StorageClient } from '../../internal/storage/client.js';
+import { objectKey } from '../../internal/storage/keys.js';
+import { MEDIA_PROTOBUF } from '../../internal/names/index.js';
+import { encodeStored } from '../../gateway/objects.js';
 
 export interface ApiBenchResult { name: string; opsPerSec: number; p50Ms: number; p99Ms: number; note?: string }
 
@@ -32,9 +37,9 @@ type Tls = { ca: Buffer; cert: Buffer; key: Buffer };
 
 /** One request on a keep-alive agent; resolves with the status once the body is read.
  *  A reused socket the server closed while idle is retried once on a fresh one. */
-function send(agent: https.Agent, port: number, method: string, path: string, body?: string, retried = false): Promise<number> {
+function send(agent: https.Agent, port: number, method: string, path: string, body?: string, retried = false, accept = 'application/json'): Promise<number> {
   return new Promise((resolve, reject) => {
-    const headers = body === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) };
+    const headers = { Accept: accept, ...(body === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }) };
     const req = https.request({ agent, host: '127.0.0.1', port, method, path, headers, timeout: 15_000 }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
@@ -42,7 +47,7 @@ function send(agent: https.Agent, port: number, method: string, path: string, bo
     });
     req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out`)));
     req.on('error', (err: NodeJS.ErrnoException) => {
-      if (req.reusedSocket && err.code === 'ECONNRESET' && !retried) send(agent, port, method, path, body, true).then(resolve, reject);
+      if (req.reusedSocket && err.code === 'ECONNRESET' && !retried) send(agent, port, method, path, body, true, accept).then(resolve, reject);
       else reject(err);
     });
     req.end(body);
@@ -88,6 +93,38 @@ async function benchCrud(tls: Tls, port: number): Promise<ApiBenchResult[]> {
     await measure('https create, 32 clients', tls, port, 1000, 32, create('c32')),
     await measure('https get, 1 client', tls, port, 500, 1, get),
     await measure('https get, 32 clients', tls, port, 1500, 32, get),
+  ];
+}
+
+const LIST_NAMESPACE = 'bench-list';
+const LISTED_OBJECTS = 10_000;
+const SEED_LANES = 64;
+
+/** Writes the listed objects straight through storage: seeding is not what is measured. */
+async function seedList(cluster: Cluster): Promise<void> {
+  const storage = new StorageClient(cluster.addresses.storage);
+  try {
+    let next = 0;
+    await Promise.all(Array.from({ length: SEED_LANES }, async () => {
+      for (let i = next++; i < LISTED_OBJECTS; i = next++) {
+        const name = `l-${i}`;
+        const obj = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: LIST_NAMESPACE, uid: randomUUID(), creationTimestamp: new Date().toISOString() }, data: { payload: PAYLOAD } };
+        await storage.create(objectKey('', 'configmaps', LIST_NAMESPACE, name), encodeStored(obj), obj.metadata.uid);
+      }
+    }));
+  } finally {
+    storage.close();
+  }
+}
+
+/** The latency of listing 10k ConfigMaps over HTTPS, as JSON and as Protobuf. */
+async function benchList(tls: Tls, port: number, cluster: Cluster): Promise<ApiBenchResult[]> {
+  await seedList(cluster);
+  const list = (accept: string) => async (agent: https.Agent) =>
+    expectStatus(200, 'list')(await send(agent, port, 'GET', collection(LIST_NAMESPACE), undefined, false, accept));
+  return [
+    await measure(`https list of ${LISTED_OBJECTS} configmaps, JSON`, tls, port, 20, 1, list('application/json')),
+    await measure(`https list of ${LISTED_OBJECTS} configmaps, Protobuf`, tls, port, 20, 1, list(MEDIA_PROTOBUF)),
   ];
 }
 
@@ -214,13 +251,13 @@ export async function benchApi(): Promise<ApiBenchResult[]> {
   process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
   try {
     await cluster.start();
-    for (const ns of [NAMESPACE, WATCH_NAMESPACE]) {
+    for (const ns of [NAMESPACE, WATCH_NAMESPACE, LIST_NAMESPACE]) {
       const res = await cluster.request('POST', '/api/v1/namespaces', { body: { metadata: { name: ns } } });
       expectStatus(201, `create namespace ${ns}`)(res.status);
     }
     const p = pkiPaths(cluster.dataDir);
     const tls = { ca: readFileSync(p.caCert), cert: readFileSync(p.adminCert), key: readFileSync(p.adminKey) };
-    return [...await benchCrud(tls, cluster.port), ...await benchWatch(tls, cluster.port, cluster)];
+    return [...await benchCrud(tls, cluster.port), ...await benchWatch(tls, cluster.port, cluster), ...await benchList(tls, cluster.port, cluster)];
   } catch (err) {
     throw new Error(`${(err as Error).message}\n${serviceLogTails(cluster)}`);
   } finally {
