@@ -18,12 +18,15 @@ import { isDryRun, readRaw } from './body.js';
 import { checkTypeAndScope, createPrepared, writeWithRetry } from './handlers.js';
 import { duplicateJsonFields, enforceFieldValidation, fieldValidationOf, unknownFields } from './fieldvalidation.js';
 import { authorizeRequest } from './authorization.js';
-import { writeObject } from './respond.js';
+import { cborEnabled, writeObject } from './respond.js';
+import { decodeCbor } from './negotiation.js';
 
 const JSON_PATCH = 'application/json-patch+json';
 const MERGE_PATCH = 'application/merge-patch+json';
 const STRATEGIC_PATCH = 'application/strategic-merge-patch+json';
 const APPLY_PATCH = 'application/apply-patch+yaml';
+/** Apply in CBOR, served with gate CBORServingAndStorage. */
+const APPLY_PATCH_CBOR = 'application/apply-patch+cbor';
 
 /** Whether the kind is built in: strategic merge patch needs its patch strategies. */
 const builtIn = (r: ResourceRequest): boolean => rootType({ group: r.def.group, version: r.def.version, kind: r.def.kind }) !== undefined;
@@ -89,12 +92,12 @@ function parseJson(raw: Buffer): unknown {
   }
 }
 
-function parseApplied(raw: Buffer): ApiObject {
+function parseApplied(raw: Buffer, cbor: boolean): ApiObject {
   let doc: unknown;
   try {
-    doc = YAML.parse(raw.toString('utf8'));
+    doc = cbor ? decodeCbor(raw) : YAML.parse(raw.toString('utf8'));
   } catch (err) {
-    throw badRequest(`error decoding YAML: ${(err as Error).message}`);
+    throw badRequest(`error decoding ${cbor ? 'CBOR' : 'YAML'}: ${(err as Error).message}`);
   }
   if (!isObject(doc)) throw badRequest('error decoding YAML: the applied configuration must be an object');
   return doc as ApiObject;
@@ -140,12 +143,14 @@ export async function patchObject(r: ResourceRequest, backends: Backends): Promi
   const dryRun = isDryRun(r.query);
   const type = (r.ctx.get('Content-Type') || '').split(';')[0].trim().toLowerCase();
   const t = kindType(r);
-  const supported = builtIn(r) ? [JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH] : [JSON_PATCH, MERGE_PATCH, APPLY_PATCH];
+  const applies = cborEnabled(r.ctx) ? [APPLY_PATCH, APPLY_PATCH_CBOR] : [APPLY_PATCH];
+  const supported = [JSON_PATCH, MERGE_PATCH, ...(builtIn(r) ? [STRATEGIC_PATCH] : []), ...applies];
   if (!supported.includes(type)) throw unsupportedMediaType(type, supported);
-  const force = forceOption(r, type === APPLY_PATCH);
+  const isApply = applies.includes(type);
+  const force = forceOption(r, isApply);
   const directive = fieldValidationOf(r.query);
-  if (type === APPLY_PATCH) {
-    const config = parseApplied(await readRaw(r.ctx));
+  if (isApply) {
+    const config = parseApplied(await readRaw(r.ctx), type === APPLY_PATCH_CBOR);
     enforceFieldValidation(r.ctx, directive, directive === 'Ignore' ? [] : unknownFields(r.def, config), []);
     return applyObject(r, backends, config, force, dryRun);
   }

@@ -44,6 +44,15 @@ describe('CBOR (gate CBORServingAndStorage)', function () {
       expect(decode(res.body)).to.deep.include({ kind: 'ConfigMap', data: { k: 'v' } });
     });
 
+    it('accepts a server-side apply in CBOR', async () => {
+      const config = encode({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cbor-applied' }, data: { k: 'applied' } });
+      const res = await raw(c, 'PATCH', `${CMS}/cbor-applied?fieldManager=cbor-client`, { 'Content-Type': 'application/apply-patch+cbor', Accept: 'application/json' }, config);
+      expect(res.status).to.equal(201);
+      const obj = JSON.parse(res.body.toString('utf8'));
+      expect(obj.data).to.deep.equal({ k: 'applied' });
+      expect(obj.metadata.managedFields[0]).to.include({ manager: 'cbor-client', operation: 'Apply' });
+    });
+
     it('streams a watch as a CBOR sequence', async () => {
       const rv = (await c.request('GET', CMS)).body.metadata.resourceVersion;
       const watching = raw(c, 'GET', `${CMS}?watch=1&resourceVersion=${rv}`, { Accept: 'application/cbor' }, undefined, 50);
@@ -69,6 +78,8 @@ describe('CBOR (gate CBORServingAndStorage)', function () {
       const post = await c.request('POST', CMS, { body: encode({ metadata: { name: 'x' } }), headers: { 'Content-Type': 'application/cbor' } });
       expect(post.status).to.equal(415);
       expect(post.body.reason).to.equal('UnsupportedMediaType');
+      const apply = await c.request('PATCH', `${CMS}/x?fieldManager=m`, { body: encode({ metadata: { name: 'x' } }), headers: { 'Content-Type': 'application/apply-patch+cbor' } });
+      expect(apply.status).to.equal(415);
     });
   });
 });
