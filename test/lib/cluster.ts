@@ -7,7 +7,6 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../../internal/launcher/ports.js';
 import { checkHealth } from '../../internal/rpc/index.js';
 import { pkiPaths } from '../../internal/pki/index.js';
 import { startNats } from './nats.js';
@@ -53,8 +52,8 @@ export class Cluster {
       const nats = await startNats();
       this.natsUrl = nats.url;
       this.natsStop = nats.stop;
-      for (const s of GRPC_SERVICES) this.addresses[s] = `127.0.0.1:${await freePort()}`;
-      this.port = await freePort();
+      // Port 0 everywhere: each service binds a free port itself and says which, so no port is raced for.
+      for (const s of GRPC_SERVICES) this.addresses[s] = '127.0.0.1:0';
       for (const s of GRPC_SERVICES) await this.startService(s);
       await this.startService('gateway');
       return this;
@@ -86,8 +85,18 @@ export class Cluster {
     proc.stdout!.on('data', (d) => log.push(String(d)));
     proc.stderr!.on('data', (d) => log.push(String(d)));
     this.procs.set(s, proc);
-    const ok = await waitFor(() => (s === 'gateway' ? this.ready() : checkHealth(this.addresses[s])), 20_000);
+    const bound = await waitFor(() => this.learnPort(s, log.join('')), 20_000, 50);
+    const ok = bound && await waitFor(() => (s === 'gateway' ? this.ready() : checkHealth(this.addresses[s])), 20_000);
     if (!ok) throw new Error(`${s} did not become healthy:\n${log.join('')}`);
+  }
+
+  /** Reads the port a service announces (`... listening on host:port`, `... serving on https://host:port`). */
+  private learnPort(s: Service, output: string): boolean {
+    const m = /(?:listening on |serving on https:\/\/)\S*:(\d+)/.exec(output);
+    if (!m) return false;
+    if (s === 'gateway') this.port = Number(m[1]);
+    else this.addresses[s] = `127.0.0.1:${m[1]}`;
+    return true;
   }
 
   private async ready(): Promise<boolean> {
