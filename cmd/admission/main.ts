@@ -1,8 +1,8 @@
 // The admission service process.
 import { parseArgsOrExit } from '../../internal/config/flags.js';
 import { admissionFlags } from '../../internal/config/services.js';
-import { initTracing, shutdownTracing } from '../../internal/tracing/index.js';
-import { serve } from '../../internal/rpc/index.js';
+import { initTracing } from '../../internal/tracing/index.js';
+import { runServer } from '../../internal/rpc/index.js';
 import { StorageClient } from '../../internal/storage/client.js';
 import { AdmissionChain, admissionService, buildPlugins, type AdmissionPlugin } from '../../internal/admission/index.js';
 
@@ -18,18 +18,4 @@ try {
   process.exit(1);
 }
 
-const listen = flags.string('listen');
-const server = await serve(listen, [admissionService(new AdmissionChain(plugins))]).catch((err: Error) => {
-  process.stderr.write(`admission: cannot listen on ${listen}: ${err.message}\n`);
-  process.exit(1);
-});
-process.stdout.write(`admission listening on ${listen.replace(/:\d+$/, `:${server.port}`)}\n`);
-
-const stop = async () => {
-  await server.stop();
-  storage.close();
-  await shutdownTracing();
-  process.exit(0);
-};
-process.once('SIGINT', stop);
-process.once('SIGTERM', stop);
+await runServer('admission', flags.string('listen'), [admissionService(new AdmissionChain(plugins))], { afterStop: () => storage.close() });

@@ -1,8 +1,8 @@
 // The authentication service process.
 import { parseArgsOrExit } from '../../internal/config/flags.js';
 import { authnFlags } from '../../internal/config/services.js';
-import { initTracing, shutdownTracing } from '../../internal/tracing/index.js';
-import { serve } from '../../internal/rpc/index.js';
+import { initTracing } from '../../internal/tracing/index.js';
+import { runServer } from '../../internal/rpc/index.js';
 import { authnService, buildAuthenticationChain, type BuiltChain } from '../../internal/authn/index.js';
 
 const flags = parseArgsOrExit('authn', authnFlags);
@@ -24,17 +24,4 @@ for (const warning of built.warnings) process.stderr.write(`authn: warning: ${wa
 
 const logRefusal = (remote: string, error: string) =>
   process.stderr.write(`authn: unable to authenticate the request from ${remote || 'unknown'}: ${error}\n`);
-const listen = flags.string('listen');
-const server = await serve(listen, [authnService(built.chain, logRefusal)]).catch((err: Error) => {
-  process.stderr.write(`authn: cannot listen on ${listen}: ${err.message}\n`);
-  process.exit(1);
-});
-process.stdout.write(`authn listening on ${listen.replace(/:\d+$/, `:${server.port}`)}\n`);
-
-const stop = async () => {
-  await server.stop();
-  await shutdownTracing();
-  process.exit(0);
-};
-process.once('SIGINT', stop);
-process.once('SIGTERM', stop);
+await runServer('authn', flags.string('listen'), [authnService(built.chain, logRefusal)]);

@@ -1,8 +1,8 @@
 // The authorization service process.
 import { parseArgsOrExit } from '../../internal/config/flags.js';
 import { authzFlags } from '../../internal/config/services.js';
-import { initTracing, shutdownTracing } from '../../internal/tracing/index.js';
-import { serve } from '../../internal/rpc/index.js';
+import { initTracing } from '../../internal/tracing/index.js';
+import { runServer } from '../../internal/rpc/index.js';
 import { authzService, buildAuthorizer, type Authorizer } from '../../internal/authz/index.js';
 
 const flags = parseArgsOrExit('authz', authzFlags);
@@ -19,17 +19,4 @@ try {
   process.exit(1);
 }
 
-const listen = flags.string('listen');
-const server = await serve(listen, [authzService(authorizer)]).catch((err: Error) => {
-  process.stderr.write(`authz: cannot listen on ${listen}: ${err.message}\n`);
-  process.exit(1);
-});
-process.stdout.write(`authz listening on ${listen.replace(/:\d+$/, `:${server.port}`)}\n`);
-
-const stop = async () => {
-  await server.stop();
-  await shutdownTracing();
-  process.exit(0);
-};
-process.once('SIGINT', stop);
-process.once('SIGTERM', stop);
+await runServer('authz', flags.string('listen'), [authzService(authorizer)]);

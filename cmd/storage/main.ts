@@ -2,11 +2,11 @@
 import { join } from 'node:path';
 import { parseArgsOrExit } from '../../internal/config/flags.js';
 import { storageFlags } from '../../internal/config/services.js';
-import { api, serve } from '../../internal/rpc/index.js';
+import { api, runServer } from '../../internal/rpc/index.js';
 import { EventPublisher } from '../../internal/storage/publisher.js';
 import { storageHandlers } from '../../internal/storage/service.js';
 import { Store } from '../../internal/storage/store.js';
-import { initTracing, shutdownTracing } from '../../internal/tracing/index.js';
+import { initTracing } from '../../internal/tracing/index.js';
 
 const NATS_STARTUP_WAIT_MS = 2000;
 
@@ -22,23 +22,7 @@ store.onCommit((batch) => publisher.publish(batch));
 // Writes before the first NATS connection would be left out of the chain; give NATS a moment.
 if (!(await publisher.connected(NATS_STARTUP_WAIT_MS))) log(`storage: NATS at ${flags.string('nats-url')} not reachable yet; serving anyway`);
 
-const listen = flags.string('listen');
-const server = await serve(listen, [
+// Closing the store first ends watch streams at once, so the server can stop.
+await runServer('storage', flags.string('listen'), [
   { name: 'svc.storage.v1.Storage', definition: api.svc.storage.v1.Storage.service, handlers: storageHandlers(store) },
-]);
-process.stdout.write(`storage listening on ${listen.slice(0, listen.lastIndexOf(':'))}:${server.port}\n`);
-
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  log(`storage: ${signal}, shutting down`);
-  const closing = store.close(); // ends watch streams at once, so the server can stop
-  await server.stop();
-  await closing;
-  await publisher.close();
-  await shutdownTracing();
-  process.exit(0);
-}
-process.on('SIGINT', () => void shutdown('SIGINT'));
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
+], { beforeStop: () => store.close(), afterStop: () => publisher.close() });

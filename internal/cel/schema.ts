@@ -3,24 +3,13 @@
 // its expression type, how to convert JSON data to values of that type, and how
 // large such values can be (for the worst-case cost estimate).
 import { extension } from '../names/index.js';
+import type { Schema } from '../apimachinery/schema.js';
 import { parseDuration } from './duration.js';
 import { escapeProperty } from './escaping.js';
 import { ObjectValue, type ObjectShape } from './object.js';
 import { fromJson } from './values.js';
 
-export interface Schema {
-  type?: string;
-  format?: string;
-  properties?: Record<string, Schema>;
-  additionalProperties?: Schema | boolean;
-  items?: Schema;
-  required?: string[];
-  maxItems?: number;
-  maxLength?: number;
-  maxProperties?: number;
-  default?: unknown;
-  [key: string]: unknown;
-}
+export type { Schema };
 
 export const INT_OR_STRING = extension('int-or-string');
 export const PRESERVE_UNKNOWN_FIELDS = extension('preserve-unknown-fields');

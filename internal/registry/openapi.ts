@@ -2,17 +2,9 @@
 // loaded once and indexed by group, version and kind.
 import { readSharedJson } from '../config/shared.js';
 import { extension } from '../names/index.js';
+import type { Schema } from '../apimachinery/schema.js';
 
-export interface Schema {
-  type?: string;
-  format?: string;
-  properties?: Record<string, Schema>;
-  additionalProperties?: Schema | boolean;
-  items?: Schema;
-  required?: string[];
-  $ref?: string;
-  [marker: string]: unknown;
-}
+export type { Schema };
 
 interface Definitions {
   definitions: Record<string, Schema>;

@@ -5,7 +5,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import { fileURLToPath } from 'node:url';
-import { SpanKind, context, extractContext, injectContext, trace, tracer, SpanStatusCode } from '../tracing/index.js';
+import { SpanKind, context, extractContext, injectContext, shutdownTracing, trace, tracer, SpanStatusCode } from '../tracing/index.js';
 import type { ProtoGrpcType as StorageProto } from './gen/storage.js';
 import type { ProtoGrpcType as AuthnProto } from './gen/authn.js';
 import type { ProtoGrpcType as AuthzProto } from './gen/authz.js';
@@ -175,4 +175,34 @@ export function checkHealth(address: string, service = '', timeoutMs = 1000): Pr
       resolve(!err && res?.status === 'SERVING');
     });
   });
+}
+
+/**
+ * Runs a program's gRPC server: binds (exit 1 with a clear message when it cannot),
+ * announces `<program> listening on host:port`, and on SIGINT/SIGTERM runs
+ * `beforeStop`, stops the server, runs `afterStop`, flushes traces and exits 0.
+ */
+export async function runServer(program: string, listen: string,
+  services: Array<{ name: string; definition: grpc.ServiceDefinition; handlers: Handlers }>,
+  hooks: { beforeStop?: () => Promise<void> | void; afterStop?: () => Promise<void> | void } = {}): Promise<RunningServer> {
+  const server = await serve(listen, services).catch((err: Error) => {
+    process.stderr.write(`${program}: cannot listen on ${listen}: ${err.message}\n`);
+    process.exit(1);
+  });
+  process.stdout.write(`${program} listening on ${listen.slice(0, listen.lastIndexOf(':'))}:${server.port}\n`);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`${program}: ${signal}, shutting down\n`);
+    const before = Promise.resolve(hooks.beforeStop?.());
+    await server.stop();
+    await before;
+    await hooks.afterStop?.();
+    await shutdownTracing();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  return server;
 }
