@@ -30,8 +30,6 @@ export interface KindSpec {
   create?(obj: ApiObject, requester?: Requester): void;
   /** Server-set fields of a spec write, after the status is carried over and defaults applied. */
   update?(obj: ApiObject, old: ApiObject): void;
-  /** Server-set fields of a status write, after everything but status is carried over. */
-  statusUpdate?(obj: ApiObject, old: ApiObject): void;
   delete?(obj: ApiObject): void;
   /** The kind's rules for a create (old undefined) or spec write; run once the schema check found no type error. */
   validate?(obj: ApiObject, old?: ApiObject): StatusCause[];
@@ -112,7 +110,6 @@ export function defineKind(entry: ResourceEntry, spec: KindSpec = {}): KindDef {
       if (status === undefined) delete obj.status;
       else obj.status = status;
       spec.defaults?.(obj);
-      spec.statusUpdate?.(obj, old);
     },
 
     validate(obj, old) {
