@@ -2,7 +2,7 @@
 // with the hub first, then reads what it missed from storage history, then goes
 // live; revisions already sent are dropped, so nothing is missed or repeated.
 import type { ApiObject } from '../internal/apimachinery/meta.js';
-import { StatusError, badRequest, notAcceptable, serviceUnavailable } from '../internal/apimachinery/status.js';
+import { StatusError, badRequest, gone, notAcceptable, serviceUnavailable } from '../internal/apimachinery/status.js';
 import { encodeWatchEvent } from '../internal/apimachinery/protobuf/index.js';
 import { MEDIA_PROTOBUF, labelKey } from '../internal/names/index.js';
 import { MEDIA_CBOR, encodeCbor, isProtobuf, type ResponseFormat } from './negotiation.js';
@@ -29,6 +29,8 @@ interface WatchEvent {
 /** A watcher whose unsent output passes this is closed rather than slowing anyone down. */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 const BOOKMARK_INTERVAL_MS = 30_000;
+/** How long an overflowed watcher's socket may take to drain its last events before it is cut. */
+const SLOW_WATCHER_GRACE_MS = 5_000;
 export const INITIAL_EVENTS_END = labelKey('initial-events-end');
 
 export interface WatchOptions {
@@ -202,13 +204,21 @@ class WatchStream {
       ? toTable(this.r.ctx, this.r.def, [ev.object as ApiObject], { resourceVersion: (ev.object as ApiObject).metadata?.resourceVersion })
       : presented(this.r.ctx, ev.object as ApiObject);
     res.write(this.encode(ev.type, object));
-    if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy(new Error('watcher too slow'));
+    if (res.writableLength > MAX_BUFFERED_BYTES) this.overflow();
   }
 
   private encode(type: WatchEventType, object: unknown): string | Buffer {
     if (isProtobuf(this.format.mediaType)) return encodeWatchEvent(type, object as Record<string, unknown>);
     if (this.format.mediaType === MEDIA_CBOR) return encodeCbor({ type, object });
     return `${JSON.stringify({ type, object })}\n`;
+  }
+
+  /** A watcher this far behind is told to list again and let go; the socket goes if it never drains. */
+  private overflow(): void {
+    const res = this.r.ctx.res;
+    res.write(this.encode('ERROR', gone('the watch fell too far behind; list again').toStatus()));
+    this.end();
+    setTimeout(() => res.destroy(), SLOW_WATCHER_GRACE_MS).unref();
   }
 
   private end(): void {
