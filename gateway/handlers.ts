@@ -14,7 +14,6 @@ import { isDryRun, readDeleteOptions, readObject, type DeleteOptions } from './b
 import { writeList, writeObject, writeBody, formatOf } from './respond.js';
 import { encodeContinue, expiredContinue, getPlan, listPlan, type ReadMode } from './versions.js';
 import { waitForRevision } from './freshness.js';
-import { encodeStored } from './objects.js';
 
 export const ORPHAN_FINALIZER = 'orphan';
 export const FOREGROUND_FINALIZER = 'foregroundDeletion';
@@ -77,8 +76,7 @@ export async function listObjects(r: ResourceRequest, backends: Backends): Promi
       .catch((err) => { throw plan.continueAfter ? continueError(err) : storageError(err, r.objects.gr, ''); });
     revision = page.revision;
     for (const kv of page.items) {
-      const obj = JSON.parse(kv.value.toString('utf8')) as ApiObject;
-      obj.metadata = { ...obj.metadata, resourceVersion: String(kv.modRevision) };
+      const obj = r.objects.decode(kv);
       if (!select || select(obj)) items.push(obj);
       after = kv.key;
     }
@@ -145,7 +143,7 @@ export async function createPrepared(r: ResourceRequest, backends: Backends, obj
   Object.assign(meta, { uid: newUid(), creationTimestamp: nowTimestamp() });
   for (const f of ['resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) delete meta[f];
   if (!meta.name && meta.generateName) meta.name = generateName(meta.generateName);
-  r.def.prepareForCreate?.(obj);
+  r.def.prepareForCreate?.(obj, r.user);
   validateObject(r.def, obj);
   const admitted = (await admit(backends, r.def, 'CREATE', r.user, obj, undefined, dryRun))!;
   validateObject(r.def, admitted);
@@ -213,7 +211,7 @@ export async function writeWithRetry(r: ResourceRequest, backends: Backends, cli
     validateObject(r.def, next, current, rules);
     const admitted = (await admit(backends, r.def, 'UPDATE', r.user, next, current, dryRun, {}, r.info.subresource))!;
     validateObject(r.def, admitted, current, rules);
-    if (encodeStored(admitted).equals(kv.value)) return current;
+    if (r.objects.encode(admitted).equals(kv.value)) return current;
     if (dryRun) return admitted;
     try {
       const written = await r.objects.update(admitted, kv.modRevision);

@@ -34,6 +34,17 @@ export class Objects {
     return apiVersionOf(this.def.group, this.def.version);
   }
 
+  /** The stored form of an object of this version (converted to the storage version where they differ). */
+  encode(obj: ApiObject): Buffer {
+    return encodeStored(this.def.toStorage ? this.def.toStorage(obj) : obj);
+  }
+
+  /** A stored value as an object of this version. */
+  decode(kv: KeyValue, revision = kv.modRevision): ApiObject {
+    const obj = decodeStored(kv, revision);
+    return this.def.fromStorage ? this.def.fromStorage(obj) : obj;
+  }
+
   key(namespace: string, name: string): string {
     return objectKey(this.def.group, this.def.resource, this.def.namespaced ? namespace : '', name);
   }
@@ -47,7 +58,7 @@ export class Objects {
   async get(namespace: string, name: string, revision = 0, allowCached = false): Promise<{ obj: ApiObject; kv: KeyValue; revision: number }> {
     try {
       const res = await this.storage.get(this.key(namespace, name), revision, { allowCached });
-      return { obj: decodeStored(res.kv!), kv: res.kv!, revision: res.revision };
+      return { obj: this.decode(res.kv!), kv: res.kv!, revision: res.revision };
     } catch (err) {
       throw storageError(err, this.gr, name);
     }
@@ -56,8 +67,8 @@ export class Objects {
   async create(obj: ApiObject): Promise<ApiObject> {
     const meta = obj.metadata!;
     try {
-      const res = await this.storage.create(this.key(meta.namespace ?? '', meta.name!), encodeStored(obj), meta.uid ?? '');
-      return decodeStored(res.kv!);
+      const res = await this.storage.create(this.key(meta.namespace ?? '', meta.name!), this.encode(obj), meta.uid ?? '');
+      return this.decode(res.kv!);
     } catch (err) {
       throw storageError(err, this.gr, meta.name!);
     }
@@ -67,8 +78,8 @@ export class Objects {
   async update(obj: ApiObject, expectedRevision: number): Promise<ApiObject> {
     const meta = obj.metadata!;
     try {
-      const res = await this.storage.update(this.key(meta.namespace ?? '', meta.name!), encodeStored(obj), { modRevision: expectedRevision });
-      return decodeStored(res.kv!);
+      const res = await this.storage.update(this.key(meta.namespace ?? '', meta.name!), this.encode(obj), { modRevision: expectedRevision });
+      return this.decode(res.kv!);
     } catch (err) {
       throw storageError(err, this.gr, meta.name!);
     }
@@ -78,7 +89,7 @@ export class Objects {
   async delete(namespace: string, name: string, expectedRevision: number): Promise<ApiObject> {
     try {
       const res = await this.storage.delete(this.key(namespace, name), { modRevision: expectedRevision });
-      return decodeStored(res.kv!);
+      return this.decode(res.kv!);
     } catch (err) {
       throw storageError(err, this.gr, name);
     }

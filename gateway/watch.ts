@@ -14,7 +14,7 @@ import type { Backends } from './backends.js';
 import { storageError } from './backends.js';
 import type { ResourceRequest } from './context.js';
 import { selectorOf } from './handlers.js';
-import { decodeStored } from './objects.js';
+import type { Objects } from './objects.js';
 import { formatOf, presented, toTable } from './respond.js';
 import { parseResourceVersion } from './versions.js';
 import type { WatchHub } from './hub.js';
@@ -71,15 +71,15 @@ function watchParams(r: ResourceRequest, opts: WatchOptions): WatchParams {
 }
 
 /** The watch event a storage change becomes for a watcher with a selector. */
-export function toWatchEvent(ev: StorageEvent, select?: (obj: ApiObject) => boolean): WatchEvent | undefined {
-  const obj = decodeStored(ev.kv!, ev.revision);
+export function toWatchEvent(objects: Objects, ev: StorageEvent, select?: (obj: ApiObject) => boolean): WatchEvent | undefined {
+  const obj = objects.decode(ev.kv!, ev.revision);
   if (ev.type === 'DELETE') return !select || select(obj) ? { type: 'DELETED', object: obj } : undefined;
   if (!ev.prevKv) return !select || select(obj) ? { type: 'ADDED', object: obj } : undefined;
   if (!select) return { type: 'MODIFIED', object: obj };
   const now = select(obj);
-  const before = select(decodeStored(ev.prevKv, ev.revision));
+  const before = select(objects.decode(ev.prevKv, ev.revision));
   if (now) return { type: before ? 'MODIFIED' : 'ADDED', object: obj };
-  return before ? { type: 'DELETED', object: decodeStored(ev.prevKv, ev.revision) } : undefined;
+  return before ? { type: 'DELETED', object: objects.decode(ev.prevKv, ev.revision) } : undefined;
 }
 
 /** The current state as synthetic ADDED events, and the revision it was read at. */
@@ -91,7 +91,7 @@ async function initialState(r: ResourceRequest, backends: Backends, select?: (ob
     const page = await backends.storage.list(r.objects.prefix(r.info.namespace), { revision, limit: 500, continueAfter: after });
     revision = page.revision;
     for (const kv of page.items as KeyValue[]) {
-      const obj = decodeStored(kv);
+      const obj = r.objects.decode(kv);
       if (!select || select(obj)) events.push({ type: 'ADDED', object: obj });
       after = kv.key;
     }
@@ -162,7 +162,7 @@ class WatchStream {
     if (this.pending && !fromHistory) { this.pending.push(ev); return; }
     if (ev.revision <= this.sent || this.ended) return;
     this.sent = ev.revision;
-    const out = toWatchEvent(ev, select);
+    const out = toWatchEvent(this.r.objects, ev, select);
     if (out) this.write(out);
   }
 
