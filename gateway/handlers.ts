@@ -91,7 +91,7 @@ function continueError(err: unknown): StatusError {
 }
 
 export async function listCollection(r: ResourceRequest, backends: Backends): Promise<void> {
-  formatOf(r.ctx);
+  formatOf(r.ctx, r.def);
   const res = await listObjects(r, backends);
   const listMeta: Record<string, unknown> = { resourceVersion: String(res.revision) };
   if (res.continueAfter) listMeta.continue = encodeContinue(res.revision, res.continueAfter);

@@ -6,6 +6,8 @@ import { createdAtColumn, nameColumn } from '../internal/registry/columns.js';
 import { GROUP_META, UPSTREAM_GROUP_META } from '../internal/names/index.js';
 import { negotiate, serialize, type ResponseFormat } from './negotiation.js';
 import type { RequestInfo } from './requestinfo.js';
+import { messageNameFor } from '../internal/apimachinery/protobuf/index.js';
+import { apiVersionOf } from '../internal/apimachinery/meta.js';
 
 export function writeBody(ctx: Koa.Context, status: number, body: unknown, mediaType = 'application/json'): void {
   ctx.status = status;
@@ -16,9 +18,20 @@ export function writeBody(ctx: Koa.Context, status: number, body: unknown, media
 /** Whether CBOR is served (gate CBORServingAndStorage), as the app records it per request. */
 export const cborEnabled = (ctx: Koa.Context): boolean => ctx.state.cbor === true;
 
-/** The Accept-driven format of a resource response. */
-export const formatOf = (ctx: Koa.Context): ResponseFormat =>
-  negotiate(ctx.get('Accept') || undefined, { table: true, protobuf: true, cbor: cborEnabled(ctx) });
+const protobufKinds = new WeakMap<KindDef, boolean>();
+/** Whether a kind has a Protobuf form: built-in kinds do; custom and aggregated resources do not. */
+function hasProtobuf(def: KindDef): boolean {
+  let known = protobufKinds.get(def);
+  if (known === undefined) {
+    known = messageNameFor(apiVersionOf(def.group, def.version), def.kind) !== undefined;
+    protobufKinds.set(def, known);
+  }
+  return known;
+}
+
+/** The Accept-driven format of a response about a kind (or of a Status, which always has every form). */
+export const formatOf = (ctx: Koa.Context, def?: KindDef): ResponseFormat =>
+  negotiate(ctx.get('Accept') || undefined, { table: true, protobuf: def === undefined || hasProtobuf(def), cbor: cborEnabled(ctx) });
 
 /** The format of a Status or discovery answer: any serializer the client accepts, JSON when none fits. */
 export function plainFormatOf(ctx: Koa.Context): string {
@@ -65,7 +78,7 @@ export function presented<T extends { apiVersion?: unknown }>(ctx: Koa.Context, 
 /** Writes one object as the client asked: the object, a one-row Table, or its metadata. */
 export function writeObject(ctx: Koa.Context, def: KindDef, status: number, obj: ApiObject): void {
   obj = presented(ctx, obj);
-  const format = formatOf(ctx);
+  const format = formatOf(ctx, def);
   const body = format.as === 'Table' ? toTable(ctx, def, [obj], { resourceVersion: obj.metadata?.resourceVersion })
     : format.as.startsWith('PartialObjectMetadata') ? partialMetadata(obj, `${GROUP_META}/v1`) : obj;
   writeBody(ctx, status, body, format.mediaType);
@@ -73,7 +86,7 @@ export function writeObject(ctx: Koa.Context, def: KindDef, status: number, obj:
 
 /** Writes a list: `<Kind>List` with items stripped of their type, or a Table. */
 export function writeList(ctx: Koa.Context, def: KindDef, apiVersion: string, items: ApiObject[], listMeta: Record<string, unknown>): void {
-  const format = formatOf(ctx);
+  const format = formatOf(ctx, def);
   let body: unknown;
   if (format.as === 'Table') body = toTable(ctx, def, items, listMeta);
   else if (format.as.startsWith('PartialObjectMetadata')) {

@@ -112,7 +112,7 @@ function history(backends: Backends, prefix: string, after: number): Promise<Sto
 
 export async function serveWatch(r: ResourceRequest, backends: Backends, hub: WatchHub, opts: WatchOptions): Promise<void> {
   const params = watchParams(r, opts);
-  const format = formatOf(r.ctx);
+  const format = formatOf(r.ctx, r.def);
   if (format.mediaType === 'application/yaml') throw notAcceptable(['application/json', MEDIA_PROTOBUF, ...(r.ctx.state.cbor ? [MEDIA_CBOR] : [])]);
   if (!hub.ready) throw serviceUnavailable('watch is unavailable until storage and the event stream are reachable');
   const stream = new WatchStream(r, format);

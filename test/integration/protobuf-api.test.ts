@@ -35,6 +35,16 @@ describe('Protobuf through the gateway', function () {
     expect(res.body.reason).to.equal('BadRequest');
   });
 
+  it('a kind without a Protobuf form answers 406 to Protobuf alone and JSON when JSON is accepted too', async () => {
+    const only = await rawGet(c, '/apis/apiregistration.svc.io/v1/apiservices', PB);
+    expect(only.status).to.equal(406);
+    expect(decodeEnvelope(only.body)).to.deep.include({ kind: 'Status', reason: 'NotAcceptable', code: 406 });
+    const both = await c.request('GET', '/apis/apiregistration.svc.io/v1/apiservices', { headers: { Accept: `${PB}, application/json` } });
+    expect(both.status).to.equal(200);
+    expect(both.headers['content-type']).to.contain('application/json');
+    expect(both.body.kind).to.equal('APIServiceList');
+  });
+
   it('streams watch events as length-prefixed WatchEvent frames', async () => {
     const rv = (await c.request('GET', CMS)).body.metadata.resourceVersion;
     const frames = rawWatch(c, `${CMS}?watch=1&resourceVersion=${rv}`, PB, 1);
