@@ -228,6 +228,7 @@ async function serveResource(ctx: Koa.ParameterizedContext<State>, deps: Gateway
   if (needsNamespace) throw new StatusError(404, 'NotFound', NOT_FOUND_MESSAGE);
   const r: ResourceRequest = {
     ctx, info, user: ctx.state.user, def, objects: new Objects(deps.backends.storage, def), query: new URLSearchParams(ctx.querystring),
+    registry: deps.registry,
   };
   if (info.subresource) return serveSubresource(r, deps.backends);
   switch (info.verb) {

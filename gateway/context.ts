@@ -1,6 +1,6 @@
 // What one API request carries through the handlers.
 import type Koa from 'koa';
-import type { KindDef } from '../internal/registry/index.js';
+import type { KindDef, Registry } from '../internal/registry/index.js';
 import type { RequestInfo } from './requestinfo.js';
 import type { UserInfo } from './backends.js';
 import type { Objects } from './objects.js';
@@ -17,4 +17,5 @@ export interface ResourceRequest {
   def: KindDef;
   objects: Objects;
   query: URLSearchParams;
+  registry: Registry;
 }

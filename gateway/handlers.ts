@@ -1,8 +1,9 @@
 // The verbs on one kind: get, list, create, update, delete, deletecollection.
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { generateName, isObject, newUid, nowTimestamp } from '../internal/apimachinery/meta.js';
-import { StatusError, alreadyExists, badRequest, conflict, success } from '../internal/apimachinery/status.js';
+import { StatusError, alreadyExists, badRequest, conflict, invalid, success } from '../internal/apimachinery/status.js';
 import { recordManagedFields } from './patch.js';
+import { answerEphemeral } from './reviews.js';
 import { enforceFieldValidation, fieldValidationOf, unknownFields } from './fieldvalidation.js';
 import { parseFieldSelector, parseLabelSelector, fieldsMatch } from '../internal/apimachinery/selectors.js';
 import type { KindDef } from '../internal/registry/index.js';
@@ -134,7 +135,16 @@ export async function createObject(r: ResourceRequest, backends: Backends): Prom
   const dryRun = isDryRun(r.query);
   const obj = await readChecked(r);
   if (r.def.namespaced && !r.info.namespace) throw badRequest('the namespace of the object is required');
+  if (r.def.ephemeral) return writeObject(r.ctx, r.def, 201, await answerRequest(r, backends, obj));
   writeObject(r.ctx, r.def, 201, await createPrepared(r, backends, recordManagedFields(r, undefined, obj), dryRun));
+}
+
+/** A review or binding: validated and answered, never stored, and needing no name. */
+async function answerRequest(r: ResourceRequest, backends: Backends, obj: ApiObject): Promise<ApiObject> {
+  const { status: _answer, ...request } = obj; // the status is the answer: what a client sends there is ignored
+  const causes = r.def.validate?.(request) ?? [];
+  if (causes.length) throw invalid(r.def.kind, r.objects.gr, obj.metadata?.name ?? '', causes);
+  return answerEphemeral(r, backends, request);
 }
 
 /** The steps of every create after decoding: server fields, defaults, validation, admission, the write. */
@@ -147,8 +157,6 @@ export async function createPrepared(r: ResourceRequest, backends: Backends, obj
   validateObject(r.def, obj);
   const admitted = (await admit(backends, r.def, 'CREATE', r.user, obj, undefined, dryRun))!;
   validateObject(r.def, admitted);
-  // Ephemeral kinds (reviews, requests) answer the computed object and store nothing.
-  if (r.def.ephemeral) return admitted;
   if (!dryRun) return createWithName(r, admitted);
   await refuseTakenName(r, admitted);
   return admitted;

@@ -10,6 +10,7 @@ import type { Backends } from './backends.js';
 import type { ResourceRequest } from './context.js';
 import { isDryRun, readObject, readRaw, type DeleteOptions } from './body.js';
 import * as verbs from './handlers.js';
+import { Objects } from './objects.js';
 import { patchObject } from './patch.js';
 import { mergePatch } from '../internal/patch/merge.js';
 import { writeBody, writeObject, formatOf } from './respond.js';
@@ -110,16 +111,23 @@ async function serveFinalize(r: ResourceRequest, backends: Backends): Promise<vo
 /** POST pods/{name}/binding: assigns the pod to the node the Binding targets, once. */
 async function serveBinding(r: ResourceRequest, backends: Backends): Promise<void> {
   const { obj: binding } = await readObject(r.ctx);
-  const node = (binding.target as { name?: string; kind?: string } | undefined)?.name;
-  if (!node) throw new StatusError(422, 'Invalid', `Binding "${r.info.name}" is invalid: target.name: Required value`, { causes: [{ reason: 'FieldValueRequired', field: 'target.name', message: 'Required value' }] });
-  await verbs.writeWithRetry(r, backends, false, async (current) => {
+  await bindPod(r, backends, r.info.name, binding);
+  writeBody(r.ctx, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, formatOf(r.ctx).mediaType);
+}
+
+/** Sets a pod's spec.nodeName from a Binding, once; for pods/{name}/binding and the bindings collection alike. */
+export async function bindPod(r: ResourceRequest, backends: Backends, pod: string, binding: ApiObject): Promise<void> {
+  const node = (binding.target as { name?: string } | undefined)?.name;
+  if (!node) throw new StatusError(422, 'Invalid', `Binding "${pod}" is invalid: target.name: Required value`, { causes: [{ reason: 'FieldValueRequired', field: 'target.name', message: 'Required value' }] });
+  const pods = r.registry.lookup('', 'v1', 'pods')!;
+  const podRequest: ResourceRequest = { ...r, def: pods, objects: new Objects(r.objects.storage, pods), info: { ...r.info, resource: 'pods', name: pod, subresource: 'binding' } };
+  await verbs.writeWithRetry(podRequest, backends, false, async (current) => {
     const spec = (current.spec ?? {}) as { nodeName?: string };
-    if (spec.nodeName) throw conflict(r.objects.gr, r.info.name, `pod ${r.info.name} is already assigned to node "${spec.nodeName}"`);
+    if (spec.nodeName) throw conflict(podRequest.objects.gr, pod, `pod ${pod} is already assigned to node "${spec.nodeName}"`);
     const next = structuredClone(current);
     next.spec = { ...spec, nodeName: node };
     return next;
   }, isDryRun(r.query));
-  writeBody(r.ctx, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, formatOf(r.ctx).mediaType);
 }
 
 /** POST pods/{name}/eviction: deletes the pod with the Eviction's DeleteOptions. */
