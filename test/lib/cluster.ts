@@ -99,6 +99,17 @@ export class Cluster {
     return true;
   }
 
+  /** Stops the nats-server (as an outage); `restartNats` brings it back on the same port. */
+  async stopNats(): Promise<void> {
+    await this.natsStop?.();
+    this.natsStop = undefined;
+  }
+
+  async restartNats(): Promise<void> {
+    const nats = await startNats({ port: Number(new URL(this.natsUrl).port) });
+    this.natsStop = nats.stop;
+  }
+
   private async ready(): Promise<boolean> {
     return (await this.request('GET', '/readyz').catch(() => undefined))?.status === 200;
   }

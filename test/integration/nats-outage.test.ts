@@ -1,0 +1,36 @@
+import { expect } from 'chai';
+import { Cluster, waitFor } from '../lib/cluster.js';
+
+const CMS = '/api/v1/namespaces/default/configmaps';
+
+describe('a NATS outage: watches end with an error, writes go on, the system heals without a restart', function () {
+  this.timeout(90_000);
+  let c: Cluster;
+  before(async () => { c = await new Cluster().start(); });
+  after(async () => { await c?.stop(); });
+
+  it('ends open watches with an ERROR event, serves reads and writes meanwhile, and watches again once NATS is back', async () => {
+    const rv = (await c.request('GET', CMS)).body.metadata.resourceVersion;
+    const watching = c.watch(`${CMS}?watch=1&resourceVersion=${rv}`, { timeoutMs: 20_000 });
+    await new Promise((r) => setTimeout(r, 300));
+    await c.stopNats();
+    const { events, ended } = await watching;
+    expect(ended).to.equal(true);
+    expect(events.at(-1)?.type).to.equal('ERROR');
+    expect(events.at(-1)?.object).to.include({ kind: 'Status', code: 503 });
+
+    const during = await c.request('POST', CMS, { body: { metadata: { name: 'during-outage' } } });
+    expect(during.status).to.equal(201);
+    const refused = await c.request('GET', `${CMS}?watch=1&resourceVersion=${rv}`);
+    expect(refused.status).to.equal(503);
+
+    await c.restartNats();
+    expect(await waitFor(async () => (await c.watch(`${CMS}?watch=1&resourceVersion=${rv}&timeoutSeconds=1`)).status === 200, 30_000, 500)).to.equal(true);
+    // Resumed from the old version, the watch replays what happened during the outage, then goes live.
+    const resumed = c.watch(`${CMS}?watch=1&resourceVersion=${rv}`, { until: (e) => e.length >= 2, timeoutMs: 20_000 });
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await c.request('POST', CMS, { body: { metadata: { name: 'after-outage' } } })).status).to.equal(201);
+    const { events: later } = await resumed;
+    expect(later.map((e) => e.object.metadata.name)).to.deep.equal(['during-outage', 'after-outage']);
+  });
+});
