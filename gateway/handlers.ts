@@ -31,8 +31,10 @@ export async function getObject(r: ResourceRequest, backends: Backends): Promise
   writeObject(r.ctx, r.def, 200, obj);
 }
 
-/** Reads that accept any state at least as new as asked are served from storage's memory. */
-const servedFromCache = (mode: ReadMode) => mode === 'Any' || mode === 'NotOlderThan';
+/** Reads served from storage's memory: its cache moves with every commit, so it answers the
+ * newest state (MostRecent) as well as any state at least as new as asked; only Exact reads
+ * of an older revision go to the version index. */
+const servedFromCache = (mode: ReadMode) => mode !== 'Exact';
 
 /** Matches an object against the request's label and field selectors. */
 export function selectorOf(def: KindDef, query: URLSearchParams): ((obj: ApiObject) => boolean) | undefined {
