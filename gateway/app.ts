@@ -14,6 +14,7 @@ import type { Backends, UserInfo } from './backends.js';
 import type { ResourceRequest } from './context.js';
 import { requestInfo, type RequestInfo } from './requestinfo.js';
 import { authorizeRequest } from './authorization.js';
+import { impersonatedUser } from './impersonation.js';
 import { plainFormatOf, writeBody } from './respond.js';
 import { aggregatedDiscovery, apiGroupDoc, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.js';
 import { openapiV2, openapiV3Document, openapiV3Index, parseV3Path } from './openapi.js';
@@ -114,7 +115,7 @@ function authenticate(backends: Backends) {
     const headers = Object.entries(ctx.headers).map(([name, v]) => ({ name, values: ([] as string[]).concat(v ?? []) }));
     const res = await backends.authenticate({ headers, peerCertificates: peerCertificates(ctx), remoteAddress: ctx.ip });
     if (!res.authenticated || !res.user) throw unauthorized();
-    ctx.state.user = res.user;
+    ctx.state.user = await impersonatedUser(ctx, backends, res.user);
     await next();
   };
 }
