@@ -102,6 +102,19 @@ export async function listCollection(r: ResourceRequest, backends: Backends): Pr
   writeList(r.ctx, r.def, r.objects.apiVersion, res.items, listMeta);
 }
 
+const STRING_FIELDS = ['name', 'generateName', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp'] as const;
+const isStringMap = (v: unknown) => isObject(v) && Object.values(v).every((x) => typeof x === 'string');
+
+/** The metadata fields the server reads before validation must have their types, as decoding would insist. */
+function checkMetadataTypes(meta: unknown): void {
+  const wrong = (field: string, type: string) => badRequest(`metadata.${field}: must be ${type} in the request body`);
+  if (!isObject(meta)) throw badRequest('metadata: must be an object in the request body');
+  for (const f of STRING_FIELDS) if (meta[f] !== undefined && typeof meta[f] !== 'string') throw wrong(f, 'a string');
+  for (const f of ['labels', 'annotations']) if (meta[f] !== undefined && meta[f] !== null && !isStringMap(meta[f])) throw wrong(f, 'a map of strings');
+  const { finalizers } = meta as { finalizers?: unknown };
+  if (finalizers !== undefined && finalizers !== null && !(Array.isArray(finalizers) && finalizers.every((f) => typeof f === 'string'))) throw wrong('finalizers', 'a list of strings');
+}
+
 /** Checks apiVersion/kind (defaulting them) and the namespace against the URL. */
 export function checkTypeAndScope(r: ResourceRequest, obj: ApiObject): void {
   const expected = r.objects.apiVersion;
@@ -114,7 +127,8 @@ export function checkTypeAndScope(r: ResourceRequest, obj: ApiObject): void {
   }
   obj.apiVersion = expected;
   obj.kind = r.def.kind;
-  if (!isObject(obj.metadata)) obj.metadata = {};
+  if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
+  checkMetadataTypes(obj.metadata);
   const meta = obj.metadata!;
   if (r.def.namespaced) {
     if (meta.namespace && meta.namespace !== r.info.namespace) {

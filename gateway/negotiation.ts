@@ -91,8 +91,27 @@ export function serialize(body: unknown, mediaType: string, pretty = false): str
   return pretty ? `${JSON.stringify(body, null, 2)}\n` : JSON.stringify(body);
 }
 
+/** Deeper bodies are refused: no object of the API nests nearly this far. */
+const MAX_BODY_DEPTH = 100;
+
+/** Refuses a decoded body nested deeper than MAX_BODY_DEPTH (checked without recursion). */
+export function checkDepth(value: unknown): unknown {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > MAX_BODY_DEPTH) throw badRequest(`the request body nests deeper than ${MAX_BODY_DEPTH} levels`);
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return value;
+}
+
 /** Decodes a request body by its Content-Type; 415 for a type the server does not read. */
 export function decodeBody(raw: Buffer, contentType: string | undefined, cborEnabled = false, duplicates?: string[]): unknown {
+  return checkDepth(decodeBodyAs(raw, contentType, cborEnabled, duplicates));
+}
+
+function decodeBodyAs(raw: Buffer, contentType: string | undefined, cborEnabled: boolean, duplicates?: string[]): unknown {
   const type = (contentType ?? 'application/json').split(';')[0].trim().toLowerCase();
   if (PROTOBUF_TYPES.includes(type)) return decodeEnvelope(raw);
   const text = raw.toString('utf8');

@@ -19,7 +19,7 @@ import { checkTypeAndScope, createPrepared, writeWithRetry } from './handlers.js
 import { duplicateJsonFields, enforceFieldValidation, fieldValidationOf, unknownFields } from './fieldvalidation.js';
 import { authorizeRequest } from './authorization.js';
 import { cborEnabled, writeObject } from './respond.js';
-import { decodeCbor } from './negotiation.js';
+import { checkDepth, decodeCbor } from './negotiation.js';
 
 const JSON_PATCH = 'application/json-patch+json';
 const MERGE_PATCH = 'application/merge-patch+json';
@@ -85,11 +85,13 @@ function recordOwnership(r: ResourceRequest, live: ApiObject | undefined, next: 
 }
 
 function parseJson(raw: Buffer): unknown {
+  let patch: unknown;
   try {
-    return JSON.parse(raw.toString('utf8'));
+    patch = JSON.parse(raw.toString('utf8'));
   } catch (err) {
     throw badRequest(`error decoding patch: ${(err as Error).message}`);
   }
+  return checkDepth(patch);
 }
 
 function parseApplied(raw: Buffer, cbor: boolean): ApiObject {
@@ -99,7 +101,7 @@ function parseApplied(raw: Buffer, cbor: boolean): ApiObject {
   } catch (err) {
     throw badRequest(`error decoding ${cbor ? 'CBOR' : 'YAML'}: ${(err as Error).message}`);
   }
-  if (!isObject(doc)) throw badRequest('error decoding YAML: the applied configuration must be an object');
+  if (!isObject(checkDepth(doc))) throw badRequest('error decoding YAML: the applied configuration must be an object');
   return doc as ApiObject;
 }
 

@@ -33,12 +33,20 @@ const isWatch = (query: URLSearchParams): boolean => {
   return w !== null && w !== '0' && w.toLowerCase() !== 'false';
 };
 
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw badRequest(`the path segment "${segment}" is not valid percent-encoding`);
+  }
+}
+
 /** Parses `/api/v1/...` and `/apis/{group}/{version}/...` paths; anything else is a non-resource request. */
 export function requestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
   const nonResource: RequestInfo = {
     isResourceRequest: false, path, verb: method.toLowerCase(), apiPrefix: '', group: '', version: '', resource: '', subresource: '', namespace: '', name: '',
   };
-  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  const parts = path.split('/').filter(Boolean).map(decodeSegment);
   let rest: string[];
   let group = '';
   let version: string;

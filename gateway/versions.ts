@@ -16,7 +16,7 @@ export interface ListPlan {
 
 export function parseResourceVersion(rv: string | null): number | undefined {
   if (rv === null || rv === '') return undefined;
-  if (!/^\d+$/.test(rv)) throw badRequest(`invalid resource version "${rv}"`);
+  if (!/^\d+$/.test(rv) || !Number.isSafeInteger(Number(rv))) throw badRequest(`invalid resource version "${rv}"`);
   return Number(rv);
 }
 

@@ -143,7 +143,10 @@ export class Cluster {
   request(method: string, path: string, opts: { body?: unknown; headers?: Record<string, string>; anonymous?: boolean; timeoutMs?: number } = {}): Promise<Response> {
     const tls = this.tls();
     const payload = opts.body === undefined ? undefined : typeof opts.body === 'string' || Buffer.isBuffer(opts.body) ? opts.body : JSON.stringify(opts.body);
-    const headers: Record<string, string> = { ...(payload !== undefined ? { 'Content-Type': 'application/json' } : {}), ...opts.headers };
+    // An explicit length: Node sends no body with a DELETE otherwise.
+    const headers: Record<string, string> = {
+      ...(payload !== undefined ? { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(payload)) } : {}), ...opts.headers,
+    };
     return new Promise((resolve, reject) => {
       const req = https.request({
         host: '127.0.0.1', port: this.port, method, path, headers, ca: tls.ca,
