@@ -45,3 +45,38 @@ describe('bad input: a clear 4xx Status, nothing changes, no service dies', func
     expect(names).to.deep.equal([]);
   });
 });
+
+describe('bad input on the internal gRPC APIs: a status code, never a crash', function () {
+  this.timeout(60_000);
+  let c: Cluster;
+  before(async () => { c = await new Cluster().start(); });
+  after(async () => { await c?.stop(); });
+
+  it('answers INVALID_ARGUMENT (or the proper code) to malformed calls and every service lives on', async () => {
+    const { api, grpc } = await import('../../internal/rpc/index.js');
+    const insecure = grpc.credentials.createInsecure();
+    const clients = {
+      storage: new api.svc.storage.v1.Storage(c.addresses.storage, insecure),
+      authn: new api.svc.authn.v1.Authentication(c.addresses.authn, insecure),
+      authz: new api.svc.authz.v1.Authorization(c.addresses.authz, insecure),
+      admission: new api.svc.admission.v1.Admission(c.addresses.admission, insecure),
+    } as Record<string, any>;
+    const call = (service: string, method: string, req: object) => new Promise<number>((resolve) =>
+      clients[service][method](req, { deadline: Date.now() + 5000 }, (err: { code: number } | null) => resolve(err ? err.code : grpc.status.OK)));
+    const INVALID = grpc.status.INVALID_ARGUMENT;
+    const expectations: Array<[string, string, object, number]> = [
+      ['storage', 'Get', {}, INVALID], ['storage', 'Get', { key: 'a\u0000b' }, INVALID], ['storage', 'Get', { key: 'x', revision: -5 }, INVALID],
+      ['storage', 'List', { prefix: 'no-slash' }, INVALID], ['storage', 'List', { prefix: 'a/', limit: -1 }, INVALID],
+      ['storage', 'Create', { key: '' }, INVALID], ['storage', 'Update', { key: 'nope' }, grpc.status.NOT_FOUND],
+      ['storage', 'Delete', { key: 'nope', preconditions: { modRevision: -1 } }, INVALID], ['storage', 'Compact', { revision: -3 }, INVALID],
+      ['storage', 'Compact', { revision: 1e15 }, grpc.status.OUT_OF_RANGE],
+      ['admission', 'Admit', { object: Buffer.from('{bad'), namespace: 'x', operation: 'CREATE' }, INVALID],
+      ['authn', 'Authenticate', { peerCertificates: [Buffer.from('garbage')] }, grpc.status.OK],
+    ];
+    for (const [service, method, req, code] of expectations) {
+      expect(await call(service, method, req), `${service}.${method} ${JSON.stringify(req)}`).to.equal(code);
+    }
+    for (const client of Object.values(clients)) client.close();
+    for (const [name, proc] of c.procs) expect(proc.exitCode, name).to.equal(null);
+  });
+});
