@@ -247,11 +247,14 @@ export async function writeWithRetry(r: ResourceRequest, backends: Backends, cli
   }
 }
 
-/** Sub-resources whose writes the server defines (a namespace's finalizers, a pod's node)
- * bypass the kind's spec rules, which forbid exactly those changes. */
+/** Sub-resources that change one part of an object (a namespace's finalizers, a pod's node or
+ * container resources, a request's approval) bypass the kind's spec rules, which forbid exactly
+ * those changes; the sub-resource keeps everything else as stored. */
+const PARTIAL_SUBRESOURCES = new Set(['finalize', 'binding', 'approval', 'resize', 'ephemeralcontainers']);
+
 function writeRules(subresource: string): WriteRules {
   if (subresource === 'status') return 'status';
-  return subresource === 'finalize' || subresource === 'binding' ? 'metadata' : 'spec';
+  return PARTIAL_SUBRESOURCES.has(subresource) ? 'metadata' : 'spec';
 }
 
 /** Fields a client cannot change through an update. */

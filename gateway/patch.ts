@@ -141,7 +141,9 @@ function patchDocument(type: string, current: ApiObject, patch: unknown, t: Type
   return strategicMergePatch(current, patch as ApiObject, t);
 }
 
-export async function patchObject(r: ResourceRequest, backends: Backends): Promise<void> {
+/** PATCH of an object, or (with `restrict`) of the part of it a sub-resource may change. */
+export async function patchObject(r: ResourceRequest, backends: Backends,
+  restrict: (next: ApiObject, current: ApiObject) => ApiObject = (next) => next): Promise<void> {
   const dryRun = isDryRun(r.query);
   const type = (r.ctx.get('Content-Type') || '').split(';')[0].trim().toLowerCase();
   const t = kindType(r);
@@ -163,7 +165,7 @@ export async function patchObject(r: ResourceRequest, backends: Backends): Promi
   const duplicates = type === JSON_PATCH || directive === 'Ignore' ? [] : duplicateJsonFields(raw.toString('utf8'));
   let validated = false;
   const result = await writeWithRetry(r, backends, isConditional(type, patch), async (current) => {
-    const next = patchDocument(type, current, patch, t);
+    const next = restrict(patchDocument(type, current, patch, t), current);
     checkPatched(r, current, next);
     // The stored object has no unknown fields: any in the result came with the patch. Checked once, not per retry.
     if (!validated) enforceFieldValidation(r.ctx, directive, directive === 'Ignore' ? [] : unknownFields(r.def, next), duplicates);

@@ -22,16 +22,45 @@ export async function serveSubresource(r: ResourceRequest, backends: Backends): 
   const sub = r.info.subresource;
   const verb = r.info.verb;
   const served = r.def.subresourceDefs?.find((s) => s.name === sub)?.verbs ?? [];
+  if (served.includes('connect') || sub === 'log') throw badRequest(`${r.info.resource}/${sub} of "${r.info.name}" needs a node agent, and none serves this cluster`);
   if (!served.includes(verb)) throw methodNotAllowed(r.ctx.method, r.ctx.path);
+  const part = PARTIAL_WRITES[sub];
+  if (part) return servePartial(r, backends, part);
   switch (sub) {
     case 'status': return serveStatus(r, backends);
     case 'scale': return serveScale(r, backends);
     case 'finalize': return serveFinalize(r, backends);
     case 'binding': return serveBinding(r, backends);
     case 'eviction': return serveEviction(r, backends);
-    case 'log': throw badRequest(`pod ${r.info.name} does not have a host assigned: no node agent serves logs`);
     default: throw new StatusError(404, 'NotFound', `the server could not find the requested resource (${r.info.resource}/${sub})`);
   }
+}
+
+/** Sub-resources that write one part of their object and keep the rest as stored. */
+const PARTIAL_WRITES: Record<string, (next: ApiObject, current: ApiObject) => ApiObject> = {
+  // A signing request's approval: only the conditions of its status.
+  approval: (next, current) => ({ ...current, status: { ...(current.status as object), conditions: (next.status as { conditions?: unknown })?.conditions } }),
+  ephemeralcontainers: (next, current) => ({ ...current, spec: { ...(current.spec as object), ephemeralContainers: (next.spec as { ephemeralContainers?: unknown })?.ephemeralContainers } }),
+  // An in-place resize: only the resources of the containers, matched by name.
+  resize: (next, current) => {
+    const wanted = new Map(((next.spec as { containers?: Array<{ name: string; resources?: unknown }> })?.containers ?? []).map((c) => [c.name, c.resources]));
+    const containers = ((current.spec as { containers?: Array<{ name: string }> })?.containers ?? [])
+      .map((c) => (wanted.has(c.name) ? { ...c, resources: wanted.get(c.name) } : c));
+    return { ...current, spec: { ...(current.spec as object), containers } };
+  },
+};
+
+/** GET answers the object; PUT and PATCH change only the sub-resource's part. */
+async function servePartial(r: ResourceRequest, backends: Backends, part: (next: ApiObject, current: ApiObject) => ApiObject): Promise<void> {
+  if (r.info.verb === 'get') return verbs.getObject(r, backends);
+  if (r.info.verb === 'patch') return patchObject(r, backends, part);
+  const { obj } = await readObject(r.ctx);
+  const requested = obj.metadata?.resourceVersion;
+  const written = await verbs.writeWithRetry(r, backends, Boolean(requested), async (current) => {
+    if (requested && requested !== current.metadata?.resourceVersion) throw conflict(r.objects.gr, r.info.name, STALE);
+    return part(obj, current);
+  }, isDryRun(r.query));
+  writeObject(r.ctx, r.def, 200, written);
 }
 
 function serveStatus(r: ResourceRequest, backends: Backends): Promise<void> {

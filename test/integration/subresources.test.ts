@@ -8,7 +8,7 @@ const deployment = (name: string) => ({
   spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
 });
 
-describe('sub-resources: status, scale, finalize, binding, eviction, log', function () {
+describe('sub-resources: status, scale, finalize, binding, eviction, approval, resize, and those needing a node agent', function () {
   this.timeout(90_000);
   let c: Cluster;
   before(async () => { c = await new Cluster().start(); });
@@ -80,11 +80,37 @@ describe('sub-resources: status, scale, finalize, binding, eviction, log', funct
     expect((await c.request('GET', '/api/v1/namespaces/default/pods/p1')).body.spec.nodeName).to.equal('node-a');
     const again = await c.request('POST', '/api/v1/namespaces/default/pods/p1/binding', { body: { metadata: { name: 'p1' }, target: { kind: 'Node', name: 'node-b' } } });
     expect(again.status).to.equal(409);
-    const log = await c.request('GET', '/api/v1/namespaces/default/pods/p1/log');
-    expect(log.status).to.equal(400);
-    expect(log.body.message).to.contain('node agent');
+    for (const [method, sub] of [['GET', 'log'], ['POST', 'exec'], ['GET', 'attach'], ['GET', 'portforward'], ['GET', 'proxy']]) {
+      const res = await c.request(method, `/api/v1/namespaces/default/pods/p1/${sub}`);
+      expect(res.status, sub).to.equal(400);
+      expect(res.body.message, sub).to.contain('node agent');
+    }
     const evict = await c.request('POST', '/api/v1/namespaces/default/pods/p1/eviction', { body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'p1' } } });
     expect(evict.status).to.equal(201);
     expect((await c.request('GET', '/api/v1/namespaces/default/pods/p1')).status).to.equal(404);
+  });
+
+  it('approval changes only the conditions of a signing request', async () => {
+    const csr = { metadata: { name: 'csr1' }, spec: { request: Buffer.from('-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n-----END CERTIFICATE REQUEST-----\n').toString('base64'), signerName: 'example.com/signer', usages: ['client auth'] } };
+    const created = await c.request('POST', '/apis/certificates.svc.io/v1/certificatesigningrequests', { body: csr });
+    expect(created.status, created.text).to.equal(201);
+    const approved = await c.request('PUT', '/apis/certificates.svc.io/v1/certificatesigningrequests/csr1/approval', { body: {
+      ...created.body, spec: { ...created.body.spec, signerName: 'other.com/x' },
+      status: { conditions: [{ type: 'Approved', status: 'True', reason: 'Test', message: 'ok', lastUpdateTime: '2026-01-01T00:00:00Z' }] },
+    } });
+    expect(approved.status).to.equal(200);
+    expect(approved.body.status.conditions[0].type).to.equal('Approved');
+    expect(approved.body.spec.signerName).to.equal('example.com/signer');
+  });
+
+  it('resize changes container resources and nothing else of the pod', async () => {
+    const pod = { metadata: { name: 'rz' }, spec: { containers: [{ name: 'c', image: 'nginx', resources: { requests: { cpu: '100m' } } }] } };
+    expect((await c.request('POST', '/api/v1/namespaces/default/pods', { body: pod })).status).to.equal(201);
+    const res = await c.request('PATCH', '/api/v1/namespaces/default/pods/rz/resize', {
+      body: { spec: { containers: [{ name: 'c', image: 'busybox', resources: { requests: { cpu: '200m' } } }] } }, headers: { 'Content-Type': 'application/strategic-merge-patch+json' },
+    });
+    expect(res.status, res.text).to.equal(200);
+    expect(res.body.spec.containers[0].resources.requests.cpu).to.equal('200m');
+    expect(res.body.spec.containers[0].image).to.equal('nginx');
   });
 });
