@@ -172,7 +172,7 @@ export async function createPrepared(r: ResourceRequest, backends: Backends, obj
   r.def.prepareForCreate?.(obj, r.user);
   validateObject(r.def, obj);
   const admitted = (await admit(backends, r.def, 'CREATE', r.user, obj, undefined, dryRun))!;
-  validateObject(r.def, admitted);
+  if (admitted !== obj) validateObject(r.def, admitted); // mutated by admission: validated again
   if (!dryRun) return createWithName(r, admitted);
   await refuseTakenName(r, admitted);
   return admitted;
@@ -234,7 +234,7 @@ export async function writeWithRetry(r: ResourceRequest, backends: Backends, cli
     else if (rules === 'spec') r.def.prepareForUpdate?.(next, current);
     validateObject(r.def, next, current, rules);
     const admitted = (await admit(backends, r.def, 'UPDATE', r.user, next, current, dryRun, {}, r.info.subresource))!;
-    validateObject(r.def, admitted, current, rules);
+    if (admitted !== next) validateObject(r.def, admitted, current, rules);
     if (r.objects.encode(admitted).equals(kv.value)) return current;
     if (dryRun) return admitted;
     try {
