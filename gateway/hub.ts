@@ -5,7 +5,8 @@
 // their last resourceVersion (history fills the hole) or re-list.
 import type { NatsConnection, Msg, Subscription } from '@nats-io/nats-core';
 import type { StorageClient, StorageEvent } from '../internal/storage/client.js';
-import { decodeEvent, subscriptionSubject, REVISION_HEADER, PREV_REVISION_HEADER } from '../internal/storage/events.js';
+import { decodeEvent, decodeSubjectToken, subscriptionSubject, REVISION_HEADER, PREV_REVISION_HEADER } from '../internal/storage/events.js';
+import { NATS_EVENTS_PREFIX } from '../internal/names/index.js';
 import { healthClient } from '../internal/rpc/index.js';
 import { SpanKind, extractContext, withSpan } from '../internal/tracing/index.js';
 
@@ -22,6 +23,11 @@ interface Registration {
 }
 
 const STORAGE_RETRY_MS = 500;
+const SUBJECT_PREFIX = `${NATS_EVENTS_PREFIX}.`;
+
+/** The storage key a change was published under, read from its subject. */
+const keyOfSubject = (subject: string): string =>
+  subject.slice(SUBJECT_PREFIX.length).split('.').map(decodeSubjectToken).join('/');
 
 export class WatchHub {
   private readonly registrations = new Set<Registration>();
@@ -71,10 +77,10 @@ export class WatchHub {
     if (this.revision > 0 && prev > this.revision) this.failAll(`watch stream skipped revisions ${this.revision + 1}..${prev}`);
     if (revision <= this.revision) return;
     this.revision = revision;
-    const event = decodeEvent(msg.data);
-    const key = event.kv?.key ?? '';
+    const key = keyOfSubject(msg.subject);
     const targets = [...this.registrations].filter((r) => key.startsWith(r.prefix));
-    if (targets.length === 0) return;
+    if (targets.length === 0) return; // decoded only when someone watches
+    const event = decodeEvent(msg.data);
     const parent = extractContext((k) => msg.headers?.get(k) || undefined);
     void withSpan('watch deliver', { 'svc.key': key, 'svc.revision': revision, 'svc.watchers': targets.length }, async () => {
       for (const t of targets) t.watcher.onEvent(event);

@@ -15,6 +15,7 @@ import { storageError } from './backends.js';
 import type { ResourceRequest } from './context.js';
 import { selectorOf } from './handlers.js';
 import type { Objects } from './objects.js';
+import type { KindDef } from '../internal/registry/index.js';
 import { formatOf, presented, toTable } from './respond.js';
 import { parseResourceVersion } from './versions.js';
 import type { WatchHub } from './hub.js';
@@ -70,16 +71,32 @@ function watchParams(r: ResourceRequest, opts: WatchOptions): WatchParams {
   };
 }
 
+/** Objects decoded from one stored value, by the kind version they were decoded for: every
+ * watcher of a change shares one decode (the hub hands them the same event). */
+const decodedValues = new WeakMap<KeyValue, Map<KindDef, ApiObject>>();
+
+function decodeShared(objects: Objects, kv: KeyValue, revision: number): ApiObject {
+  let byKind = decodedValues.get(kv);
+  if (!byKind) decodedValues.set(kv, (byKind = new Map()));
+  let obj = byKind.get(objects.def);
+  if (!obj) byKind.set(objects.def, (obj = objects.decode(kv, revision)));
+  return obj;
+}
+
+/** Encoded events by the decoded object they carry: every watcher asking the same form shares one encoding. */
+const encodedEvents = new WeakMap<object, Map<string, string | Buffer>>();
+
 /** The watch event a storage change becomes for a watcher with a selector. */
 export function toWatchEvent(objects: Objects, ev: StorageEvent, select?: (obj: ApiObject) => boolean): WatchEvent | undefined {
-  const obj = objects.decode(ev.kv!, ev.revision);
+  const obj = decodeShared(objects, ev.kv!, ev.revision);
   if (ev.type === 'DELETE') return !select || select(obj) ? { type: 'DELETED', object: obj } : undefined;
   if (!ev.prevKv) return !select || select(obj) ? { type: 'ADDED', object: obj } : undefined;
   if (!select) return { type: 'MODIFIED', object: obj };
   const now = select(obj);
-  const before = select(objects.decode(ev.prevKv, ev.revision));
+  const previous = decodeShared(objects, ev.prevKv, ev.revision);
+  const before = select(previous);
   if (now) return { type: before ? 'MODIFIED' : 'ADDED', object: obj };
-  return before ? { type: 'DELETED', object: objects.decode(ev.prevKv, ev.revision) } : undefined;
+  return before ? { type: 'DELETED', object: previous } : undefined;
 }
 
 /** The current state as synthetic ADDED events, and the revision it was read at. */
@@ -200,11 +217,22 @@ class WatchStream {
   private write(ev: WatchEvent): void {
     if (this.ended) return;
     const res = this.r.ctx.res;
-    const object = this.format.as === 'Table' && ev.type !== 'ERROR' && ev.type !== 'BOOKMARK'
-      ? toTable(this.r.ctx, this.r.def, [ev.object as ApiObject], { resourceVersion: (ev.object as ApiObject).metadata?.resourceVersion })
-      : presented(this.r.ctx, ev.object as ApiObject);
-    res.write(this.encode(ev.type, object));
+    res.write(this.encoded(ev));
     if (res.writableLength > MAX_BUFFERED_BYTES) this.overflow();
+  }
+
+  /** The event in this watch's form, shared with other watches of the same form (Tables are per request). */
+  private encoded(ev: WatchEvent): string | Buffer {
+    const object = ev.object as ApiObject;
+    if (this.format.as === 'Table' && ev.type !== 'ERROR' && ev.type !== 'BOOKMARK') {
+      return this.encode(ev.type, toTable(this.r.ctx, this.r.def, [object], { resourceVersion: object.metadata?.resourceVersion }));
+    }
+    let forms = encodedEvents.get(object);
+    if (!forms) encodedEvents.set(object, (forms = new Map()));
+    const key = `${ev.type} ${this.format.mediaType} ${this.r.info.groupAlias ?? ''}`;
+    let bytes = forms.get(key);
+    if (bytes === undefined) forms.set(key, (bytes = this.encode(ev.type, presented(this.r.ctx, object))));
+    return bytes;
   }
 
   private encode(type: WatchEventType, object: unknown): string | Buffer {
