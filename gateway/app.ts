@@ -21,6 +21,7 @@ import { openapiV2, openapiV3Document, openapiV3Index, parseV3Path } from './ope
 import { parseAccept } from './negotiation.js';
 import { GROUP_APIDISCOVERY, UPSTREAM_GROUP_APIDISCOVERY } from '../internal/names/index.js';
 import { serveHealth, type Check } from './health.js';
+import { GatewayMetrics } from './metrics.js';
 import { Objects } from './objects.js';
 import * as verbs from './handlers.js';
 import { patchObject } from './patch.js';
@@ -144,7 +145,9 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
   }))];
   const readyChecks: Check[] = [...healthChecks, ...deps.startupChecks,
     { name: 'shutdown', run: () => { if (deps.isShuttingDown()) throw new Error('shutting down'); } }];
+  const metrics = new GatewayMetrics();
   app.use(compression(deps.features('APIResponseCompression')));
+  app.use(metrics.middleware());
   app.use(errors);
   app.use(async (ctx, next) => { ctx.state.cbor = deps.features('CBORServingAndStorage'); await next(); });
   app.use(traced);
@@ -157,7 +160,7 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
   });
   app.use(authenticate(deps.backends));
   app.use(authorize(deps.backends));
-  app.use(async (ctx) => route(ctx, deps, serverAddress()));
+  app.use(async (ctx) => (ctx.path === '/metrics' && ctx.method === 'GET' ? metrics.serve(ctx) : route(ctx, deps, serverAddress())));
   return app;
 }
 
