@@ -31,7 +31,14 @@ const features = (() => {
 })();
 const dataDir = flags.string('data-dir');
 const pki = await ensurePki(dataDir);
-const registry = builtinRegistry();
+const registry = (() => {
+  try {
+    return builtinRegistry({ runtimeConfig: flags.string('runtime-config') });
+  } catch (err) {
+    console.error(`gateway: --runtime-config: ${(err as Error).message}`);
+    process.exit(2);
+  }
+})();
 const backends = new Backends({
   storage: flags.string('storage-address'), authn: flags.string('authn-address'),
   authz: flags.string('authz-address'), admission: flags.string('admission-address'),

@@ -51,6 +51,7 @@ export const gatewayFlags: FlagSet = {
   'request-timeout': { type: 'duration', default: '60s', help: 'default timeout of non-watch requests' },
   'min-request-timeout': { type: 'int', default: '1800', help: 'minimum seconds a watch stays open before the server ends it' },
   'feature-gates': { type: 'string', default: '', help: 'feature gates to switch: Name=true|false,...' },
+  'runtime-config': { type: 'string', default: '', help: 'group versions or resources to serve or not: batch/v1=false,storage.svc.io/v1beta1,api/beta=true,...' },
   'livez-grace-period': { type: 'duration', default: '0s', help: 'how long after start /livez may fail before it reports the process as dead' },
   'shutdown-delay-duration': { type: 'duration', default: '0s', help: 'on SIGTERM, how long /readyz fails while requests are still served, before shutting down' },
 };

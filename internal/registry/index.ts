@@ -3,7 +3,8 @@
 // resource (or kind). Lookups are map reads; every list is computed once.
 import type { KindDef } from './types.js';
 import { defineKind } from './define.js';
-import { isStable, resourceTable } from './resources.js';
+import { resourceTable } from './resources.js';
+import { parseRuntimeConfig } from './runtimeconfig.js';
 import { kindSpecFor } from './kinds/index.js';
 import { GROUP_ORDER, versionPriority } from './order.js';
 
@@ -61,13 +62,13 @@ export class Registry {
 }
 
 export interface RegistryOptions {
-  /** Non-stable group versions to serve as well, e.g. `the resource group (v1)beta2`. */
-  enable?: string[];
+  /** The `--runtime-config` flag: group versions and resources to serve or not besides the stable ones. */
+  runtimeConfig?: string;
 }
 
-/** The kinds this server serves: every stable version of the resource table, plus any enabled ones. */
+/** The kinds this server serves: every stable version of the resource table, as `runtimeConfig` adjusts. */
 export function builtinRegistry(opts: RegistryOptions = {}): Registry {
-  const enabled = new Set(opts.enable ?? []);
-  const served = resourceTable().filter((e) => isStable(e.version) || enabled.has(gvKey(e.group, e.version)));
-  return new Registry(served.map((e) => defineKind(e, kindSpecFor(e.group, e.version, e.resource))));
+  const table = resourceTable();
+  const config = parseRuntimeConfig(opts.runtimeConfig ?? '', table);
+  return new Registry(table.filter((e) => config.serves(e)).map((e) => defineKind(e, kindSpecFor(e.group, e.version, e.resource))));
 }

@@ -33,7 +33,7 @@ describe('registry: the served resources', () => {
       expect({ kind: d!.kind, namespaced: d!.namespaced, verbs: d!.verbs }).to.deep.equal({ kind: r.kind, namespaced: r.namespaced, verbs: r.verbs });
     }
     expect(registry.lookup(group('resource'), 'v1beta1', 'deviceclasses')).to.equal(undefined);
-    expect(builtinRegistry({ enable: [`${group('resource')}/v1beta1`] }).lookup(group('resource'), 'v1beta1', 'deviceclasses')).to.not.equal(undefined);
+    expect(builtinRegistry({ runtimeConfig: `${group('resource')}/v1beta1` }).lookup(group('resource'), 'v1beta1', 'deviceclasses')).to.not.equal(undefined);
   });
 
   it('attaches sub-resources, flags status sub-resources and finds each schema', () => {
