@@ -4,12 +4,16 @@
 
 export const DOMAIN = 'svc.io';
 export const UPSTREAM_DOMAIN = 'k8s.io';
+/** The upstream domain of label and annotation keys, which kubectl writes on its own (last-applied). */
+export const UPSTREAM_LABEL_DOMAIN = 'kubernetes.io';
 
 /** `<prefix>.svc.io`, e.g. group('rbac.authorization') */
 export const group = (prefix: string): string => `${prefix}.${DOMAIN}`;
 /** `svc.io/<key>` or `<prefix>.svc.io/<key>` label and annotation keys. */
 export const labelKey = (key: string, prefix?: string): string =>
   prefix ? `${prefix}.${DOMAIN}/${key}` : `${DOMAIN}/${key}`;
+/** An upstream-spelled key a real client writes, e.g. upstreamLabelKey('last-applied-configuration', 'kubectl'). */
+export const upstreamLabelKey = (key: string, prefix: string): string => `${prefix}.${UPSTREAM_LABEL_DOMAIN}/${key}`;
 /** `x-svc-<name>` OpenAPI extensions. */
 export const extension = (name: string): string => `x-svc-${name}`;
 
