@@ -109,7 +109,8 @@ const isStringMap = (v: unknown) => isObject(v) && Object.values(v).every((x) =>
 function checkMetadataTypes(meta: unknown): void {
   const wrong = (field: string, type: string) => badRequest(`metadata.${field}: must be ${type} in the request body`);
   if (!isObject(meta)) throw badRequest('metadata: must be an object in the request body');
-  for (const f of STRING_FIELDS) if (meta[f] !== undefined && typeof meta[f] !== 'string') throw wrong(f, 'a string');
+  // null stands for absent, as clients send `creationTimestamp: null`.
+  for (const f of STRING_FIELDS) if (meta[f] !== undefined && meta[f] !== null && typeof meta[f] !== 'string') throw wrong(f, 'a string');
   for (const f of ['labels', 'annotations']) if (meta[f] !== undefined && meta[f] !== null && !isStringMap(meta[f])) throw wrong(f, 'a map of strings');
   const { finalizers } = meta as { finalizers?: unknown };
   if (finalizers !== undefined && finalizers !== null && !(Array.isArray(finalizers) && finalizers.every((f) => typeof f === 'string'))) throw wrong('finalizers', 'a list of strings');

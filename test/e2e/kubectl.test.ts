@@ -115,4 +115,21 @@ describe('kubectl 1.33 end to end', function () {
     expect(rules[0].verbs).to.deep.equal(['get', 'list']);
     expect(rules[0].resources).to.deep.equal(['pods']);
   });
+
+  it('run, expose and rollout restart (bodies with null fields, as kubectl writes them)', async () => {
+    const run = await k(['run', 'web', '--image=nginx', '-n', 'pb']);
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.stdout).to.contain('pod/web created');
+    const deploy = await k(['create', 'deployment', 'site', '--image=nginx', '-n', 'pb']);
+    expect(deploy.code, deploy.stderr).to.equal(0);
+    const expose = await k(['expose', 'deployment', 'site', '--port=80', '-n', 'pb']);
+    expect(expose.code, expose.stderr).to.equal(0);
+    const svc = (await c.request('GET', '/api/v1/namespaces/pb/services/site')).body;
+    expect(svc.spec.clusterIP).to.match(/^\d+\.\d+\.\d+\.\d+$/);
+    expect(svc.spec.selector).to.deep.equal({ app: 'site' });
+    const restart = await k(['rollout', 'restart', 'deployment/site', '-n', 'pb']);
+    expect(restart.code, restart.stderr).to.equal(0);
+    const annotations = (await c.request('GET', '/apis/apps/v1/namespaces/pb/deployments/site')).body.spec.template.metadata.annotations;
+    expect(Object.keys(annotations)).to.include('kubectl.kubernetes.io/restartedAt');
+  });
 });
