@@ -1,7 +1,7 @@
 // Turns a request path and method into the attributes every later step uses:
 // verb, group, version, resource, namespace, name, sub-resource.
 import { badRequest } from '../internal/apimachinery/status.js';
-import { DOMAIN, UPSTREAM_DOMAIN } from '../internal/names/index.js';
+import { ownGroup } from '../internal/names/index.js';
 
 export interface RequestInfo {
   isResourceRequest: boolean;
@@ -18,12 +18,6 @@ export interface RequestInfo {
   namespace: string;
   name: string;
 }
-
-const UPSTREAM_SUFFIX = `.${UPSTREAM_DOMAIN}`;
-
-/** Typed clients hard-code upstream group names: `x.k8s.io` is served as `x.svc.io`. */
-export const ownGroup = (group: string): string =>
-  (group.endsWith(UPSTREAM_SUFFIX) ? `${group.slice(0, -UPSTREAM_SUFFIX.length)}.${DOMAIN}` : group);
 
 const NAMESPACE_SUBRESOURCES = ['status', 'finalize'];
 const METHOD_VERBS: Record<string, string> = { GET: 'get', HEAD: 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };

@@ -14,6 +14,9 @@ export const labelKey = (key: string, prefix?: string): string =>
   prefix ? `${prefix}.${DOMAIN}/${key}` : `${DOMAIN}/${key}`;
 /** An upstream-spelled key a real client writes, e.g. upstreamLabelKey('last-applied-configuration', 'kubectl'). */
 export const upstreamLabelKey = (key: string, prefix: string): string => `${prefix}.${UPSTREAM_LABEL_DOMAIN}/${key}`;
+/** A group as typed clients hard-code it (`x.k8s.io`), in the product's spelling (`x.svc.io`); others unchanged. */
+export const ownGroup = (name: string): string =>
+  (name.endsWith(`.${UPSTREAM_DOMAIN}`) ? `${name.slice(0, -UPSTREAM_DOMAIN.length - 1)}.${DOMAIN}` : name);
 /** `x-svc-<name>` OpenAPI extensions. */
 export const extension = (name: string): string => `x-svc-${name}`;
 

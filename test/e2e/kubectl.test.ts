@@ -111,6 +111,11 @@ describe('kubectl 1.33 end to end', function () {
     expect(stored.spec.backoffLimit).to.equal(6);
     const role = await k(['create', 'clusterrole', 'reader', '--verb=get,list', '--resource=pods']);
     expect(role.code, role.stderr).to.equal(0);
+    const binding = await k(['create', 'rolebinding', 'read', '--clusterrole=reader', '--user=bob', '-n', 'pb']);
+    expect(binding.code, binding.stderr).to.equal(0);
+    const bound = (await c.request('GET', '/apis/rbac.authorization.svc.io/v1/namespaces/pb/rolebindings/read')).body;
+    expect(bound.roleRef.apiGroup).to.equal('rbac.authorization.svc.io');
+    expect(bound.subjects[0].apiGroup).to.equal('rbac.authorization.svc.io');
     const rules = (await c.request('GET', '/apis/rbac.authorization.svc.io/v1/clusterroles/reader')).body.rules;
     expect(rules[0].verbs).to.deep.equal(['get', 'list']);
     expect(rules[0].resources).to.deep.equal(['pods']);

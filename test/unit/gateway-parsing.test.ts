@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { requestInfo, ownGroup } from '../../gateway/requestinfo.js';
+import { requestInfo } from '../../gateway/requestinfo.js';
+import { ownGroup } from '../../internal/names/index.js';
 import { negotiate, parseAccept } from '../../gateway/negotiation.js';
 import { decodeContinue, encodeContinue, listPlan, getPlan } from '../../gateway/versions.js';
 import { duplicateJsonFields, parseYamlWithDuplicates, fieldValidationOf } from '../../gateway/fieldvalidation.js';

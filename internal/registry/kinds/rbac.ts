@@ -1,6 +1,6 @@
 // The rbac.authorization group (v1): Role, ClusterRole, RoleBinding, ClusterRoleBinding.
 import type { ApiObject } from '../../apimachinery/meta.js';
-import { group } from '../../names/index.js';
+import { group, ownGroup } from '../../names/index.js';
 import { ageColumn, column, nameColumn } from '../columns.js';
 import { dns1123Subdomain, invalid, notSupported, pathSegmentName, required, type Causes } from '../causes.js';
 import type { KindSpec } from '../define.js';
@@ -34,9 +34,15 @@ function aggregationCauses(rule: unknown): Causes {
   return selectors.flatMap((s, i) => labelSelector(`aggregationRule.clusterRoleSelectors[${i}]`, s));
 }
 
-/** Users and groups default to the RBAC group; service accounts keep none (the empty group, never written). */
+/** Users and groups default to the RBAC group; service accounts keep none (the empty group, never written).
+ * kubectl writes the upstream group name into bindings: it is stored in the product's spelling. */
 function defaultSubjects(obj: ApiObject): void {
-  for (const s of objects(obj.subjects)) if (s.kind === 'User' || s.kind === 'Group') setDefault(s, 'apiGroup', RBAC_GROUP);
+  const ref = asObj(obj.roleRef);
+  if (ref && typeof ref.apiGroup === 'string') ref.apiGroup = ownGroup(ref.apiGroup);
+  for (const s of objects(obj.subjects)) {
+    if (typeof s.apiGroup === 'string') s.apiGroup = ownGroup(s.apiGroup);
+    if (s.kind === 'User' || s.kind === 'Group') setDefault(s, 'apiGroup', RBAC_GROUP);
+  }
 }
 
 function subjectCauses(field: string, s: Obj, clusterScoped: boolean): Causes {
