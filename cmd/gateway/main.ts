@@ -15,6 +15,7 @@ import { Backends } from '../../gateway/backends.js';
 import { WatchHub } from '../../gateway/hub.js';
 import { createApp, createHttpsServer } from '../../gateway/app.js';
 import { NamespaceFinalizer, ensureInitialNamespaces } from '../../gateway/namespaces.js';
+import { GarbageCollector } from '../../gateway/gc.js';
 
 const flags = parseArgsOrExit('gateway', gatewayFlags);
 initTracing('gateway');
@@ -81,6 +82,7 @@ async function bootstrap(): Promise<void> {
   }
   bootstrapped = true;
   await new NamespaceFinalizer(backends.storage, registry).start(hub);
+  await new GarbageCollector(backends.storage, registry).start(hub);
 }
 void bootstrap();
 

@@ -1,0 +1,47 @@
+import { expect } from 'chai';
+import { Cluster, waitFor } from '../lib/cluster.js';
+import { kubectl } from '../lib/kubectl.js';
+
+const CMS = '/api/v1/namespaces/default/configmaps';
+
+describe('garbage collection of the orphan and foreground deletion policies', function () {
+  this.timeout(60_000);
+  let c: Cluster;
+  before(async () => { c = await new Cluster().start(); });
+  after(async () => { await c?.stop(); });
+
+  /** An owner and a dependent naming it in its ownerReferences. */
+  async function family(name: string): Promise<void> {
+    const owner = (await c.request('POST', CMS, { body: { metadata: { name } } })).body;
+    const ref = { apiVersion: 'v1', kind: 'ConfigMap', name, uid: owner.metadata.uid };
+    expect((await c.request('POST', CMS, { body: { metadata: { name: `${name}-child`, ownerReferences: [ref] } } })).status).to.equal(201);
+  }
+  const gone = (name: string) => waitFor(async () => (await c.request('GET', `${CMS}/${name}`)).status === 404, 10_000);
+
+  it('Orphan: the owner goes, the dependent stays without its owner reference', async () => {
+    await family('o');
+    expect((await c.request('DELETE', `${CMS}/o?propagationPolicy=Orphan`)).status).to.equal(200);
+    expect(await gone('o')).to.equal(true);
+    const child = await c.request('GET', `${CMS}/o-child`);
+    expect(child.status).to.equal(200);
+    expect(child.body.metadata.ownerReferences).to.equal(undefined);
+  });
+
+  it('Foreground: the dependent goes first, then the owner', async () => {
+    await family('f');
+    expect((await c.request('DELETE', `${CMS}/f?propagationPolicy=Foreground`)).status).to.equal(200);
+    expect(await gone('f')).to.equal(true);
+    expect((await c.request('GET', `${CMS}/f-child`)).status).to.equal(404);
+  });
+
+  it('kubectl delete --cascade=orphan and --cascade=foreground return once done', async () => {
+    await family('k1');
+    await family('k2');
+    const orphan = await kubectl(c.kubeconfig, ['delete', 'configmap', 'k1', '--cascade=orphan', '--timeout=20s'], { timeoutMs: 30_000 });
+    expect(orphan.code, orphan.stderr).to.equal(0);
+    const foreground = await kubectl(c.kubeconfig, ['delete', 'configmap', 'k2', '--cascade=foreground', '--timeout=20s'], { timeoutMs: 30_000 });
+    expect(foreground.code, foreground.stderr).to.equal(0);
+    expect((await c.request('GET', `${CMS}/k1-child`)).status).to.equal(200);
+    expect((await c.request('GET', `${CMS}/k2-child`)).status).to.equal(404);
+  });
+});
