@@ -4,24 +4,20 @@
 // Dependents are the objects whose ownerReferences carry the owner's uid.
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import type { Registry } from '../internal/registry/index.js';
-import type { KeyValue, StorageClient, StorageEvent } from '../internal/storage/client.js';
+import { ignoreStorageRace, type KeyValue, type StorageClient, type StorageEvent } from '../internal/storage/client.js';
 import { collectionPrefix } from '../internal/storage/keys.js';
-import { grpc, isServiceError } from '../internal/rpc/index.js';
 import { nowTimestamp } from '../internal/apimachinery/meta.js';
 import { ORPHAN_FINALIZER, FOREGROUND_FINALIZER } from './handlers.js';
 import type { WatchHub } from './hub.js';
 import { decodeStored, encodeStored } from './objects.js';
 
 const RETRY_MS = 1000;
+const DELETION_MARK = Buffer.from('"deletionTimestamp"');
 const POLICY_FINALIZERS = [ORPHAN_FINALIZER, FOREGROUND_FINALIZER];
 
 const held = (obj: ApiObject): string | undefined =>
   obj.metadata?.deletionTimestamp ? obj.metadata.finalizers?.find((f) => POLICY_FINALIZERS.includes(f)) : undefined;
 
-/** A lost race or a vanished object: the next event or pass sees the new state. */
-const ignoreRace = (err: unknown) => {
-  if (!(isServiceError(err) && (err.code === grpc.status.NOT_FOUND || err.code === grpc.status.FAILED_PRECONDITION))) throw err;
-};
 
 type Owned = { kv: KeyValue; obj: ApiObject };
 
@@ -52,6 +48,8 @@ export class GarbageCollector {
   }
 
   private consider(kv: KeyValue): void {
+    // Every change passes here: only one being deleted is decoded.
+    if (!kv.value.includes(DELETION_MARK)) return;
     const obj = decodeStored(kv);
     const finalizer = held(obj);
     if (!finalizer || this.running.has(kv.key)) return;
@@ -93,16 +91,16 @@ export class GarbageCollector {
     const refs = (obj.metadata!.ownerReferences as Array<{ uid?: string }>).filter((r) => r.uid !== uid);
     obj.metadata = { ...obj.metadata, ownerReferences: refs };
     if (refs.length === 0) delete obj.metadata.ownerReferences;
-    await this.storage.update(kv.key, encodeStored(obj), { modRevision: kv.modRevision }).catch(ignoreRace);
+    await this.storage.update(kv.key, encodeStored(obj), { modRevision: kv.modRevision }).catch(ignoreStorageRace);
   }
 
   /** Foreground: the dependent is deleted (marked, when finalizers of its own hold it). */
   private async remove({ kv, obj }: Owned): Promise<void> {
     if ((obj.metadata?.finalizers?.length ?? 0) === 0) {
-      await this.storage.delete(kv.key, { modRevision: kv.modRevision }).catch(ignoreRace);
+      await this.storage.delete(kv.key, { modRevision: kv.modRevision }).catch(ignoreStorageRace);
     } else if (!obj.metadata!.deletionTimestamp) {
       obj.metadata = { ...obj.metadata, deletionTimestamp: nowTimestamp(), deletionGracePeriodSeconds: 0 };
-      await this.storage.update(kv.key, encodeStored(obj), { modRevision: kv.modRevision }).catch(ignoreRace);
+      await this.storage.update(kv.key, encodeStored(obj), { modRevision: kv.modRevision }).catch(ignoreStorageRace);
     }
   }
 
@@ -113,10 +111,10 @@ export class GarbageCollector {
     const finalizers = (obj.metadata!.finalizers ?? []).filter((f) => f !== finalizer);
     const specFinalizers = (obj.spec as { finalizers?: string[] } | undefined)?.finalizers ?? [];
     if (finalizers.length === 0 && specFinalizers.length === 0) {
-      await this.storage.delete(key, { modRevision: kv!.modRevision }).catch(ignoreRace);
+      await this.storage.delete(key, { modRevision: kv!.modRevision }).catch(ignoreStorageRace);
       return;
     }
     obj.metadata = { ...obj.metadata, finalizers };
-    await this.storage.update(key, encodeStored(obj), { modRevision: kv!.modRevision }).catch(ignoreRace);
+    await this.storage.update(key, encodeStored(obj), { modRevision: kv!.modRevision }).catch(ignoreStorageRace);
   }
 }

@@ -1,7 +1,7 @@
 // The verbs on one kind: get, list, create, update, delete, deletecollection.
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { generateName, isObject, newUid, nowTimestamp } from '../internal/apimachinery/meta.js';
-import { StatusError, alreadyExists, badRequest, conflict, invalid, success } from '../internal/apimachinery/status.js';
+import { StatusError, alreadyExists, badRequest, conflict, staleConflict, invalid, success } from '../internal/apimachinery/status.js';
 import { recordManagedFields } from './patch.js';
 import { answerEphemeral } from './reviews.js';
 import { enforceFieldValidation, fieldValidationOf, unknownFields } from './fieldvalidation.js';
@@ -212,7 +212,7 @@ export async function updateObject(r: ResourceRequest, backends: Backends): Prom
   }
   const requested = meta.resourceVersion;
   const result = await writeWithRetry(r, backends, requested !== undefined && requested !== '', async (current) => {
-    if (requested && requested !== current.metadata!.resourceVersion) throw conflict(r.objects.gr, r.info.name, 'the object has been modified; please apply your changes to the latest version and try again');
+    if (requested && requested !== current.metadata!.resourceVersion) throw staleConflict(r.objects.gr, r.info.name);
     return recordManagedFields(r, current, structuredClone(obj));
   }, dryRun);
   writeObject(r.ctx, r.def, 200, result);

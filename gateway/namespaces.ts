@@ -4,9 +4,9 @@ import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { newUid, nowTimestamp } from '../internal/apimachinery/meta.js';
 import { INITIAL_NAMESPACES, NAMESPACE_FINALIZER } from '../internal/names/index.js';
 import type { Registry } from '../internal/registry/index.js';
-import type { StorageClient, StorageEvent } from '../internal/storage/client.js';
+import { ignoreStorageCodes, ignoreStorageRace, type StorageClient, type StorageEvent } from '../internal/storage/client.js';
 import { collectionPrefix, objectKey } from '../internal/storage/keys.js';
-import { isServiceError, grpc } from '../internal/rpc/index.js';
+import { grpc } from '../internal/rpc/index.js';
 import type { WatchHub } from './hub.js';
 import { decodeStored, encodeStored } from './objects.js';
 
@@ -14,7 +14,6 @@ const NAMESPACES_PREFIX = collectionPrefix('', 'namespaces');
 const RETRY_MIN_MS = 200;
 const RETRY_MAX_MS = 5000;
 const nsKey = (name: string) => objectKey('', 'namespaces', '', name);
-const ignoreCode = (code: grpc.status) => (err: unknown) => { if (!(isServiceError(err) && err.code === code)) throw err; };
 
 /** Creates `default`, `svc-system`, `svc-public` and `svc-node-lease` when absent. */
 export async function ensureInitialNamespaces(storage: StorageClient, registry: Registry): Promise<void> {
@@ -22,7 +21,7 @@ export async function ensureInitialNamespaces(storage: StorageClient, registry: 
   for (const name of INITIAL_NAMESPACES) {
     const ns: ApiObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: newUid(), creationTimestamp: nowTimestamp() } };
     def.prepareForCreate?.(ns);
-    await storage.create(nsKey(name), encodeStored(ns), ns.metadata!.uid!).catch(ignoreCode(grpc.status.ALREADY_EXISTS));
+    await storage.create(nsKey(name), encodeStored(ns), ns.metadata!.uid!).catch(ignoreStorageCodes(grpc.status.ALREADY_EXISTS));
   }
 }
 
@@ -71,7 +70,7 @@ export class NamespaceFinalizer {
       await this.storage.update(nsKey(name), encodeStored(ns), { modRevision: kv!.modRevision });
       return;
     }
-    await this.storage.delete(nsKey(name), { modRevision: kv!.modRevision }).catch(ignoreCode(grpc.status.NOT_FOUND));
+    await this.storage.delete(nsKey(name), { modRevision: kv!.modRevision }).catch(ignoreStorageCodes(grpc.status.NOT_FOUND));
   }
 
   /** One pass over the namespace's objects; answers how many are still held by finalizers. */
@@ -82,21 +81,17 @@ export class NamespaceFinalizer {
       for (const kv of page.items) {
         const obj = decodeStored(kv);
         if ((obj.metadata?.finalizers?.length ?? 0) === 0) {
-          await this.storage.delete(kv.key, { modRevision: kv.modRevision }).catch(ignoreRace);
+          await this.storage.delete(kv.key, { modRevision: kv.modRevision }).catch(ignoreStorageRace);
           continue;
         }
         held++;
         if (obj.metadata!.deletionTimestamp) continue;
         obj.metadata!.deletionTimestamp = nowTimestamp();
         obj.metadata!.deletionGracePeriodSeconds = 0;
-        await this.storage.update(kv.key, encodeStored(obj), { modRevision: kv.modRevision }).catch(ignoreRace);
+        await this.storage.update(kv.key, encodeStored(obj), { modRevision: kv.modRevision }).catch(ignoreStorageRace);
       }
     }
     return held;
   }
 }
 
-/** A change that lost to a concurrent one is seen again on the next pass. */
-const ignoreRace = (err: unknown) => {
-  if (!(isServiceError(err) && (err.code === grpc.status.NOT_FOUND || err.code === grpc.status.FAILED_PRECONDITION))) throw err;
-};

@@ -5,7 +5,7 @@ import { isDeepStrictEqual } from 'node:util';
 import YAML from 'yaml';
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { isObject } from '../internal/apimachinery/meta.js';
-import { StatusError, badRequest, conflict, invalid, unsupportedMediaType } from '../internal/apimachinery/status.js';
+import { StatusError, badRequest, staleConflict, invalid, unsupportedMediaType } from '../internal/apimachinery/status.js';
 import { forbiddenField } from '../internal/apimachinery/validation.js';
 import { GROUP_META } from '../internal/names/index.js';
 import {
@@ -131,7 +131,7 @@ function checkPatched(r: ResourceRequest, current: ApiObject, next: ApiObject): 
     throw badRequest(`the namespace of the object (${meta.namespace ?? ''}) does not match the namespace on the URL (${r.info.namespace})`);
   }
   if (meta.resourceVersion && meta.resourceVersion !== current.metadata?.resourceVersion) {
-    throw conflict(r.objects.gr, r.info.name, 'the object has been modified; please apply your changes to the latest version and try again');
+    throw staleConflict(r.objects.gr, r.info.name);
   }
 }
 

@@ -4,7 +4,7 @@
 // node agent).
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { isObject } from '../internal/apimachinery/meta.js';
-import { StatusError, badRequest, conflict, methodNotAllowed } from '../internal/apimachinery/status.js';
+import { StatusError, badRequest, conflict, methodNotAllowed, staleConflict } from '../internal/apimachinery/status.js';
 import { formatLabelSelector } from '../internal/apimachinery/selectors.js';
 import type { Backends } from './backends.js';
 import type { ResourceRequest } from './context.js';
@@ -14,8 +14,6 @@ import { Objects } from './objects.js';
 import { patchObject } from './patch.js';
 import { mergePatch } from '../internal/patch/merge.js';
 import { writeBody, writeObject, formatOf } from './respond.js';
-
-const STALE = 'the object has been modified; please apply your changes to the latest version and try again';
 
 /** Routes a sub-resource request by name and verb; 405 for a verb it does not serve. */
 export async function serveSubresource(r: ResourceRequest, backends: Backends): Promise<void> {
@@ -57,7 +55,7 @@ async function servePartial(r: ResourceRequest, backends: Backends, part: (next:
   const { obj } = await readObject(r.ctx);
   const requested = obj.metadata?.resourceVersion;
   const written = await verbs.writeWithRetry(r, backends, Boolean(requested), async (current) => {
-    if (requested && requested !== current.metadata?.resourceVersion) throw conflict(r.objects.gr, r.info.name, STALE);
+    if (requested && requested !== current.metadata?.resourceVersion) throw staleConflict(r.objects.gr, r.info.name);
     return part(obj, current);
   }, isDryRun(r.query));
   writeObject(r.ctx, r.def, 200, written);
@@ -90,7 +88,7 @@ async function serveScale(r: ResourceRequest, backends: Backends): Promise<void>
   const wanted = await desiredScale(r);
   const written = await verbs.writeWithRetry(r, backends, Boolean(wanted.rv), async (current) => {
     const scale = wanted.from(toScale(current));
-    if (wanted.rv && wanted.rv !== current.metadata?.resourceVersion) throw conflict(r.objects.gr, r.info.name, STALE);
+    if (wanted.rv && wanted.rv !== current.metadata?.resourceVersion) throw staleConflict(r.objects.gr, r.info.name);
     const replicas = (scale.spec as { replicas?: unknown } | undefined)?.replicas;
     if (!Number.isInteger(replicas) || (replicas as number) < 0) {
       throw new StatusError(422, 'Invalid', `Scale.autoscaling "${r.info.name}" is invalid: spec.replicas: Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0`,
@@ -129,7 +127,7 @@ async function serveFinalize(r: ResourceRequest, backends: Backends): Promise<vo
   const finalizers = (obj.spec as { finalizers?: unknown } | undefined)?.finalizers ?? [];
   if (!Array.isArray(finalizers)) throw badRequest('spec.finalizers must be a list');
   const written = await verbs.writeWithRetry(r, backends, Boolean(obj.metadata?.resourceVersion), async (current) => {
-    if (obj.metadata?.resourceVersion && obj.metadata.resourceVersion !== current.metadata?.resourceVersion) throw conflict(r.objects.gr, r.info.name, STALE);
+    if (obj.metadata?.resourceVersion && obj.metadata.resourceVersion !== current.metadata?.resourceVersion) throw staleConflict(r.objects.gr, r.info.name);
     const next = structuredClone(current);
     next.spec = { ...(next.spec as object), finalizers };
     return next;

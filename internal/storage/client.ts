@@ -1,5 +1,5 @@
 // A typed client of the storage service, for the gateway, authn, authz and admission.
-import { api, clientOptions, grpc, unary } from '../rpc/index.js';
+import { api, clientOptions, grpc, isServiceError, unary } from '../rpc/index.js';
 import type { StorageClient as RawClient } from '../rpc/gen/svc/storage/v1/Storage.js';
 import type { KeyValue__Output as KeyValue } from '../rpc/gen/svc/storage/v1/KeyValue.js';
 import type { ListResponse__Output as ListResponse } from '../rpc/gen/svc/storage/v1/ListResponse.js';
@@ -49,6 +49,14 @@ export class StorageClient {
     this.raw.close();
   }
 }
+
+/** A handler for a storage call that lets the given status codes pass (an expected outcome) and rethrows the rest. */
+export const ignoreStorageCodes = (...codes: grpc.status[]) => (err: unknown): void => {
+  if (!(isServiceError(err) && codes.includes(err.code))) throw err;
+};
+
+/** A write that lost to a concurrent one, or found its key gone: the next event or pass sees the new state. */
+export const ignoreStorageRace = ignoreStorageCodes(grpc.status.NOT_FOUND, grpc.status.FAILED_PRECONDITION);
 
 /** The storage error kind carried in trailing metadata `storage-error`. */
 export const STORAGE_ERROR_KEY = 'storage-error';
