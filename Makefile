@@ -9,7 +9,8 @@ all: build
 
 deps: node_modules/.stamp nats
 
-node_modules/.stamp: package.json $(wildcard package-lock.json)
+# npm install applies patches/ (postinstall: patch-package)
+node_modules/.stamp: package.json $(wildcard package-lock.json) $(wildcard patches/*.patch)
 	npm install --no-audit --no-fund
 	@touch $@
 

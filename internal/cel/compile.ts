@@ -72,7 +72,7 @@ export class Program {
       value = metered(meter, () => this.parsed(context));
     } catch (err) {
       if (meter.exceeded || err instanceof BudgetExhausted) throw budgetExceeded(budget);
-      throw new EvalError(summaryOf(err as CelFault));
+      throw new EvalError(runtimeSummary(err as CelFault));
     }
     // Short-circuiting operators swallow errors, so the budget is checked once more.
     if (meter.exceeded) throw budgetExceeded(budget);
@@ -88,6 +88,12 @@ function budgetExceeded(budget: number): CostLimitError {
 
 function summaryOf(err: CelFault): string {
   return err.summary ?? err.message;
+}
+
+/** Runtime errors in the platform's words. */
+function runtimeSummary(err: CelFault): string {
+  const summary = summaryOf(err);
+  return err.code === 'no_such_key' ? summary.replace(/^No such key/, 'no such key') : summary;
 }
 
 /** Declaration errors in the platform's words, which rule authors know from other tools. */

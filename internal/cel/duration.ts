@@ -6,8 +6,8 @@ const UNIT_NANOS: Record<string, bigint> = {
   m: 60_000_000_000n, h: 3_600_000_000_000n,
 };
 const TERM = /^(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)/;
-/** The range the language allows: about ±10000 years. */
-const MAX_NANOS = 315_576_000_000n * 1_000_000_000n;
+/** The range of a duration: a signed 64-bit count of nanoseconds, about ±292 years. */
+const MAX_NANOS = 2n ** 63n - 1n;
 
 /** Parses a duration; undefined when the text is not one. */
 export function parseDuration(text: string): Duration | undefined {
@@ -29,10 +29,6 @@ export function parseDuration(text: string): Duration | undefined {
   return nanosToDuration(negative ? -nanos : nanos);
 }
 
-export function nanosToDuration(nanos: bigint): Duration {
-  return new Duration(nanos / 1_000_000_000n, Number(nanos % 1_000_000_000n));
-}
+export const nanosToDuration = (nanos: bigint): Duration => Duration.fromNanos(nanos);
 
-export function durationToNanos(d: Duration): bigint {
-  return d.seconds * 1_000_000_000n + BigInt(d.nanos);
-}
+export const durationToNanos = (d: Duration): bigint => d.toNanos();

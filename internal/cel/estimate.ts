@@ -171,6 +171,11 @@ class Estimator {
       return { cost: value.cost + body.cost, shape: body.shape };
     }
     const receiver = this.run(m.receiver as Node, scope);
+    if (m.exp) {
+      // optMap / optFlatMap: the body runs once, with the variable bound to the optional's value.
+      const body = this.run(m.exp as Node, new Map(scope).set(m.var as string, receiver.shape));
+      return { cost: receiver.cost + body.cost + 1, shape: body.shape };
+    }
     const arg = this.run(m.arg as Node, scope);
     return { cost: receiver.cost + arg.cost + 1, shape: arg.shape.size >= receiver.shape.size ? arg.shape : receiver.shape };
   }

@@ -4,6 +4,7 @@
 // operator call gets a wrapper that charges by the size of its arguments. The
 // same walk swaps in the platform's semantics for some built-in methods and
 // records which versioned features the expression uses.
+import { Optional } from '@marcbachmann/cel-js';
 import { callCost, ITERATION_COST, LIST_CREATE_COST, MAP_CREATE_COST, operatorCost, QUANTIFIER_TEST_COST, SELECT_AND_IDENT_COST } from './cost.js';
 import { parseDuration } from './duration.js';
 import { FUNCTION_RELEASES, REPLACEMENTS } from './library.js';
@@ -17,10 +18,13 @@ type Handle = (...args: any[]) => unknown;
 interface TypeDecl {
   readonly kind: string;
   readonly name: string;
+  readonly valueType?: TypeDecl;
   matches(other: TypeDecl): boolean;
 }
 
 interface Meta {
+  /** Entries of a list or map literal written with '?': optional values, left out when empty. */
+  readonly optionalIndices?: readonly number[];
   readonly alternate?: Node;
   readonly macro?: Record<string, unknown> & { macroHasProps?: Node[]; evaluate: (ev: unknown, m: unknown, ctx: unknown) => unknown };
   readonly evaluate: EvalFn;
@@ -197,24 +201,31 @@ function constantString(node: Node | undefined): string | undefined {
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
+/** The type an entry contributes to its literal: T for an optional entry of optional(T); none when unknown. */
+function entryType(node: Node, optional: boolean): TypeDecl | undefined {
+  const type = optional ? node.checkedType?.valueType : node.checkedType;
+  return type && type.kind !== 'dyn' && type.kind !== 'param' ? type : undefined;
+}
+
 /**
  * Aggregate literals hold one type; an element typed dyn fits any. (The
  * interpreter's own check would also reject dyn elements, so it is done here.)
  */
-function checkHomogeneous(nodes: Node[], what: string): void {
-  const first = nodes.find((n) => n.checkedType && n.checkedType.kind !== 'dyn');
-  for (const n of nodes) {
-    if (!first || !n.checkedType || n.checkedType.matches(first.checkedType!)) continue;
-    throw new LiteralError(`${what}, expected type '${first.checkedType!.name}' but found '${n.checkedType.name}'`, n.start);
-  }
+function checkHomogeneous(nodes: Node[], what: string, optionalIndices: readonly number[] = []): void {
+  const types = nodes.map((n, i) => entryType(n, optionalIndices.includes(i)));
+  const first = types.find((t) => t !== undefined);
+  types.forEach((t, i) => {
+    if (!first || !t || t.matches(first)) return;
+    throw new LiteralError(`${what}, expected type '${first.name}' but found '${t.name}'`, nodes[i].start);
+  });
 }
 
 /** Rejects mixed literals, and constant regexes, durations and timestamps that could never evaluate. */
 function validateLiterals(node: Node): void {
-  if (node.op === 'list') checkHomogeneous(node.args, 'List elements must have the same type');
+  if (node.op === 'list') checkHomogeneous(node.args, 'List elements must have the same type', node.meta.optionalIndices);
   if (node.op === 'map') {
     checkHomogeneous((node.args as Node[][]).map((e) => e[0]), 'Map key uses wrong type');
-    checkHomogeneous((node.args as Node[][]).map((e) => e[1]), 'Map value uses wrong type');
+    checkHomogeneous((node.args as Node[][]).map((e) => e[1]), 'Map value uses wrong type', node.meta.optionalIndices);
   }
   if (node.op !== 'call' && node.op !== 'rcall') return;
   const name: string = node.args[0];
@@ -238,7 +249,7 @@ function validateLiterals(node: Node): void {
 
 function featuresOf(node: Node): FeatureUse[] {
   const out: FeatureUse[] = [];
-  if (node.op === '.?' || node.op === '[?]' || node.checkedType?.kind === 'optional') {
+  if (node.op === '.?' || node.op === '[?]' || node.meta.optionalIndices || node.checkedType?.kind === 'optional') {
     out.push({ feature: 'optional types', since: RELEASE_1_29, offset: node.start });
   }
   if ((node.op === 'call' || node.op === 'rcall') && !node.meta.alternate) {
@@ -277,7 +288,12 @@ function generalHas(select: Node): Record<string, unknown> {
       return checker.getType('bool');
     },
     evaluate(ev: Interpreter, _m: unknown, ctx: unknown) {
-      const target = ev.run(select.args[0], ctx);
+      let target = ev.run(select.args[0], ctx);
+      if (target instanceof Optional) {
+        // A field of an empty optional is absent; of a present one, it is the value's field.
+        if (!target.hasValue()) return false;
+        target = target.value();
+      }
       return ev.debugType(target).fieldLazy(target, select.args[1], select, ev) !== undefined;
     },
   };

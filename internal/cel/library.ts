@@ -146,6 +146,8 @@ function isZeroValue(v: unknown): boolean {
   if (v instanceof UnsignedInt) return v.valueOf() === 0n;
   if (Array.isArray(v) || v instanceof Uint8Array) return v.length === 0;
   if (v instanceof Map) return v.size === 0;
+  // Map literals evaluate to plain objects.
+  if (v !== null && typeof v === 'object' && v.constructor === Object) return Object.keys(v).length === 0;
   return false;
 }
 

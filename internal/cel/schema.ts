@@ -7,7 +7,7 @@ import type { Schema } from '../apimachinery/schema.js';
 import { parseDuration } from './duration.js';
 import { escapeProperty } from './escaping.js';
 import { ObjectValue, type ObjectShape } from './object.js';
-import { fromJson } from './values.js';
+import { fromJson, parseTimestamp } from './values.js';
 
 export type { Schema };
 
@@ -65,9 +65,7 @@ function toBytes(raw: unknown): unknown {
   return typeof raw === 'string' ? new Uint8Array(Buffer.from(raw, 'base64')) : raw;
 }
 function toTimestamp(raw: unknown): unknown {
-  if (typeof raw !== 'string') return raw;
-  const d = new Date(raw);
-  return Number.isNaN(d.getTime()) ? raw : d;
+  return typeof raw === 'string' ? parseTimestamp(raw) ?? raw : raw;
 }
 function toDuration(raw: unknown): unknown {
   return typeof raw === 'string' ? parseDuration(raw) ?? raw : raw;

@@ -1,7 +1,7 @@
 // Conversions between JSON data and expression values, and the equality and
 // ordering the libraries share.
 import { Optional } from '@marcbachmann/cel-js';
-import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
+import { compareTimestamps, Duration, TIMESTAMP_NANOS, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 import { durationToNanos } from './duration.js';
 
 /** A value that renders itself for output (quantities, URLs, typed objects). */
@@ -66,7 +66,7 @@ export function compareValues(a: unknown, b: unknown): number {
   if (typeof a === 'string' && typeof b === 'string') return compareStrings(a, b);
   if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
   if (a instanceof Uint8Array && b instanceof Uint8Array) return compareBytes(a, b);
-  if (a instanceof Date && b instanceof Date) return Math.sign(a.getTime() - b.getTime());
+  if (a instanceof Date && b instanceof Date) return Math.sign(compareTimestamps(a, b));
   if (a instanceof Duration && b instanceof Duration) return compareNumbers(durationToNanos(a), durationToNanos(b));
   throw new Error(`no such overload: values of type ${typeName(a)} and ${typeName(b)} are not comparable`);
 }
@@ -88,7 +88,7 @@ export function celEquals(a: unknown, b: unknown): boolean {
     return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => celEquals(x, b[i]));
   }
   if (a instanceof Uint8Array && b instanceof Uint8Array) return compareBytes(a, b) === 0;
-  if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
+  if (a instanceof Date && b instanceof Date) return compareTimestamps(a, b) === 0;
   if (a instanceof Duration && b instanceof Duration) return durationToNanos(a) === durationToNanos(b);
   if (a instanceof Optional && b instanceof Optional) return celEquals(a.orValue(undefined), b.orValue(undefined));
   const ea = typeof (a as { equals?: unknown }).equals === 'function';
@@ -141,9 +141,25 @@ export function formatDuration(d: Duration): string {
   return `${sign}${abs / 1_000_000_000n}${frac ? `.${frac}` : ''}s`;
 }
 
-/** A timestamp in RFC 3339, without a fraction when it is whole seconds. */
-export function formatTimestamp(d: Date): string {
-  return d.toISOString().replace(/\.?0+Z$/, 'Z');
+/** A timestamp Date, which may carry the nanoseconds below its millisecond. */
+type Timestamp = Date & { [TIMESTAMP_NANOS]?: number };
+
+/** A timestamp in RFC 3339 UTC with as many fraction digits as it needs (none for whole seconds). */
+export function formatTimestamp(d: Timestamp): string {
+  const iso = d.toISOString();
+  const fraction = `${iso.slice(20, 23)}${String(d[TIMESTAMP_NANOS] ?? 0).padStart(6, '0')}`.replace(/0+$/, '');
+  return `${iso.slice(0, 19)}${fraction ? `.${fraction}` : ''}Z`;
+}
+
+const FRACTION_BELOW_MILLIS = /T[^.]*\.\d{3}(\d{1,6})/;
+
+/** Parses an RFC 3339 date-time with up to nanosecond precision; undefined when it is not one. */
+export function parseTimestamp(text: string): Date | undefined {
+  const d: Timestamp = new Date(text);
+  if (Number.isNaN(d.getTime())) return undefined;
+  const below = FRACTION_BELOW_MILLIS.exec(text)?.[1];
+  if (below && Number(below)) d[TIMESTAMP_NANOS] = Number(below.padEnd(6, '0'));
+  return d;
 }
 
 /**

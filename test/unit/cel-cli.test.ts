@@ -51,6 +51,11 @@ describe('svc-cel', () => {
     expect(typed.json.error).to.include("undefined field 'name'");
   });
 
+  it('prints timestamps in RFC 3339 with their nanoseconds and optional entries as values', () => {
+    expect(svcCel('--expr', "timestamp('2024-01-01T00:00:00.000000001Z')").json.result).to.equal('2024-01-01T00:00:00.000000001Z');
+    expect(svcCel('--expr', "[1, ?optional.none(), ?optional.of(3)]").json.result).to.deep.equal([1, 3]);
+  });
+
   it('prints a compile error and exits 1', () => {
     const r = svcCel('--expr', '1 +');
     expect(r.status).to.equal(1);

@@ -101,7 +101,10 @@ const itemsSchema = (bounds: { maxItems?: number; maxLength?: number }): Schema 
 
 describe('cel cost estimate', () => {
   it('equals the runtime cost of expressions without variable-size inputs', () => {
-    for (const expr of ['1 < 2', '[1, 2, 3].map(x, x * 2)', "'abc'.matches('^a')", "quantity('1Gi').isGreaterThan(quantity('1G'))"]) {
+    for (const expr of [
+      '1 < 2', '[1, 2, 3].map(x, x * 2)', "'abc'.matches('^a')", "quantity('1Gi').isGreaterThan(quantity('1G'))",
+      '[?optional.of(1), ?optional.none(), 3]', "{?'a': optional.of(1)}", "optional.of('a').optMap(x, x + 'b').value()",
+    ]) {
       const program = compile(expr);
       expect(program.estimateCost().cost, expr).to.equal(program.evaluate({}).cost);
     }
@@ -149,6 +152,8 @@ describe('cel cost estimate', () => {
       "self.s.replace('l', 'LL').size() < 100", "self.l.indexOf('c') == 2", 'self.l.max().size() > 0',
       "self.s.findAll('[a-z]').size() > 0", "'c' in self.l", 'self.l.map(a, self.l.map(b, a + b)).size() > 0',
       "has(self.s) && self.s.lowerAscii().startsWith('h')", 'cel.bind(x, self.s, x + x).size() > 0',
+      '[?self.l[?0], ?self.l[?9]].size() > 0', "{?'k': self.m[?'a']}.size() > 0",
+      'self.l[?0].optMap(x, x.upperAscii()).orValue(\'\').size() > 0', 'self.m[?\'a\'].optFlatMap(v, optional.ofNonZeroValue(v)).hasValue()',
     ]) {
       const program = compile(expr, { schema });
       expect(program.estimateCost().cost, expr).to.be.at.least(program.evaluate({ self }).cost);

@@ -7,6 +7,9 @@ describe('cel release gating', () => {
     ["isQuantity('1Gi')", 'function isQuantity'],
     ["{'a': 1}.?a.orValue(0) == 1", 'optional types'],
     ['optional.of(1).hasValue()', 'optional types'],
+    ['[?optional.of(1)] == [1]', 'optional types'],
+    ["{?'a': optional.none()} == {}", 'optional types'],
+    ['optional.of(1).optMap(x, x + 1).value() == 2', 'optional types'],
     ['1 < 1.5', 'cross-type numeric comparisons'],
   ];
 

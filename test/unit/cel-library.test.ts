@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import {
-  type AuthorizationAttributes, compile, type CompileOptions, EvalError, stringifyValue,
+  type AuthorizationAttributes, compile, CompileError, type CompileOptions, EvalError, stringifyValue,
 } from '../../internal/cel/index.js';
 
 /** The result of an expression as JSON (ints as numbers). */
@@ -241,7 +241,80 @@ describe('cel optional types', () => {
   it('builds optional values', () => {
     expect(value('optional.of(1).or(optional.of(2)).value()')).to.equal(1);
     expect(value('optional.ofNonZeroValue([]).hasValue()')).to.equal(false);
+    expect(value('optional.ofNonZeroValue({}).hasValue()')).to.equal(false);
     expect(evalError('optional.none().value()')).to.include('not present');
+  });
+
+  it('leaves empty optional entries out of list and map literals', () => {
+    const m = { a: 1 };
+    const opts = { variables: ['m'] };
+    expect(value("[0, ?m[?'a'], ?m[?'b'], 3]", { m }, opts)).to.deep.equal([0, 1, 3]);
+    expect(value("{'x': 0, ?'a': m[?'a'], ?'b': m[?'b']}", { m }, opts)).to.deep.equal({ x: 0, a: 1 });
+    expect(value('[?optional.none()]')).to.deep.equal([]);
+    expect(compile("[?m[?'a']]", opts).outputType).to.equal('list');
+    expect(compile("[?optional.of('s')]").outputType).to.equal('list<string>');
+  });
+
+  it('requires optional values in optional entries', () => {
+    expect(() => compile('[1, ?2]')).to.throw(CompileError, "ERROR: <input>:1:6: expected type 'optional<int>' but found 'int'");
+    expect(() => compile("{?'a': 'x'}")).to.throw(CompileError, "expected type 'optional<string>' but found 'string'");
+    expect(() => compile("[1, ?optional.of('x')]")).to.throw(CompileError, 'List elements must have the same type');
+    expect(evalError('[?dyn(1)]')).to.include("cannot initialize optional entry from non-optional value of type 'int'");
+  });
+
+  it('maps present values with optMap and optFlatMap', () => {
+    const m = { a: 'xyz' };
+    const opts = { variables: ['m'] };
+    expect(value("m[?'a'].optMap(s, s.size()).orValue(-1)", { m }, opts)).to.equal(3);
+    expect(value("m[?'b'].optMap(s, s.size()).orValue(-1)", { m }, opts)).to.equal(-1);
+    expect(value("m[?'a'].optFlatMap(s, optional.ofNonZeroValue(s.substring(3))).hasValue()", { m }, opts)).to.equal(false);
+    expect(compile("optional.of('a').optMap(s, s.size())").outputType).to.equal('optional<int>');
+  });
+
+  it('rejects optMap and optFlatMap misuse when compiled', () => {
+    expect(() => compile('optional.of(1).optMap(1, 2)')).to.throw(CompileError, 'optMap() variable name must be a simple identifier');
+    expect(() => compile('optional.of(1).optFlatMap(x, x + 1)')).to.throw(CompileError, "expression must be optional, got 'int'");
+    expect(() => compile('1.optMap(x, x)')).to.throw(CompileError, "receiver must be optional, got 'int'");
+    expect(() => compile("optional.of(1).optMap(x, x + 'a')")).to.throw(CompileError, 'no such overload: int + string');
+  });
+
+  it('compares optionals and names their type', () => {
+    expect(value('optional.of(1) == optional.of(1) && optional.none() != optional.of(1)')).to.equal(true);
+    expect(value('[optional.of(1)] == [optional.of(2)]')).to.equal(false);
+    expect(value('type(optional.none()) == optional_type')).to.equal(true);
+  });
+
+  it('is an error to select a field of a present value that has none', () => {
+    expect(evalError("{'k': dyn(0)}[?'k'].f.hasValue()")).to.equal('no such key: f');
+    expect(value("{'k': {}}[?'k'].f.hasValue()")).to.equal(false);
+    expect(value('has({}.?x.y)')).to.equal(false);
+  });
+});
+
+describe('cel timestamps and durations', () => {
+  it('keep nanoseconds through parsing, arithmetic, comparison and printing', () => {
+    expect(value("string(timestamp('2024-05-01T10:00:00.123456789Z'))")).to.equal('2024-05-01T10:00:00.123456789Z');
+    expect(value("string(timestamp('2024-05-01T10:00:00.000000001Z') + duration('999999999ns'))")).to.equal('2024-05-01T10:00:01Z');
+    expect(value("timestamp('2024-05-01T10:00:00.000000002Z') > timestamp('2024-05-01T10:00:00.000000001Z')")).to.equal(true);
+    expect(value("timestamp('2024-05-01T10:00:00.000000002Z') - timestamp('2024-05-01T10:00:00Z') == duration('2ns')")).to.equal(true);
+    expect(value("[timestamp('2024-05-01T10:00:00.000000001Z')] == [timestamp('2024-05-01T10:00:00Z')]")).to.equal(false);
+    expect(value("timestamp('2024-05-01T10:00:00.000000001Z')")).to.equal('2024-05-01T10:00:00.000000001Z');
+  });
+
+  it('keep one representation of negative durations', () => {
+    expect(value("duration('-1.5s') == duration('-2s') + duration('500ms')")).to.equal(true);
+    expect(value("string(duration('1s') - duration('1500ms'))")).to.equal('-0.5s');
+  });
+
+  it('report values out of range while the expression runs', () => {
+    expect(evalError("duration('5000000000s') + duration('5000000000s')")).to.equal('duration out of range');
+    expect(evalError("timestamp('9999-12-31T23:59:59.999999999Z') + duration('1ns')")).to.equal('timestamp out of range');
+    expect(() => compile("duration('9300000000s')")).to.throw(CompileError, 'invalid duration');
+  });
+
+  it('read UTC offsets as time zones', () => {
+    expect(value("timestamp('2009-02-13T23:31:30Z').getHours('+05:30')")).to.equal(5);
+    expect(value("timestamp('2009-02-13T23:31:30Z').getMinutes('-02:30')")).to.equal(1);
   });
 });
 

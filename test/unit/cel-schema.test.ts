@@ -112,6 +112,8 @@ describe('cel types from schemas', () => {
 
   it('converts formatted strings to timestamps, durations and bytes', () => {
     expect(value('self.created.getFullYear()')).to.equal(2024);
+    expect(value('string(self.created)', { self: { ...self, created: '2024-01-02T03:04:05.000000123+01:00' } }))
+      .to.equal('2024-01-02T02:04:05.000000123Z');
     expect(value("self.timeout == duration('90s')")).to.equal(true);
     expect(value('string(self.payload)')).to.equal('hi');
   });
