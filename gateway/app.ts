@@ -28,11 +28,13 @@ import { patchObject } from './patch.js';
 import { serveSubresource } from './subresources.js';
 import { serveWatch, type WatchOptions } from './watch.js';
 import type { WatchHub } from './hub.js';
+import type { ServiceAllocator } from './serviceallocator.js';
 
 export interface GatewayDeps {
   registry: Registry;
   backends: Backends;
   hub: WatchHub;
+  allocator: ServiceAllocator;
   watch: WatchOptions;
   /** Named checks of post-start work (bootstrap); they fail until it is done. */
   startupChecks: Check[];
@@ -232,7 +234,7 @@ async function serveResource(ctx: Koa.ParameterizedContext<State>, deps: Gateway
   if (needsNamespace) throw new StatusError(404, 'NotFound', NOT_FOUND_MESSAGE);
   const r: ResourceRequest = {
     ctx, info, user: ctx.state.user, def, objects: new Objects(deps.backends.storage, def), query: new URLSearchParams(ctx.querystring),
-    registry: deps.registry,
+    registry: deps.registry, allocator: deps.allocator,
   };
   if (info.subresource) return serveSubresource(r, deps.backends);
   switch (info.verb) {

@@ -4,6 +4,7 @@ import type { KindDef, Registry } from '../internal/registry/index.js';
 import type { RequestInfo } from './requestinfo.js';
 import type { UserInfo } from './backends.js';
 import type { Objects } from './objects.js';
+import type { ServiceAllocator } from './serviceallocator.js';
 
 export interface RequestState {
   info: RequestInfo;
@@ -18,4 +19,6 @@ export interface ResourceRequest {
   objects: Objects;
   query: URLSearchParams;
   registry: Registry;
+  /** Hands out the cluster IPs and node ports of Services. */
+  allocator: ServiceAllocator;
 }

@@ -10,6 +10,8 @@ import type { KindDef } from '../internal/registry/index.js';
 import type { Backends } from './backends.js';
 import { storageError } from './backends.js';
 import type { ResourceRequest } from './context.js';
+import type { KeyValue } from '../internal/storage/client.js';
+import type { Release } from './serviceallocator.js';
 import { admit, validateObject, type WriteRules } from './admit.js';
 import { isDryRun, readDeleteOptions, readObject, type DeleteOptions } from './body.js';
 import { writeList, writeObject, writeBody, formatOf } from './respond.js';
@@ -171,12 +173,26 @@ export async function createPrepared(r: ResourceRequest, backends: Backends, obj
   for (const f of ['resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) delete meta[f];
   if (!meta.name && meta.generateName) meta.name = generateName(meta.generateName);
   r.def.prepareForCreate?.(obj, r.user);
-  validateObject(r.def, obj);
-  const admitted = (await admit(backends, r.def, 'CREATE', r.user, obj, undefined, dryRun))!;
-  if (admitted !== obj) validateObject(r.def, admitted); // mutated by admission: validated again
-  if (!dryRun) return createWithName(r, admitted);
-  await refuseTakenName(r, admitted);
-  return admitted;
+  const release = await allocateShared(r, obj, undefined, dryRun);
+  try {
+    validateObject(r.def, obj);
+    const admitted = (await admit(backends, r.def, 'CREATE', r.user, obj, undefined, dryRun))!;
+    if (admitted !== obj) validateObject(r.def, admitted); // mutated by admission: validated again
+    if (!dryRun) return await createWithName(r, admitted);
+    await refuseTakenName(r, admitted);
+    return admitted;
+  } catch (err) {
+    await release();
+    throw err;
+  }
+}
+
+const nothingToRelease: Release = async () => undefined;
+
+/** Claims the values of shared pools a spec write needs (a Service's cluster IP and node ports). */
+function allocateShared(r: ResourceRequest, obj: ApiObject, old: ApiObject | undefined, dryRun: boolean): Promise<Release> {
+  if (r.def.group !== '' || r.def.resource !== 'services') return Promise.resolve(nothingToRelease);
+  return r.allocator.allocate(obj, old, dryRun);
 }
 
 /** A dry-run create fails where the real one would: on a name that is taken. */
@@ -233,19 +249,28 @@ export async function writeWithRetry(r: ResourceRequest, backends: Backends, cli
     const rules = writeRules(r.info.subresource);
     if (rules === 'status') r.def.prepareForStatusUpdate?.(next, current);
     else if (rules === 'spec') r.def.prepareForUpdate?.(next, current);
-    validateObject(r.def, next, current, rules);
-    const admitted = (await admit(backends, r.def, 'UPDATE', r.user, next, current, dryRun, {}, r.info.subresource))!;
-    if (admitted !== next) validateObject(r.def, admitted, current, rules);
-    if (r.objects.encode(admitted).equals(kv.value)) return current;
-    if (dryRun) return admitted;
+    const release = rules === 'spec' ? await allocateShared(r, next, current, dryRun) : nothingToRelease;
     try {
-      const written = await r.objects.update(admitted, kv.modRevision);
-      return await finishIfFinalized(r, written);
+      const written = await validateAdmitWrite(r, backends, next, current, kv, rules, dryRun);
+      return written === current ? (await release(), current) : written;
     } catch (err) {
+      await release();
       const lostRace = err instanceof StatusError && err.reason === 'Conflict';
       if (!lostRace || clientVersioned || attempt >= MAX_WRITE_ATTEMPTS) throw err;
     }
   }
+}
+
+/** The end of an update: validation, admission and the write, unless nothing changed (then `current`). */
+async function validateAdmitWrite(r: ResourceRequest, backends: Backends, next: ApiObject, current: ApiObject, kv: KeyValue,
+  rules: WriteRules, dryRun: boolean): Promise<ApiObject> {
+  validateObject(r.def, next, current, rules);
+  const admitted = (await admit(backends, r.def, 'UPDATE', r.user, next, current, dryRun, {}, r.info.subresource))!;
+  if (admitted !== next) validateObject(r.def, admitted, current, rules);
+  if (r.objects.encode(admitted).equals(kv.value)) return current;
+  if (dryRun) return admitted;
+  const written = await r.objects.update(admitted, kv.modRevision);
+  return finishIfFinalized(r, written);
 }
 
 /** Sub-resources that change one part of an object (a namespace's finalizers, a pod's node or

@@ -16,6 +16,7 @@ import { WatchHub } from '../../gateway/hub.js';
 import { createApp, createHttpsServer } from '../../gateway/app.js';
 import { NamespaceFinalizer, ensureInitialNamespaces } from '../../gateway/namespaces.js';
 import { GarbageCollector } from '../../gateway/gc.js';
+import { ServiceAllocator } from '../../gateway/serviceallocator.js';
 
 const flags = parseArgsOrExit('gateway', gatewayFlags);
 initTracing('gateway');
@@ -50,8 +51,9 @@ await hub.start();
 
 let bootstrapped = false;
 let shuttingDown = false;
+const allocator = new ServiceAllocator(backends.storage, registry);
 const app = createApp({
-  registry, backends, hub,
+  registry, backends, hub, allocator,
   watch: { minRequestTimeoutSeconds: flags.int('min-request-timeout') },
   startupChecks: [{ name: 'poststarthook/bootstrap-controller', run: () => { if (!bootstrapped) throw new Error('initial namespaces not created yet'); } }],
   isShuttingDown: () => shuttingDown,
@@ -70,11 +72,12 @@ const port = typeof address === 'object' && address ? address.port : flags.int('
 const kubeconfig = await writeAdminKubeconfig(dataDir, `https://127.0.0.1:${port}`, pki);
 console.log(`gateway serving on https://${flags.string('bind-address')}:${port} (kubeconfig ${kubeconfig})`);
 
-/** Creates the initial namespaces once storage answers, then finishes terminating namespaces. */
+/** Creates the initial namespaces and the API's service once storage answers, then starts the loops that keep them. */
 async function bootstrap(): Promise<void> {
   for (;;) {
     try {
       await ensureInitialNamespaces(backends.storage, registry);
+      await allocator.ensureDefaults(port);
       break;
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -83,6 +86,7 @@ async function bootstrap(): Promise<void> {
   bootstrapped = true;
   await new NamespaceFinalizer(backends.storage, registry).start(hub);
   await new GarbageCollector(backends.storage, registry).start(hub);
+  await allocator.start(hub);
 }
 void bootstrap();
 

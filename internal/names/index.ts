@@ -29,6 +29,14 @@ export const NAMESPACE_PUBLIC = `${PRODUCT}-public`;
 export const NAMESPACE_NODE_LEASE = `${PRODUCT}-node-lease`;
 export const INITIAL_NAMESPACES = [NAMESPACE_DEFAULT, NAMESPACE_SYSTEM, NAMESPACE_PUBLIC, NAMESPACE_NODE_LEASE];
 
+/** The service in `default` that fronts the API, and the ServiceCIDR of the default service range. */
+export const API_SERVICE = 'kubernetes';
+export const SERVICE_CIDR_DEFAULT_NAME = 'kubernetes';
+/** Labels of the IPAddress objects the cluster IP allocator creates, and its name. */
+export const IPADDRESS_FAMILY_LABEL = labelKey('ip-family', 'ipaddress');
+export const IPADDRESS_MANAGED_BY_LABEL = labelKey('managed-by', 'ipaddress');
+export const IP_ALLOCATOR = group('ipallocator');
+
 /** Finalizer that keeps a namespace until its contents are gone. */
 export const NAMESPACE_FINALIZER = PRODUCT;
 

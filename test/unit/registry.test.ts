@@ -273,16 +273,17 @@ describe('registry: defaults and rules of the other kinds', () => {
     expect(fields(pods.validate!(moved, old))).to.deep.equal([['spec', 'FieldValueForbidden']]);
   });
 
-  it('Service: defaults, a cluster IP from the service range kept across updates, node ports for NodePort', () => {
+  it('Service: defaults, address families, a cluster IP kept across updates (the gateway allocates it)', () => {
     const services = def('', 'services');
-    const { obj, causes } = create(services, { metadata: { name: 'web', namespace: 'default' }, spec: { type: 'NodePort', selector: { app: 'web' }, ports: [{ port: 80 }] } });
+    const { obj, causes } = create(services, {
+      metadata: { name: 'web', namespace: 'default' }, spec: { type: 'NodePort', clusterIP: '10.96.0.50', selector: { app: 'web' }, ports: [{ port: 80 }] },
+    });
     expect(causes).to.deep.equal([]);
     const spec = obj.spec as any;
     expect(spec).to.include({ sessionAffinity: 'None', externalTrafficPolicy: 'Cluster', internalTrafficPolicy: 'Cluster', ipFamilyPolicy: 'SingleStack' });
-    expect(spec.clusterIP).to.match(/^10\.(9[6-9]|10[0-9]|11[01])\.\d+\.\d+$/);
-    expect(spec.clusterIPs).to.deep.equal([spec.clusterIP]);
+    expect(spec.clusterIPs).to.deep.equal(['10.96.0.50']);
+    expect(spec.ipFamilies).to.deep.equal(['IPv4']);
     expect(spec.ports[0]).to.include({ protocol: 'TCP', targetPort: 80 });
-    expect(spec.ports[0].nodePort).to.be.within(30000, 32767);
     const next = structuredClone(obj);
     delete (next.spec as any).clusterIP;
     delete (next.spec as any).clusterIPs;

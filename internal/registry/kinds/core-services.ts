@@ -1,43 +1,24 @@
-// Services: defaults, a stateless cluster IP and node port assignment, and the rules users meet.
-import { createHash } from 'node:crypto';
+// Services: defaults, address families, and the rules users meet. Cluster IPs
+// and node ports come from the gateway's allocator, which needs shared state.
 import type { ApiObject } from '../../apimachinery/meta.js';
 import { ageColumn, column, mapSelectorText, nameColumn } from '../columns.js';
 import {
   dns1123Subdomain, duplicate, forbidden, invalid, labelMap, oneOf, portNumber, portNumberOrName, protocol, required, type Causes,
 } from '../causes.js';
 import type { KindSpec } from '../define.js';
-import { addressAt, isIP, parseCidr, sizeOf, strictlyContains } from '../net.js';
+import { isIP, parseCidr, strictlyContains } from '../net.js';
 import { asList, asObj, objects, setDefault, str, type Obj } from '../values.js';
 
 /** The service network and the node port range of a default cluster. */
-const SERVICE_CIDR = '10.96.0.0/12';
-const NODE_PORT_MIN = 30000;
-const NODE_PORT_COUNT = 2768;
+export const SERVICE_CIDR = '10.96.0.0/12';
+export const NODE_PORT_RANGE = { min: 30000, max: 32767 };
 const SERVICE_TYPES = ['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'];
 const CLIENT_IP_TIMEOUT_SECONDS = 10800;
-/** The `kubernetes` service in `default` holds the first address of the range. */
-const API_SERVICE = { namespace: 'default', name: 'kubernetes' };
 
 const specOf = (o: ApiObject): Obj => asObj(o.spec) ?? {};
 const externallyAccessible = (spec: Obj) =>
   spec.type === 'LoadBalancer' || spec.type === 'NodePort' || (spec.type === 'ClusterIP' && asList(spec.externalIPs).length > 0);
-const usesNodePorts = (spec: Obj) => spec.type === 'NodePort' || (spec.type === 'LoadBalancer' && spec.allocateLoadBalancerNodePorts !== false);
-
-/** A number in [0, size) derived from a seed: the same service always gets the same values. */
-function hashed(seed: string, size: bigint): bigint {
-  return BigInt(`0x${createHash('sha256').update(seed).digest('hex').slice(0, 16)}`) % size;
-}
-
-/**
- * The cluster IP of a new service: an address of the service range chosen from
- * its uid (the network and first addresses reserved). Stateless, so two
- * services may draw the same address; a real allocator needs shared state.
- */
-function clusterIPFor(obj: ApiObject): string {
-  const cidr = parseCidr(SERVICE_CIDR)!;
-  if (obj.metadata?.namespace === API_SERVICE.namespace && obj.metadata?.name === API_SERVICE.name) return addressAt(cidr, 1n);
-  return addressAt(cidr, 2n + hashed(obj.metadata?.uid ?? obj.metadata?.name ?? '', sizeOf(cidr) - 3n));
-}
+export const usesNodePorts = (spec: Obj) => spec.type === 'NodePort' || (spec.type === 'LoadBalancer' && spec.allocateLoadBalancerNodePorts !== false);
 
 function defaultService(obj: ApiObject): void {
   const spec = asObj(obj.spec);
@@ -57,19 +38,15 @@ function defaultService(obj: ApiObject): void {
   if (spec.type === 'LoadBalancer') setDefault(spec, 'allocateLoadBalancerNodePorts', true);
 }
 
-/** Cluster IPs, address families and node ports of a service that lacks them. */
-function allocate(obj: ApiObject): void {
+/** Address families of a service, from the cluster IP it asks for (IPv4 when the allocator picks one). */
+function setFamilies(obj: ApiObject): void {
   const spec = asObj(obj.spec);
   if (!spec || spec.type === 'ExternalName') return;
-  const first = str(spec.clusterIP) || str(asList(spec.clusterIPs)[0]) || clusterIPFor(obj);
-  spec.clusterIP = first;
-  if (asList(spec.clusterIPs).length === 0) spec.clusterIPs = [first];
+  const first = str(spec.clusterIP) || str(asList(spec.clusterIPs)[0]);
+  if (first) spec.clusterIP = first;
+  if (first && asList(spec.clusterIPs).length === 0) spec.clusterIPs = [first];
   setDefault(spec, 'ipFamilyPolicy', 'SingleStack');
-  if (asList(spec.ipFamilies).length === 0) spec.ipFamilies = [first !== 'None' && first.includes(':') ? 'IPv6' : 'IPv4'];
-  if (!usesNodePorts(spec)) return;
-  objects(spec.ports).forEach((p, i) => {
-    if (!p.nodePort) p.nodePort = NODE_PORT_MIN + Number(hashed(`${obj.metadata?.uid}/${i}`, BigInt(NODE_PORT_COUNT)));
-  });
+  if (asList(spec.ipFamilies).length === 0) spec.ipFamilies = [first && first !== 'None' && first.includes(':') ? 'IPv6' : 'IPv4'];
 }
 
 /** Values the server assigned stay when an update leaves them out. */
@@ -175,10 +152,10 @@ const services: KindSpec = {
   selectableFields: { 'spec.clusterIP': (o) => str(specOf(o).clusterIP) ?? '', 'spec.type': (o) => str(specOf(o).type) ?? '' },
   initialStatus: () => ({ loadBalancer: {} }),
   defaults: defaultService,
-  create: allocate,
+  create: setFamilies,
   update(obj, old) {
     keepAllocated(obj, old);
-    allocate(obj);
+    setFamilies(obj);
   },
   validate: validateService,
   tableColumns: [nameColumn,
