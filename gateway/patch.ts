@@ -14,7 +14,7 @@ import {
 } from '../internal/patch/index.js';
 import type { Backends } from './backends.js';
 import type { ResourceRequest } from './context.js';
-import { isDryRun, readRaw } from './body.js';
+import { isDryRun, readObject, readRaw } from './body.js';
 import { checkTypeAndScope, createPrepared, writeWithRetry } from './handlers.js';
 import { duplicateJsonFields, enforceFieldValidation, fieldValidationOf, unknownFields } from './fieldvalidation.js';
 import { authorizeRequest } from './authorization.js';
@@ -176,12 +176,60 @@ export async function patchObject(r: ResourceRequest, backends: Backends,
   writeObject(r.ctx, r.def, 200, result);
 }
 
-/** Server-side apply: merges into the object, or creates it (with create permission) when absent. */
-async function applyObject(r: ResourceRequest, backends: Backends, config: ApiObject, force: boolean, dryRun: boolean): Promise<void> {
+/** The manager an apply names, which it must. */
+function applyManager(r: ResourceRequest): string {
   const manager = r.query.get('fieldManager');
   if (!manager) throw badRequest(`PatchOptions.${GROUP_META} "" is invalid: fieldManager: Required value: is required for apply patch`);
   validateManagerName(manager, 'PatchOptions');
-  const opts = { ...managerOptions(r, manager), force };
+  return manager;
+}
+
+/** A request to a sub-resource that shows part of its object (scale), in the object's own terms. */
+export interface PartialWrite {
+  /** The resourceVersion the request names, making it conditional. */
+  readonly rv?: string;
+  /** The object as the request wants it, from the stored one. */
+  next(current: ApiObject): ApiObject;
+}
+
+/**
+ * Reads a PATCH of a partial view: apply (the view's fields as an applied
+ * configuration of the object, owned under the sub-resource), or merge and
+ * strategic merge of the view (`toView` / `fromView` translate). Ownership of
+ * what changes is recorded on the object either way.
+ */
+export async function readPartialPatch(r: ResourceRequest, toView: (obj: ApiObject) => ApiObject,
+  fromView: (view: ApiObject, current: ApiObject) => ApiObject, configOf: (view: ApiObject, current: ApiObject) => ApiObject): Promise<PartialWrite> {
+  const type = (r.ctx.get('Content-Type') || '').split(';')[0].trim().toLowerCase();
+  const supported = [MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH];
+  if (!supported.includes(type)) throw unsupportedMediaType(type, supported);
+  const rv = (view: unknown) => (isObject(view) && isObject(view.metadata) ? view.metadata.resourceVersion as string | undefined : undefined) || undefined;
+  if (type === APPLY_PATCH) {
+    const force = forceOption(r, true);
+    const manager = applyManager(r);
+    const view = parseApplied(await readRaw(r.ctx), false);
+    return { rv: rv(view), next: (current) => apply(current, configOf(view, current), { ...managerOptions(r, manager), force }) };
+  }
+  forceOption(r, false);
+  const manager = updateManager(r, 'PatchOptions');
+  const patch = parseJson(await readRaw(r.ctx));
+  if (!isObject(patch)) throw badRequest('the patch must be a JSON object');
+  return {
+    rv: rv(patch),
+    next: (current) => recordOwnership(r, current, fromView(mergePatch(toView(current), patch) as ApiObject, current), manager),
+  };
+}
+
+/** Reads a PUT of a partial view: the whole view, ownership recorded on the object. */
+export async function readPartialUpdate(r: ResourceRequest, fromView: (view: ApiObject, current: ApiObject) => ApiObject): Promise<PartialWrite> {
+  const manager = updateManager(r, 'UpdateOptions');
+  const { obj: view } = await readObject(r.ctx);
+  return { rv: view.metadata?.resourceVersion || undefined, next: (current) => recordOwnership(r, current, fromView(view, current), manager) };
+}
+
+/** Server-side apply: merges into the object, or creates it (with create permission) when absent. */
+async function applyObject(r: ResourceRequest, backends: Backends, config: ApiObject, force: boolean, dryRun: boolean): Promise<void> {
+  const opts = { ...managerOptions(r, applyManager(r)), force };
   const exists = await r.objects.get(r.info.namespace, r.info.name).then(() => true, (err) => {
     if (err instanceof StatusError && err.code === 404) return false;
     throw err;

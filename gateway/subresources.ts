@@ -8,11 +8,10 @@ import { StatusError, badRequest, conflict, methodNotAllowed, staleConflict } fr
 import { formatLabelSelector } from '../internal/apimachinery/selectors.js';
 import type { Backends } from './backends.js';
 import type { ResourceRequest } from './context.js';
-import { isDryRun, readObject, readRaw, type DeleteOptions } from './body.js';
+import { isDryRun, readObject, type DeleteOptions } from './body.js';
 import * as verbs from './handlers.js';
 import { Objects } from './objects.js';
-import { patchObject } from './patch.js';
-import { mergePatch } from '../internal/patch/merge.js';
+import { patchObject, readPartialPatch, readPartialUpdate } from './patch.js';
 import { writeBody, writeObject, formatOf } from './respond.js';
 
 /** Routes a sub-resource request by name and verb; 405 for a verb it does not serve. */
@@ -79,47 +78,47 @@ export function toScale(obj: ApiObject): ApiObject {
   };
 }
 
+/** A Scale's replicas as the object's spec.replicas; anything but a count of zero or more is refused. */
+function replicasOf(r: ResourceRequest, scale: ApiObject): number {
+  const replicas = (scale.spec as { replicas?: unknown } | undefined)?.replicas;
+  if (Number.isInteger(replicas) && (replicas as number) >= 0) return replicas as number;
+  throw new StatusError(422, 'Invalid', `Scale.autoscaling "${r.info.name}" is invalid: spec.replicas: Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0`,
+    { name: r.info.name, group: 'autoscaling', kind: 'Scale', causes: [{ reason: 'FieldValueInvalid', field: 'spec.replicas', message: 'must be greater than or equal to 0' }] });
+}
+
+/** The object with the replicas a Scale asks for. */
+function fromScale(r: ResourceRequest) {
+  return (scale: ApiObject, current: ApiObject): ApiObject => {
+    const next = structuredClone(current);
+    next.spec = { ...(next.spec as object), replicas: replicasOf(r, scale) };
+    return next;
+  };
+}
+
+/** An applied Scale as an applied configuration of its object: only spec.replicas, which the manager then owns there. */
+function scaleConfig(r: ResourceRequest) {
+  return (scale: ApiObject, current: ApiObject): ApiObject => {
+    const { apiVersion, kind, metadata } = current;
+    const config: ApiObject = { apiVersion, kind, metadata: { name: metadata?.name, ...(metadata?.namespace ? { namespace: metadata.namespace } : {}) } };
+    if ((scale.spec as { replicas?: unknown } | undefined)?.replicas !== undefined) config.spec = { replicas: replicasOf(r, scale) };
+    return config;
+  };
+}
+
+/** GET answers the Scale; PUT, PATCH and apply change spec.replicas, owned by the writer under the `scale` sub-resource. */
 async function serveScale(r: ResourceRequest, backends: Backends): Promise<void> {
   if (r.info.verb === 'get') {
     const { obj } = await r.objects.get(r.info.namespace, r.info.name);
     return writeBody(r.ctx, 200, toScale(obj), formatOf(r.ctx).mediaType);
   }
-  const dryRun = isDryRun(r.query);
-  const wanted = await desiredScale(r);
-  const written = await verbs.writeWithRetry(r, backends, Boolean(wanted.rv), async (current) => {
-    const scale = wanted.from(toScale(current));
-    if (wanted.rv && wanted.rv !== current.metadata?.resourceVersion) throw staleConflict(r.objects.gr, r.info.name);
-    const replicas = (scale.spec as { replicas?: unknown } | undefined)?.replicas;
-    if (!Number.isInteger(replicas) || (replicas as number) < 0) {
-      throw new StatusError(422, 'Invalid', `Scale.autoscaling "${r.info.name}" is invalid: spec.replicas: Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0`,
-        { name: r.info.name, group: 'autoscaling', kind: 'Scale', causes: [{ reason: 'FieldValueInvalid', field: 'spec.replicas', message: 'must be greater than or equal to 0' }] });
-    }
-    const next = structuredClone(current);
-    next.spec = { ...(next.spec as object), replicas };
-    return next;
-  }, dryRun);
+  const write = r.info.verb === 'update'
+    ? await readPartialUpdate(r, fromScale(r))
+    : await readPartialPatch(r, toScale, fromScale(r), scaleConfig(r));
+  const written = await verbs.writeWithRetry(r, backends, Boolean(write.rv), async (current) => {
+    if (write.rv && write.rv !== current.metadata?.resourceVersion) throw staleConflict(r.objects.gr, r.info.name);
+    return write.next(current);
+  }, isDryRun(r.query));
   writeBody(r.ctx, 200, toScale(written), formatOf(r.ctx).mediaType);
-}
-
-/** The Scale a PUT or merge/strategic PATCH asks for, as a function of the current one. */
-async function desiredScale(r: ResourceRequest): Promise<{ rv?: string; from: (current: ApiObject) => ApiObject }> {
-  if (r.info.verb === 'update') {
-    const { obj } = await readObject(r.ctx);
-    return { rv: obj.metadata?.resourceVersion, from: () => obj };
-  }
-  const type = (r.ctx.get('Content-Type') || '').split(';')[0].trim();
-  if (!['application/merge-patch+json', 'application/strategic-merge-patch+json'].includes(type)) {
-    throw new StatusError(415, 'UnsupportedMediaType', `the scale sub-resource accepts merge and strategic merge patches, not ${type}`);
-  }
-  let patch: unknown;
-  try {
-    patch = JSON.parse((await readRaw(r.ctx)).toString('utf8'));
-  } catch (err) {
-    throw badRequest(`error decoding patch: ${(err as Error).message}`);
-  }
-  if (!isObject(patch)) throw badRequest('the patch must be a JSON object');
-  const rv = (patch.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
-  return { rv, from: (current) => mergePatch(current, patch) as ApiObject };
 }
 
 async function serveFinalize(r: ResourceRequest, backends: Backends): Promise<void> {

@@ -50,12 +50,58 @@ describe('sub-resources: status, scale, finalize, binding, eviction, approval, r
     expect(negative.body.reason).to.equal('Invalid');
   });
 
-  it('kubectl scale works on a Deployment', async () => {
+  it('kubectl scale works on a Deployment, and owns spec.replicas under the scale sub-resource', async () => {
     await c.request('POST', DEPLOY, { body: deployment('ks') });
     const r = await kubectl(c.kubeconfig, ['scale', 'deployment/ks', '--replicas=3', '-n', 'default']);
     expect(r.code, r.stderr).to.equal(0);
     expect(r.stdout).to.contain('deployment.apps/ks scaled');
-    expect((await c.request('GET', `${DEPLOY}/ks`)).body.spec.replicas).to.equal(3);
+    const stored = (await c.request('GET', `${DEPLOY}/ks`)).body;
+    expect(stored.spec.replicas).to.equal(3);
+    const entry = stored.metadata.managedFields.find((m: any) => m.subresource === 'scale');
+    expect(entry).to.deep.include({ operation: 'Update', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {} } } });
+    expect(entry.manager).to.match(/^kubectl/);
+  });
+
+  it('scale: apply owns spec.replicas of the object; conflicts with its owner unless forced, and the owner then conflicts', async () => {
+    const applyTo = (path: string, body: unknown, manager: string, force = false) => c.request('PATCH',
+      `${path}?fieldManager=${manager}${force ? '&force=true' : ''}`, { body, headers: { 'Content-Type': 'application/apply-patch+yaml' } });
+    const config = { ...deployment('ap'), spec: { ...deployment('ap').spec, replicas: 2 } };
+    expect((await applyTo(`${DEPLOY}/ap`, config, 'owner')).status).to.equal(201);
+    const scaleBody = { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'ap', namespace: 'default' }, spec: { replicas: 5 } };
+    const refused = await applyTo(`${DEPLOY}/ap/scale`, scaleBody, 'autoscaler');
+    expect(refused.status).to.equal(409);
+    expect(refused.body).to.include({ reason: 'Conflict', code: 409 });
+    expect(refused.body.message).to.equal('Apply failed with 1 conflict: conflict with "owner": .spec.replicas');
+    expect(refused.body.details.causes).to.deep.equal([{ reason: 'FieldManagerConflict', message: 'conflict with "owner"', field: '.spec.replicas' }]);
+    const forced = await applyTo(`${DEPLOY}/ap/scale`, scaleBody, 'autoscaler', true);
+    expect(forced.status).to.equal(200);
+    expect(forced.body).to.deep.include({ kind: 'Scale', spec: { replicas: 5 } });
+    const stored = (await c.request('GET', `${DEPLOY}/ap`)).body;
+    expect(stored.spec.replicas).to.equal(5);
+    const managers = Object.fromEntries(stored.metadata.managedFields.map((m: any) => [m.manager, m]));
+    expect(managers.autoscaler).to.deep.include({ operation: 'Apply', subresource: 'scale', apiVersion: 'apps/v1', fieldsV1: { 'f:spec': { 'f:replicas': {} } } });
+    expect(managers.owner.fieldsV1['f:spec']).to.not.have.property('f:replicas');
+    const again = await applyTo(`${DEPLOY}/ap`, config, 'owner');
+    expect(again.status).to.equal(409);
+    expect(again.body.details.causes[0]).to.include({ field: '.spec.replicas', message: 'conflict with "autoscaler" with subresource "scale"' });
+  });
+
+  it('scale: apply needs a fieldManager and a Scale count; other patch types are refused with 415', async () => {
+    await c.request('POST', DEPLOY, { body: deployment('ap2') });
+    const apply = (query: string, body: unknown) => c.request('PATCH', `${DEPLOY}/ap2/scale${query}`, { body, headers: { 'Content-Type': 'application/apply-patch+yaml' } });
+    const scale = { apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: 'ap2' }, spec: { replicas: 2 } };
+    expect((await apply('', scale)).status).to.equal(400);
+    const negative = await apply('?fieldManager=m', { ...scale, spec: { replicas: -2 } });
+    expect(negative.status).to.equal(422);
+    expect(negative.body.details.causes[0]).to.include({ field: 'spec.replicas' });
+    // The creator owns spec.replicas (1) with an Update: a different count conflicts until forced.
+    const conflicting = await apply('?fieldManager=m', scale);
+    expect(conflicting.status).to.equal(409);
+    expect(conflicting.body.details.causes[0].message).to.match(/^conflict with ".*" using apps\/v1$/);
+    expect((await apply('?fieldManager=m&force=true', scale)).body.spec.replicas).to.equal(2);
+    const jsonPatch = await c.request('PATCH', `${DEPLOY}/ap2/scale`, { body: [], headers: { 'Content-Type': 'application/json-patch+json' } });
+    expect(jsonPatch.status).to.equal(415);
+    expect((await c.request('PATCH', `${DEPLOY}/missing/scale?fieldManager=m`, { body: scale, headers: { 'Content-Type': 'application/apply-patch+yaml' } })).status).to.equal(404);
   });
 
   it('a sub-resource answers 405 for a verb it does not serve and 404 when it does not exist', async () => {
