@@ -349,6 +349,26 @@ describe('registry: Job', () => {
       expectCauses(updateStatus(jobs, running(), { startTime: start, completionTime: later, conditions: [complete, failureTarget] }).causes, [['status.conditions', 'FieldValueInvalid']]);
     });
 
+    it('SuccessCriteriaMet excludes failure, stays once set, comes before Complete under a success policy and never after it', () => {
+      const met = { type: 'SuccessCriteriaMet', status: 'True' };
+      const message = (causes: Array<{ message?: string }>) => causes.map((c) => c.message);
+      expect(updateStatus(jobs, running(), { startTime: start, active: 2, conditions: [met] }).causes).to.deep.equal([]);
+      expect(message(updateStatus(jobs, running(), { startTime: start, conditions: [met, failureTarget] }).causes))
+        .to.deep.equal(['Invalid value: cannot set SuccessCriteriaMet=True and FailureTarget=true conditions']);
+      expect(message(updateStatus(jobs, running(), { startTime: start, conditions: [failureTarget, failed, met] }).causes))
+        .to.include('Invalid value: cannot set SuccessCriteriaMet=True and Failed=true conditions');
+      const withMet = updateStatus(jobs, running(), { startTime: start, active: 2, conditions: [met] }).obj;
+      expect(message(updateStatus(jobs, withMet, { startTime: start, active: 2, conditions: [] }).causes))
+        .to.deep.equal(['Invalid value: cannot disable the SuccessCriteriaMet=True condition']);
+      const done = updateStatus(jobs, running(), { startTime: start, completionTime: later, conditions: [complete] }).obj;
+      expect(message(updateStatus(jobs, done, { startTime: start, completionTime: later, conditions: [complete, met] }).causes))
+        .to.deep.equal(['Invalid value: cannot set SuccessCriteriaMet=True for Job already has Complete=true conditions']);
+      const policy = { ...running(), spec: { ...spec(running()), successPolicy: { rules: [{ succeededCount: 1 }] } } };
+      expect(message(updateStatus(jobs, policy, { startTime: start, completionTime: later, conditions: [complete] }).causes))
+        .to.deep.equal(['Invalid value: cannot set Complete=True for Job with SuccessPolicy unless SuccessCriteriaMet=True']);
+      expect(updateStatus(jobs, policy, { startTime: start, completionTime: later, conditions: [met, complete] }).causes).to.deep.equal([]);
+    });
+
     it('terminal conditions are never removed', () => {
       const done = updateStatus(jobs, running(), { startTime: start, completionTime: later, conditions: [complete] }).obj;
       expectCauses(updateStatus(jobs, done, { startTime: start, completionTime: later, conditions: [{ type: 'Complete', status: 'False' }] }).causes,

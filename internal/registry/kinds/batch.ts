@@ -465,6 +465,26 @@ function indexCauses(spec: Obj, status: Obj, changed: (f: string) => boolean): C
   return causes;
 }
 
+/** The success policy's condition; document 3 spells it SucceededCriteriaMet, the platform's controller SuccessCriteriaMet. */
+const successCriteriaMet = (status: Obj) => conditionTrue(status, 'SuccessCriteriaMet') || conditionTrue(status, 'SucceededCriteriaMet');
+
+/** The success criteria condition excludes failure, is kept once set, and precedes Complete when a success policy decides. */
+function successCriteriaCauses(spec: Obj, status: Obj, before: Obj): Causes {
+  const met = successCriteriaMet(status);
+  const conflict = (detail: string) => invalidField('status.conditions', detail);
+  const causes: Causes = [];
+  if (met && conditionTrue(status, 'Failed')) causes.push(conflict('cannot set SuccessCriteriaMet=True and Failed=true conditions'));
+  if (met && conditionTrue(status, 'FailureTarget')) causes.push(conflict('cannot set SuccessCriteriaMet=True and FailureTarget=true conditions'));
+  if (spec.successPolicy !== undefined && !met && conditionTrue(status, 'Complete')) {
+    causes.push(conflict('cannot set Complete=True for Job with SuccessPolicy unless SuccessCriteriaMet=True'));
+  }
+  if (successCriteriaMet(before) && !met) causes.push(conflict('cannot disable the SuccessCriteriaMet=True condition'));
+  if (conditionTrue(before, 'Complete') && !successCriteriaMet(before) && met) {
+    causes.push(conflict('cannot set SuccessCriteriaMet=True for Job already has Complete=true conditions'));
+  }
+  return causes;
+}
+
 function validateJobStatus(obj: ApiObject, old: ApiObject): Causes {
   const spec = specOf(obj);
   const status = statusOf(obj);
@@ -484,7 +504,7 @@ function validateJobStatus(obj: ApiObject, old: ApiObject): Causes {
   if (before.startTime !== undefined && status.startTime !== before.startTime && spec.suspend !== true) {
     causes.push(required('status.startTime', 'startTime cannot be removed for unsuspended job'));
   }
-  return [...causes, ...transitionCauses(spec, status, before)];
+  return [...causes, ...successCriteriaCauses(spec, status, before), ...transitionCauses(spec, status, before)];
 }
 
 // ---- table ----
@@ -494,7 +514,8 @@ function jobStatusText(o: ApiObject): string {
   if (conditionTrue(status, 'Complete')) return 'Complete';
   if (conditionTrue(status, 'Failed')) return 'Failed';
   if (o.metadata?.deletionTimestamp) return 'Terminating';
-  for (const type of ['Suspended', 'FailureTarget', 'SuccessCriteriaMet']) if (conditionTrue(status, type)) return type;
+  for (const type of ['Suspended', 'FailureTarget']) if (conditionTrue(status, type)) return type;
+  if (successCriteriaMet(status)) return 'SuccessCriteriaMet';
   return 'Running';
 }
 
