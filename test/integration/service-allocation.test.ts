@@ -81,6 +81,18 @@ describe('cluster IPs and node ports of services', function () {
     expect((await c.request('GET', `${IPS}/10.96.0.30`)).body.spec.parentRef.name).to.equal('next');
   });
 
+  it('an update from NodePort to ClusterIP drops the node ports the server gave and lets them go', async () => {
+    const svc = (await create(service('np-back', { type: 'NodePort' }))).body;
+    const port = svc.spec.ports[0].nodePort as number;
+    const res = await c.request('PATCH', `${SVCS}/np-back`, { body: { spec: { type: 'ClusterIP' } }, headers: { 'content-type': 'application/merge-patch+json' } });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(res.body.spec.ports[0].nodePort).to.equal(undefined);
+    expect(res.body.spec.externalTrafficPolicy).to.equal(undefined);
+    expect(res.body.spec.clusterIP).to.equal(svc.spec.clusterIP);
+    const taken = () => create(service(`np-reuse-${Date.now()}`, { type: 'NodePort', ports: [{ port: 80, nodePort: port }] }));
+    expect(await waitFor(async () => (await taken()).status === 201, 10_000)).to.equal(true);
+  });
+
   it('a dry run shows an address without taking it', async () => {
     const dry = await create(service('dry', { clusterIP: '10.96.0.40' }), '?dryRun=All');
     expect(dry.status).to.equal(201);
@@ -95,7 +107,7 @@ describe('cluster IPs and node ports of services', function () {
     const svc = (await create(service('flip'))).body;
     const ip = svc.spec.clusterIP as string;
     const patch = (body: unknown) => c.request('PATCH', `${SVCS}/flip`, { body, headers: { 'content-type': 'application/merge-patch+json' } });
-    const external = await patch({ spec: { type: 'ExternalName', externalName: 'example.com', clusterIP: null, clusterIPs: null, selector: null } });
+    const external = await patch({ spec: { type: 'ExternalName', externalName: 'example.com', selector: null } });
     expect(external.status, JSON.stringify(external.body)).to.equal(200);
     expect(await waitFor(async () => !(await ipExists(ip)), 10_000)).to.equal(true);
     const back = await patch({ spec: { type: 'ClusterIP', externalName: null, selector: { app: 'flip' } } });

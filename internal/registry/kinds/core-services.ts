@@ -7,7 +7,7 @@ import {
 } from '../causes.js';
 import type { KindSpec } from '../define.js';
 import { isIP, parseCidr, strictlyContains } from '../net.js';
-import { asList, asObj, objects, setDefault, str, type Obj } from '../values.js';
+import { asList, asObj, deepEqual, objects, setDefault, str, type Obj } from '../values.js';
 
 /** The service network and the node port range of a default cluster. */
 export const SERVICE_CIDR = '10.96.0.0/12';
@@ -47,6 +47,39 @@ function setFamilies(obj: ApiObject): void {
   if (first && asList(spec.clusterIPs).length === 0) spec.clusterIPs = [first];
   setDefault(spec, 'ipFamilyPolicy', 'SingleStack');
   if (asList(spec.ipFamilies).length === 0) spec.ipFamilies = [first && first !== 'None' && first.includes(':') ? 'IPv6' : 'IPv4'];
+}
+
+const needsHealthCheckNodePort = (spec: Obj) => spec.type === 'LoadBalancer' && spec.externalTrafficPolicy === 'Local';
+
+/** Every node port of `spec` is the one its port had before. */
+const sameNodePorts = (spec: Obj, oldSpec: Obj) => objects(spec.ports)
+  .every((p) => !p.nodePort || objects(oldSpec.ports).some((o) => o.port === p.port && o.nodePort === p.nodePort));
+
+/**
+ * An update to a type that no longer needs a field drops it when the write left
+ * it as it was (the server set it, the user did not ask for it): cluster IPs and
+ * families for ExternalName, node ports, the health check port, the load
+ * balancer fields, and the traffic policies.
+ */
+function dropTypeDependentFields(obj: ApiObject, old: ApiObject): void {
+  const spec = asObj(obj.spec);
+  const oldSpec = specOf(old);
+  if (!spec) return;
+  const same = (f: string) => deepEqual(spec[f], oldSpec[f]);
+  const drop = (f: string) => { delete spec[f]; };
+  if (oldSpec.type !== 'ExternalName' && spec.type === 'ExternalName') {
+    if (same('clusterIP') && same('clusterIPs')) ['clusterIP', 'clusterIPs'].forEach(drop);
+    if (same('ipFamilies')) drop('ipFamilies');
+    if (same('ipFamilyPolicy')) drop('ipFamilyPolicy');
+  }
+  if (usesNodePorts(oldSpec) && !usesNodePorts(spec) && sameNodePorts(spec, oldSpec)) for (const p of objects(spec.ports)) delete p.nodePort;
+  if (needsHealthCheckNodePort(oldSpec) && !needsHealthCheckNodePort(spec) && same('healthCheckNodePort')) drop('healthCheckNodePort');
+  if (oldSpec.type === 'LoadBalancer' && spec.type !== 'LoadBalancer') {
+    if (same('allocateLoadBalancerNodePorts')) drop('allocateLoadBalancerNodePorts');
+    if (same('loadBalancerClass')) drop('loadBalancerClass');
+  }
+  if (!externallyAccessible(spec) && same('externalTrafficPolicy')) drop('externalTrafficPolicy');
+  if (spec.type === 'ExternalName') drop('internalTrafficPolicy');
 }
 
 /** Values the server assigned stay when an update leaves them out. */
@@ -154,6 +187,7 @@ const services: KindSpec = {
   defaults: defaultService,
   create: setFamilies,
   update(obj, old) {
+    dropTypeDependentFields(obj, old);
     keepAllocated(obj, old);
     setFamilies(obj);
   },
