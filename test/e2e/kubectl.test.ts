@@ -121,6 +121,14 @@ describe('kubectl 1.33 end to end', function () {
     expect(rules[0].resources).to.deep.equal(['pods']);
   });
 
+  it('create deployment --replicas=0 keeps the zero (a pointer field in a Protobuf body)', async () => {
+    const created = await k(['create', 'deployment', 'idle', '-n', 'pb', '--image=nginx', '--replicas=0']);
+    expect(created.code, created.stderr).to.equal(0);
+    const stored = (await c.request('GET', '/apis/apps/v1/namespaces/pb/deployments/idle')).body;
+    expect(stored.spec.replicas).to.equal(0);
+    expect(stored.spec.paused).to.equal(undefined);
+  });
+
   it('run, expose and rollout restart (bodies with null fields, as kubectl writes them)', async () => {
     const run = await k(['run', 'web', '--image=nginx', '-n', 'pb']);
     expect(run.code, run.stderr).to.equal(0);

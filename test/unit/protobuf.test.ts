@@ -7,6 +7,7 @@ import {
 } from '../../internal/apimachinery/protobuf/index.js';
 import { StatusError } from '../../internal/apimachinery/status.js';
 import { formatDuration, parseDuration } from '../../internal/apimachinery/protobuf/time.js';
+import { pointerKey, ZERO_MEANINGFUL_POINTERS } from '../../internal/apimachinery/protobuf/pointers.js';
 import { DOMAIN, UPSTREAM_DOMAIN } from '../../internal/names/index.js';
 import { sharedDir } from '../../internal/config/shared.js';
 
@@ -83,6 +84,17 @@ describe('protobuf envelope', () => {
   });
 });
 
+describe('protobuf pointer fields', () => {
+  it('name messages and fields of the table (each in at least one version)', () => {
+    const messages = JSON.parse(readFileSync(join(sharedDir(), 'protobuf', 'messages.json'), 'utf8')) as Record<string, Record<string, unknown>>;
+    for (const [key, fields] of Object.entries(ZERO_MEANINGFUL_POINTERS)) {
+      const versions = Object.keys(messages).filter((name) => pointerKey(name) === key && name.startsWith(`${DOMAIN}.api.`));
+      expect(versions, key).to.not.be.empty;
+      for (const f of fields) expect(versions.some((v) => f in messages[v]), `${key}.${f}`).to.equal(true);
+    }
+  });
+});
+
 describe('protobuf special types', () => {
   const roundTrip = (obj: Record<string, unknown>, message: string) => decodeObject(encodeObject(obj, message), message);
   const core = (kind: string) => `${DOMAIN}.api.core.v1.${kind}`;
@@ -104,11 +116,14 @@ describe('protobuf special types', () => {
     expect(decoded).to.deep.equal({ metadata: { creationTimestamp: '2024-01-01T00:00:00Z' } });
   });
 
-  it('writes set zero values and reads zero values of optional fields as absent', () => {
+  it('writes set zero values and reads zero values of optional fields as absent, but for pointers whose zero means something', () => {
     const spec = { replicas: 0, paused: false, selector: {}, template: {} };
     const bytes = encodeObject(spec, `${DOMAIN}.api.apps.v1.DeploymentSpec`);
     expect(bytes.toString('hex')).to.equal('0800' + '1200' + '1a00' + '3800');
-    expect(decodeObject(bytes, `${DOMAIN}.api.apps.v1.DeploymentSpec`)).to.deep.equal({ selector: {}, template: {} });
+    expect(decodeObject(bytes, `${DOMAIN}.api.apps.v1.DeploymentSpec`)).to.deep.equal({ replicas: 0, selector: {}, template: {} });
+    const pod = { terminationGracePeriodSeconds: 0, automountServiceAccountToken: false, securityContext: { runAsUser: 0 }, hostNetwork: false };
+    expect(roundTrip(pod, core('PodSpec'))).to.deep.equal({ terminationGracePeriodSeconds: 0, automountServiceAccountToken: false, securityContext: { runAsUser: 0 } });
+    expect(roundTrip({ storageClassName: '' }, core('PersistentVolumeClaimSpec'))).to.deep.equal({ storageClassName: '' });
     const port = { port: 80, targetPort: 0, protocol: '' };
     expect(decodeObject(encodeObject(port, core('ServicePort')), core('ServicePort'))).to.deep.equal({ port: 80 });
   });

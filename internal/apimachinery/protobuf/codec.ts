@@ -3,8 +3,9 @@
 // Encoding writes every field the JSON object holds, zero values included (a
 // zero the JSON carries is a set optional field), in field-number order, map
 // entries sorted by key. Decoding leaves out the zero values of singular
-// scalars and int-or-strings unless the field is required: Go clients write
-// every non-pointer field, and the API's JSON form omits those zero values.
+// scalars and int-or-strings unless the field is required or a pointer whose
+// zero means something (pointers.ts): Go clients write every non-pointer field,
+// and the API's JSON form omits those zero values.
 import { ProtobufError } from './errors.js';
 import { Field, getSchema, Kind, Message, MESSAGE_NAMES } from './schema.js';
 import { formatDuration, formatTime, parseDuration, parseTime } from './time.js';

@@ -6,6 +6,7 @@
 import { readSharedJson } from '../../config/shared.js';
 import { DOMAIN, UPSTREAM_DOMAIN } from '../../names/index.js';
 import { WIRE_BYTES, WIRE_VARINT } from './wire.js';
+import { zeroIsMeaningful } from './pointers.js';
 
 /** How a field maps between JSON and the wire; the scalars come first (the codec relies on it). */
 export enum Kind { String, Int32, Int64, Bool, Bytes, Message, Time, MicroTime, Duration, Quantity, IntOrString, RawExtension, FieldsV1, StringList }
@@ -23,7 +24,7 @@ export interface Field {
   message?: Message;
   /** An embedded struct whose fields JSON puts in the parent object. */
   inline: boolean;
-  /** A required field, whose zero value JSON shows. */
+  /** A required field, or a pointer whose zero means something: JSON shows its zero value. */
   keepZero: boolean;
 }
 
@@ -125,7 +126,7 @@ export class Schema {
         repeated: f.repeated === true, map, message: this.messages.get(f.type), inline: false, keepZero: false,
       };
       if (definition && !properties.has(protoName)) this.matchJson(field, unmatched);
-      field.keepZero = required.has(field.name);
+      field.keepZero = required.has(field.name) || zeroIsMeaningful(message.name, field.name);
       message.fields.push(field);
       message.byNumber[field.number] = field;
       message.num[field.name] = field.number;
