@@ -6,6 +6,7 @@ import {
   portNumber, protocol, required, type Causes,
 } from '../causes.js';
 import { parseQuantity } from '../quantity.js';
+import { containerCauses, dnsCauses, schedulingCauses, securityContextCauses } from './podrules.js';
 import { asList, asObj, child, clone, deepEqual, objects, setDefault, str, type Obj } from '../values.js';
 
 const DEFAULT_MODE = 0o644;
@@ -237,6 +238,7 @@ export function validatePodSpec(field: string, spec: unknown, claimVolumes: stri
   for (const list of CONTAINER_LISTS) {
     objects(s[list]).forEach((c, i) => {
       causes.push(...validateContainer(`${field}.${list}[${i}]`, c, volumes));
+      causes.push(...containerCauses(`${field}.${list}[${i}]`, c, list === 'initContainers', s.hostNetwork === true));
       if (typeof c.name === 'string' && c.name) {
         if (seen.has(c.name)) causes.push(duplicate(`${field}.${list}[${i}].name`, c.name));
         seen.add(c.name);
@@ -254,6 +256,7 @@ export function validatePodSpec(field: string, spec: unknown, claimVolumes: stri
   if (typeof s.serviceAccountName === 'string' && s.serviceAccountName) causes.push(...dns1123Subdomain(`${field}.serviceAccountName`, s.serviceAccountName));
   if (typeof s.hostname === 'string' && s.hostname) causes.push(...dns1123Label(`${field}.hostname`, s.hostname));
   if (typeof s.subdomain === 'string' && s.subdomain) causes.push(...dns1123Label(`${field}.subdomain`, s.subdomain));
+  causes.push(...securityContextCauses(`${field}.securityContext`, s.securityContext), ...dnsCauses(field, s), ...schedulingCauses(field, s));
   return causes;
 }
 
