@@ -4,7 +4,7 @@ import { kubectl } from '../lib/kubectl.js';
 
 const CMS = '/api/v1/namespaces/default/configmaps';
 
-describe('garbage collection of the orphan and foreground deletion policies', function () {
+describe('garbage collection: the background, orphan and foreground deletion policies', function () {
   this.timeout(60_000);
   let c: Cluster;
   before(async () => { c = await new Cluster().start(); });
@@ -17,6 +17,31 @@ describe('garbage collection of the orphan and foreground deletion policies', fu
     expect((await c.request('POST', CMS, { body: { metadata: { name: `${name}-child`, ownerReferences: [ref] } } })).status).to.equal(201);
   }
   const gone = (name: string) => waitFor(async () => (await c.request('GET', `${CMS}/${name}`)).status === 404, 10_000);
+
+  it('Background (the default): the dependent goes after its owner, and so do its own dependents', async () => {
+    await family('b');
+    const child = (await c.request('GET', `${CMS}/b-child`)).body;
+    const grandchild = { metadata: { name: 'b-grandchild', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'b-child', uid: child.metadata.uid }] } };
+    expect((await c.request('POST', CMS, { body: grandchild })).status).to.equal(201);
+    expect((await c.request('DELETE', `${CMS}/b`)).status).to.equal(200);
+    expect((await c.request('GET', `${CMS}/b`)).status).to.equal(404);
+    expect(await gone('b-child')).to.equal(true);
+    expect(await gone('b-grandchild')).to.equal(true);
+  });
+
+  it('Background: a dependent with another owner that exists stays, without the reference to the one gone', async () => {
+    const a = (await c.request('POST', CMS, { body: { metadata: { name: 'two-a' } } })).body;
+    const b = (await c.request('POST', CMS, { body: { metadata: { name: 'two-b' } } })).body;
+    const refs = [a, b].map((o) => ({ apiVersion: 'v1', kind: 'ConfigMap', name: o.metadata.name, uid: o.metadata.uid }));
+    expect((await c.request('POST', CMS, { body: { metadata: { name: 'two-child', ownerReferences: refs } } })).status).to.equal(201);
+    expect((await c.request('DELETE', `${CMS}/two-a`)).status).to.equal(200);
+    const kept = await waitFor(async () => {
+      const res = await c.request('GET', `${CMS}/two-child`);
+      return res.status === 200 && res.body.metadata.ownerReferences?.length === 1;
+    }, 10_000);
+    expect(kept).to.equal(true);
+    expect((await c.request('GET', `${CMS}/two-child`)).body.metadata.ownerReferences[0].name).to.equal('two-b');
+  });
 
   it('Orphan: the owner goes, the dependent stays without its owner reference', async () => {
     await family('o');
