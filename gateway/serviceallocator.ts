@@ -9,7 +9,7 @@ import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { newUid, nowTimestamp } from '../internal/apimachinery/meta.js';
 import { invalid as invalidObject, type StatusCause } from '../internal/apimachinery/status.js';
 import {
-  API_SERVICE, IPADDRESS_FAMILY_LABEL, IPADDRESS_MANAGED_BY_LABEL, IP_ALLOCATOR, NAMESPACE_DEFAULT, SERVICE_CIDR_DEFAULT_NAME, group,
+  API_SERVICE, SERVICE_NAME_LABEL, IPADDRESS_FAMILY_LABEL, IPADDRESS_MANAGED_BY_LABEL, IP_ALLOCATOR, NAMESPACE_DEFAULT, SERVICE_CIDR_DEFAULT_NAME, group,
 } from '../internal/names/index.js';
 import { invalid } from '../internal/registry/causes.js';
 import type { Registry } from '../internal/registry/index.js';
@@ -206,8 +206,11 @@ export class ServiceAllocator {
     return undefined;
   }
 
-  /** The default ServiceCIDR and the `kubernetes` service in `default`, which holds the range's first address. */
-  async ensureDefaults(apiPort: number): Promise<void> {
+  /**
+   * The default ServiceCIDR, and the `kubernetes` service in `default` on the
+   * range's first address, with the endpoints of the API (`address:port`).
+   */
+  async ensureDefaults(address: string, apiPort: number): Promise<void> {
     const cidrDef = this.registry.lookup(NETWORKING, 'v1', 'servicecidrs');
     if (cidrDef) {
       const cidr: ApiObject = {
@@ -220,6 +223,7 @@ export class ServiceAllocator {
       await this.storage.create(objectKey(NETWORKING, 'servicecidrs', '', SERVICE_CIDR_DEFAULT_NAME), encodeStored(cidr), cidr.metadata!.uid!)
         .catch(ignoreStorageCodes(grpc.status.ALREADY_EXISTS));
     }
+    await this.ensureApiEndpoints(address, apiPort);
     const svcKey = objectKey('', 'services', NAMESPACE_DEFAULT, API_SERVICE);
     const exists = await this.storage.get(svcKey).then(() => true, (err) => { ignoreStorageCodes(grpc.status.NOT_FOUND)(err); return false; });
     if (exists) return;
@@ -237,6 +241,25 @@ export class ServiceAllocator {
     const claimed: string[] = [];
     await this.claim(IP_POOL, ip, ownerOf(svc), false, claimed);
     await this.storage.create(svcKey, encodeStored(svc), svc.metadata!.uid!).catch(ignoreStorageCodes(grpc.status.ALREADY_EXISTS));
+  }
+
+  /** The Endpoints and EndpointSlice of the `kubernetes` service: where the API answers. */
+  private async ensureApiEndpoints(address: string, port: number): Promise<void> {
+    const meta = (labels: Record<string, string>) => ({ name: API_SERVICE, namespace: NAMESPACE_DEFAULT, uid: newUid(), creationTimestamp: nowTimestamp(), labels });
+    const endpoints: ApiObject = {
+      apiVersion: 'v1', kind: 'Endpoints', metadata: meta({}),
+      subsets: [{ addresses: [{ ip: address }], ports: [{ name: 'https', port, protocol: 'TCP' }] }],
+    };
+    const discovery = group('discovery');
+    const slice: ApiObject = {
+      apiVersion: `${discovery}/v1`, kind: 'EndpointSlice', metadata: meta({ [SERVICE_NAME_LABEL]: API_SERVICE }),
+      addressType: isIPv4(address) ? 'IPv4' : 'IPv6',
+      endpoints: [{ addresses: [address], conditions: { ready: true, serving: true, terminating: false } }],
+      ports: [{ name: 'https', port, protocol: 'TCP' }],
+    };
+    for (const [obj, key] of [[endpoints, objectKey('', 'endpoints', NAMESPACE_DEFAULT, API_SERVICE)], [slice, objectKey(discovery, 'endpointslices', NAMESPACE_DEFAULT, API_SERVICE)]] as const) {
+      await this.storage.create(key, encodeStored(obj), obj.metadata!.uid!).catch(ignoreStorageCodes(grpc.status.ALREADY_EXISTS));
+    }
   }
 
   /** Releases what deleted and changed services let go of, after sweeping what is left over. */

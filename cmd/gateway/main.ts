@@ -72,12 +72,15 @@ const port = typeof address === 'object' && address ? address.port : flags.int('
 const kubeconfig = await writeAdminKubeconfig(dataDir, `https://127.0.0.1:${port}`, pki);
 console.log(`gateway serving on https://${flags.string('bind-address')}:${port} (kubeconfig ${kubeconfig})`);
 
+/** The address clients reach the API at: the bound one, or the loopback address when bound to every address. */
+const apiAddress = (bound: string): string => (bound === '0.0.0.0' || bound === '::' || bound === '' ? '127.0.0.1' : bound);
+
 /** Creates the initial namespaces and the API's service once storage answers, then starts the loops that keep them. */
 async function bootstrap(): Promise<void> {
   for (;;) {
     try {
       await ensureInitialNamespaces(backends.storage, registry);
-      await allocator.ensureDefaults(port);
+      await allocator.ensureDefaults(apiAddress(flags.string('bind-address')), port);
       break;
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 500));

@@ -36,6 +36,8 @@ export const SERVICE_CIDR_DEFAULT_NAME = 'kubernetes';
 export const IPADDRESS_FAMILY_LABEL = labelKey('ip-family', 'ipaddress');
 export const IPADDRESS_MANAGED_BY_LABEL = labelKey('managed-by', 'ipaddress');
 export const IP_ALLOCATOR = group('ipallocator');
+/** The label that ties an EndpointSlice to its service. */
+export const SERVICE_NAME_LABEL = labelKey('service-name');
 
 /** Finalizer that keeps a namespace until its contents are gone. */
 export const NAMESPACE_FINALIZER = PRODUCT;

@@ -34,6 +34,13 @@ describe('cluster IPs and node ports of services', function () {
     expect(cidr.body.spec.cidrs).to.deep.equal(['10.96.0.0/12']);
     const ip = await c.request('GET', `${IPS}/10.96.0.1`);
     expect(ip.body.spec.parentRef).to.deep.include({ resource: 'services', namespace: 'default', name: 'kubernetes' });
+    const port = c.port;
+    const endpoints = (await c.request('GET', '/api/v1/namespaces/default/endpoints/kubernetes')).body;
+    expect(endpoints.subsets).to.deep.equal([{ addresses: [{ ip: '127.0.0.1' }], ports: [{ name: 'https', port, protocol: 'TCP' }] }]);
+    expect(api.spec.ports[0].targetPort).to.equal(port);
+    const slices = (await c.request('GET', '/apis/discovery.svc.io/v1/namespaces/default/endpointslices?labelSelector=svc.io/service-name%3Dkubernetes')).body;
+    expect(slices.items).to.have.length(1);
+    expect(slices.items[0]).to.deep.include({ addressType: 'IPv4', ports: [{ name: 'https', port, protocol: 'TCP' }] });
   });
 
   it('gives every service its own address from the dynamic part of the range, recorded as an IPAddress', async () => {
