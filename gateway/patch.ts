@@ -5,7 +5,7 @@ import { isDeepStrictEqual } from 'node:util';
 import YAML from 'yaml';
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { isObject } from '../internal/apimachinery/meta.js';
-import { StatusError, badRequest, staleConflict, invalid, unsupportedMediaType } from '../internal/apimachinery/status.js';
+import { StatusError, badRequest, notFound, staleConflict, invalid, unsupportedMediaType } from '../internal/apimachinery/status.js';
 import { forbiddenField } from '../internal/apimachinery/validation.js';
 import { GROUP_META } from '../internal/names/index.js';
 import {
@@ -235,6 +235,8 @@ async function applyObject(r: ResourceRequest, backends: Backends, config: ApiOb
     throw err;
   });
   if (!exists) {
+    // Only the object itself is created by an apply, never through one of its sub-resources.
+    if (r.info.subresource) throw notFound(r.objects.gr, r.info.name);
     writeObject(r.ctx, r.def, 201, await createApplied(r, backends, apply({}, config, opts), dryRun));
     return;
   }

@@ -106,9 +106,12 @@ export function defineKind(entry: ResourceEntry, spec: KindSpec = {}): KindDef {
     prepareForStatusUpdate(obj, old) {
       normalize(obj);
       const status = obj.status;
+      // The writer's ownership of the status it sets stays; the rest is as stored.
+      const managedFields = obj.metadata?.managedFields;
       replaceMembers(obj, clone(old));
       if (status === undefined) delete obj.status;
       else obj.status = status;
+      if (managedFields !== undefined) obj.metadata = { ...obj.metadata, managedFields };
       spec.defaults?.(obj);
     },
 

@@ -31,6 +31,28 @@ describe('sub-resources: status, scale, finalize, binding, eviction, approval, r
     expect(got.body.status.readyReplicas).to.equal(1);
   });
 
+  it('status: apply and update record their manager under subresource status, own no spec, and need the object', async () => {
+    await c.request('POST', DEPLOY, { body: deployment('ss') });
+    const applied = await c.request('PATCH', `${DEPLOY}/ss/status?fieldManager=ctrl`, {
+      body: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'ss' }, spec: { replicas: 9 }, status: { replicas: 3, readyReplicas: 2 } },
+      headers: { 'Content-Type': 'application/apply-patch+yaml' },
+    });
+    expect(applied.status).to.equal(200);
+    expect(applied.body.spec.replicas).to.equal(1);
+    expect(applied.body.status).to.deep.include({ replicas: 3, readyReplicas: 2 });
+    const ctrl = applied.body.metadata.managedFields.find((m: any) => m.manager === 'ctrl');
+    expect(ctrl).to.deep.include({ operation: 'Apply', subresource: 'status', fieldsV1: { 'f:status': { 'f:readyReplicas': {}, 'f:replicas': {} } } });
+    const put = await c.request('PUT', `${DEPLOY}/ss/status?fieldManager=kubelet`, { body: { ...applied.body, status: { ...applied.body.status, availableReplicas: 2 } } });
+    expect(put.status).to.equal(200);
+    const kubelet = put.body.metadata.managedFields.find((m: any) => m.manager === 'kubelet');
+    expect(kubelet).to.deep.include({ operation: 'Update', subresource: 'status', fieldsV1: { 'f:status': { 'f:availableReplicas': {} } } });
+    const missing = await c.request('PATCH', `${DEPLOY}/nothing/status?fieldManager=ctrl`, {
+      body: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'nothing' }, status: { replicas: 1 } }, headers: { 'Content-Type': 'application/apply-patch+yaml' },
+    });
+    expect(missing.status).to.equal(404);
+    expect(missing.body).to.include({ reason: 'NotFound', code: 404 });
+  });
+
   it('scale: GET answers an autoscaling/v1 Scale, PATCH and PUT change spec.replicas, a negative count is 422', async () => {
     await c.request('POST', DEPLOY, { body: deployment('sc') });
     const scale = await c.request('GET', `${DEPLOY}/sc/scale`);
