@@ -180,7 +180,7 @@ export class ServiceAllocator {
   private async claim<T>(pool: Pool<T>, value: T, owner: Owner, dryRun: boolean, claimed: string[]): Promise<boolean> {
     const key = pool.key(value);
     if (claimed.includes(key)) return false;
-    if (dryRun) return this.storage.get(key).then(() => false, (err) => { ignoreStorageCodes(grpc.status.NOT_FOUND)(err); return true; });
+    if (dryRun) return (await this.read(key)) === undefined;
     const record = pool.record(value, owner);
     try {
       await this.storage.create(key, encodeStored(record), record.metadata!.uid!);
@@ -206,27 +206,43 @@ export class ServiceAllocator {
     return undefined;
   }
 
+  /** A stored value; undefined when there is none (other storage errors are thrown). */
+  private async read(key: string): Promise<KeyValue | undefined> {
+    const res = await this.storage.get(key).catch((err) => { ignoreStorageCodes(grpc.status.NOT_FOUND)(err); return undefined; });
+    return res?.kv ?? undefined;
+  }
+
+  /** Stores an object the server makes for itself, unless it exists. */
+  private async createOnce(key: string, obj: ApiObject): Promise<void> {
+    await this.storage.create(key, encodeStored(obj), obj.metadata!.uid!).catch(ignoreStorageCodes(grpc.status.ALREADY_EXISTS));
+  }
+
   /**
    * The default ServiceCIDR, and the `kubernetes` service in `default` on the
    * range's first address, with the endpoints of the API (`address:port`).
    */
   async ensureDefaults(address: string, apiPort: number): Promise<void> {
-    const cidrDef = this.registry.lookup(NETWORKING, 'v1', 'servicecidrs');
-    if (cidrDef) {
-      const cidr: ApiObject = {
-        apiVersion: `${NETWORKING}/v1`, kind: 'ServiceCIDR',
-        metadata: { name: SERVICE_CIDR_DEFAULT_NAME, uid: newUid(), creationTimestamp: nowTimestamp() },
-        spec: { cidrs: [SERVICE_CIDR] },
-        status: { conditions: [{ type: 'Ready', status: 'True', reason: '', message: '', lastTransitionTime: nowTimestamp() }] },
-      };
-      cidrDef.prepareForCreate?.(cidr);
-      await this.storage.create(objectKey(NETWORKING, 'servicecidrs', '', SERVICE_CIDR_DEFAULT_NAME), encodeStored(cidr), cidr.metadata!.uid!)
-        .catch(ignoreStorageCodes(grpc.status.ALREADY_EXISTS));
-    }
+    await this.ensureServiceCidr();
     await this.ensureApiEndpoints(address, apiPort);
+    await this.ensureApiService(apiPort);
+  }
+
+  private async ensureServiceCidr(): Promise<void> {
+    const def = this.registry.lookup(NETWORKING, 'v1', 'servicecidrs');
+    if (!def) return;
+    const cidr: ApiObject = {
+      apiVersion: `${NETWORKING}/v1`, kind: 'ServiceCIDR',
+      metadata: { name: SERVICE_CIDR_DEFAULT_NAME, uid: newUid(), creationTimestamp: nowTimestamp() },
+      spec: { cidrs: [SERVICE_CIDR] },
+      status: { conditions: [{ type: 'Ready', status: 'True', reason: '', message: '', lastTransitionTime: nowTimestamp() }] },
+    };
+    def.prepareForCreate?.(cidr);
+    await this.createOnce(objectKey(NETWORKING, 'servicecidrs', '', SERVICE_CIDR_DEFAULT_NAME), cidr);
+  }
+
+  private async ensureApiService(apiPort: number): Promise<void> {
     const svcKey = objectKey('', 'services', NAMESPACE_DEFAULT, API_SERVICE);
-    const exists = await this.storage.get(svcKey).then(() => true, (err) => { ignoreStorageCodes(grpc.status.NOT_FOUND)(err); return false; });
-    if (exists) return;
+    if (await this.read(svcKey)) return;
     const ip = addressAt(range, 1n);
     const svc: ApiObject = {
       apiVersion: 'v1', kind: 'Service',
@@ -238,9 +254,8 @@ export class ServiceAllocator {
     };
     const def = this.registry.lookup('', 'v1', 'services')!;
     def.prepareForCreate?.(svc);
-    const claimed: string[] = [];
-    await this.claim(IP_POOL, ip, ownerOf(svc), false, claimed);
-    await this.storage.create(svcKey, encodeStored(svc), svc.metadata!.uid!).catch(ignoreStorageCodes(grpc.status.ALREADY_EXISTS));
+    await this.claim(IP_POOL, ip, ownerOf(svc), false, []);
+    await this.createOnce(svcKey, svc);
   }
 
   /** The Endpoints and EndpointSlice of the `kubernetes` service: where the API answers. */
@@ -257,9 +272,8 @@ export class ServiceAllocator {
       endpoints: [{ addresses: [address], conditions: { ready: true, serving: true, terminating: false } }],
       ports: [{ name: 'https', port, protocol: 'TCP' }],
     };
-    for (const [obj, key] of [[endpoints, objectKey('', 'endpoints', NAMESPACE_DEFAULT, API_SERVICE)], [slice, objectKey(discovery, 'endpointslices', NAMESPACE_DEFAULT, API_SERVICE)]] as const) {
-      await this.storage.create(key, encodeStored(obj), obj.metadata!.uid!).catch(ignoreStorageCodes(grpc.status.ALREADY_EXISTS));
-    }
+    await this.createOnce(objectKey('', 'endpoints', NAMESPACE_DEFAULT, API_SERVICE), endpoints);
+    await this.createOnce(objectKey(discovery, 'endpointslices', NAMESPACE_DEFAULT, API_SERVICE), slice);
   }
 
   /** Releases what deleted and changed services let go of, after sweeping what is left over. */
@@ -288,16 +302,17 @@ export class ServiceAllocator {
 
   /** Deletes a record of `owner` unless the service of that name (perhaps created anew) still uses its value. */
   private async releaseUnused(key: string, owner: Owner, olderThan?: number): Promise<void> {
-    const record = await this.storage.get(key).catch(() => undefined);
-    if (!record?.kv) return;
-    const obj = decodeStored(record.kv);
+    const record = await this.read(key);
+    if (!record) return;
+    const obj = decodeStored(record);
     if (!sameOwner(recordOwner(obj), owner)) return;
     if (olderThan !== undefined && Date.parse(obj.metadata?.creationTimestamp ?? '') > olderThan) return;
-    const current = await this.storage.get(objectKey('', 'services', owner.namespace, owner.name)).catch(() => undefined);
-    const uses = held(current?.kv ? decodeStored(current.kv) : undefined);
+    // Only a service known to be gone (not one storage could not answer for) lets go of its values.
+    const current = await this.read(objectKey('', 'services', owner.namespace, owner.name));
+    const uses = held(current ? decodeStored(current) : undefined);
     const value = key.slice(key.lastIndexOf('/') + 1);
     if (uses.ips.includes(value) || uses.nodePorts.includes(Number(value))) return;
-    await this.storage.delete(key, { modRevision: record.kv.modRevision }).catch(ignoreStorageRace);
+    await this.storage.delete(key, { modRevision: record.modRevision }).catch(ignoreStorageRace);
   }
 
   /** Records whose service is gone, or no longer uses their value, once past the grace of an in-flight create. */
