@@ -14,7 +14,7 @@ import {
 import { invalid } from '../internal/registry/causes.js';
 import type { Registry } from '../internal/registry/index.js';
 import { NODE_PORT_RANGE, SERVICE_CIDR, usesNodePorts } from '../internal/registry/kinds/core-services.js';
-import { addressAt, isIPv4, parseCidr, sizeOf } from '../internal/registry/net.js';
+import { addressAt, isIP, isIPv4, parseCidr, sizeOf } from '../internal/registry/net.js';
 import { asList, asObj, objects, type Obj } from '../internal/registry/values.js';
 import { grpc } from '../internal/rpc/index.js';
 import { ignoreStorageCodes, ignoreStorageRace, type KeyValue, type StorageClient, type StorageEvent } from '../internal/storage/client.js';
@@ -132,7 +132,10 @@ export class ServiceAllocator {
   }
 
   private async allocateIP(spec: Obj, owner: Owner, before: Held, dryRun: boolean, claimed: string[]): Promise<void> {
-    const asked = (asList(spec.clusterIPs)[0] as string | undefined) || (spec.clusterIP as string | undefined);
+    // Allocation runs before validation: a value of the wrong type is left for it to report.
+    const first = asList(spec.clusterIPs)[0] ?? spec.clusterIP;
+    if (first !== undefined && first !== '' && typeof first !== 'string') return;
+    const asked = (first as string | undefined) || undefined;
     if (asked === 'None') return;
     if (asked && before.ips.includes(asked)) return;
     if (!asked) {
@@ -142,9 +145,12 @@ export class ServiceAllocator {
       spec.clusterIPs = [ip, ...asList(spec.clusterIPs).slice(1)];
       return;
     }
-    // Malformed and IPv6 addresses are the kind's validation to report.
-    if (!isIPv4(asked)) return;
     const at = 'spec.clusterIPs[0]';
+    // The service network is IPv4 only; a malformed address is validation's to report.
+    if (!isIPv4(asked)) {
+      if (isIP(asked)) throw refused(owner, 'spec.ipFamilies[0]', 'IPv6', 'not configured on this cluster');
+      return;
+    }
     if (!inRange(asked)) {
       throw refused(owner, at, asked, `failed to allocate IP ${asked}: provided IP (${asked}) is not in the valid range. The range of valid IPs is ${SERVICE_CIDR}`);
     }
@@ -157,7 +163,9 @@ export class ServiceAllocator {
     const ports = objects(spec.ports);
     for (const [i, p] of ports.entries()) {
       const at = `spec.ports[${i}].nodePort`;
-      const asked = typeof p.nodePort === 'number' && p.nodePort > 0 ? p.nodePort : undefined;
+      // 0 or absent asks for one; anything but a whole number is validation's to report.
+      if (p.nodePort !== undefined && p.nodePort !== 0 && !Number.isInteger(p.nodePort)) continue;
+      const asked = p.nodePort ? p.nodePort as number : undefined;
       if (asked !== undefined && before.nodePorts.includes(asked)) continue;
       if (asked === undefined) {
         const port = await this.draw(NODE_PORT_POOL, owner, dryRun, claimed);

@@ -100,6 +100,27 @@ describe('cluster IPs and node ports of services', function () {
     expect(await waitFor(async () => (await taken()).status === 201, 10_000)).to.equal(true);
   });
 
+  it('bad cluster IPs and node ports are 422 with the field named, and take nothing', async () => {
+    const before = (await c.request('GET', IPS)).body.items.length;
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ clusterIP: 123 }, 'spec.clusterIP'],
+      [{ clusterIP: '10.96.0.5', clusterIPs: ['10.96.0.6'] }, 'spec.clusterIPs'],
+      [{ clusterIP: 'fd00::10' }, 'spec.ipFamilies[0]'],
+      [{ type: 'NodePort', ports: [{ port: 80, nodePort: 'high' }] }, 'spec.ports[0].nodePort'],
+      [{ type: 'NodePort', ports: [{ port: 80, nodePort: 1.5 }] }, 'spec.ports[0].nodePort'],
+      [{ type: 'LoadBalancer', clusterIP: '10.96.0.7', ports: [{ port: 80, nodePort: -3 }] }, 'spec.ports[0].nodePort'],
+    ];
+    for (const [spec, field] of cases) {
+      const res = await create(service('bad', spec));
+      expect(res.status, JSON.stringify(spec)).to.equal(422);
+      expect(res.body.reason).to.equal('Invalid');
+      expect(res.body.details.causes.map((x: any) => x.field), JSON.stringify(spec)).to.include(field);
+    }
+    expect((await c.request('GET', IPS)).body.items.length).to.equal(before);
+    expect(await ipExists('10.96.0.6')).to.equal(false);
+    expect(await ipExists('10.96.0.7')).to.equal(false);
+  });
+
   it('a dry run shows an address without taking it', async () => {
     const dry = await create(service('dry', { clusterIP: '10.96.0.40' }), '?dryRun=All');
     expect(dry.status).to.equal(201);
