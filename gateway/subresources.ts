@@ -82,7 +82,7 @@ export function toScale(obj: ApiObject): ApiObject {
 function replicasOf(r: ResourceRequest, scale: ApiObject): number {
   const replicas = (scale.spec as { replicas?: unknown } | undefined)?.replicas;
   if (Number.isInteger(replicas) && (replicas as number) >= 0) return replicas as number;
-  throw new StatusError(422, 'Invalid', `Scale.autoscaling "${r.info.name}" is invalid: spec.replicas: Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0`,
+  throw new StatusError(422, 'Invalid', `Scale.autoscaling "${r.info.name}" is invalid: spec.replicas: Invalid value: ${JSON.stringify(replicas ?? null)}: must be greater than or equal to 0`,
     { name: r.info.name, group: 'autoscaling', kind: 'Scale', causes: [{ reason: 'FieldValueInvalid', field: 'spec.replicas', message: 'must be greater than or equal to 0' }] });
 }
 
