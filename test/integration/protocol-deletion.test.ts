@@ -177,10 +177,28 @@ describe('protocol: deletion', function () {
         expect(refused.body.message).to.contain('being terminated');
       }
 
-      const cur = (await c.request('GET', '/api/v1/namespaces/term')).body;
-      const released = await c.request('PUT', '/api/v1/namespaces/term', { body: { ...cur, metadata: { ...cur.metadata, finalizers: [] } } });
+      // A merge patch: the namespace's own status changes meanwhile, which a PUT of what was read would race with.
+      const released = await c.request('PATCH', '/api/v1/namespaces/term', { body: { metadata: { finalizers: null } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
       expect(released.status, released.text).to.equal(200);
       expect(await waitFor(async () => (await c.request('GET', '/api/v1/namespaces/term')).status === 404, 10_000)).to.equal(true);
+    });
+
+    it('says in its conditions which content and finalizers its deletion waits for', async () => {
+      expect((await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'wait' } } })).status).to.equal(201);
+      const held = { metadata: { name: 'held', finalizers: ['example.com/keep'] } };
+      expect((await c.request('POST', '/api/v1/namespaces/wait/configmaps', { body: held })).status).to.equal(201);
+      expect((await c.request('DELETE', '/api/v1/namespaces/wait')).status).to.equal(200);
+      const condition = async (type: string) => ((await c.request('GET', '/api/v1/namespaces/wait')).body.status.conditions ?? [])
+        .find((x: { type: string }) => x.type === type);
+      expect(await waitFor(async () => (await condition('NamespaceContentRemaining'))?.status === 'True', 10_000)).to.equal(true);
+      expect(await condition('NamespaceContentRemaining')).to.deep.include({ reason: 'SomeResourcesRemain', message: 'Some resources are remaining: configmaps. has 1 resource instances' });
+      expect(await condition('NamespaceFinalizersRemaining')).to.deep.include({
+        status: 'True', reason: 'SomeFinalizersRemain', message: 'Some content in the namespace has finalizers remaining: example.com/keep in 1 resource instances',
+      });
+      expect(await condition('NamespaceDeletionContentFailure')).to.deep.include({ status: 'False', reason: 'ContentDeleted' });
+      const release = await c.request('PATCH', '/api/v1/namespaces/wait/configmaps/held', { body: { metadata: { finalizers: null } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+      expect(release.status).to.equal(200);
+      expect(await waitFor(async () => (await c.request('GET', '/api/v1/namespaces/wait')).status === 404, 15_000)).to.equal(true);
     });
   });
 });
