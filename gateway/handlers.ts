@@ -7,6 +7,7 @@ import { answerEphemeral } from './reviews.js';
 import { enforceFieldValidation, fieldValidationOf, unknownFields } from './fieldvalidation.js';
 import { parseFieldSelector, parseLabelSelector, fieldsMatch } from '../internal/apimachinery/selectors.js';
 import type { KindDef } from '../internal/registry/index.js';
+import { UPSTREAM_LABEL_ALIASES } from '../internal/names/index.js';
 import type { Backends } from './backends.js';
 import { storageError } from './backends.js';
 import type { ResourceRequest } from './context.js';
@@ -47,7 +48,14 @@ export function selectorOf(def: KindDef, query: URLSearchParams): ((obj: ApiObje
     if (!known.has(f.field)) throw badRequest(`field label not supported: ${f.field}`);
   }
   if (!labels && fields.length === 0) return undefined;
-  return (obj) => (!labels || labels(obj.metadata?.labels)) && fieldsMatch(fields, fieldValues(def, obj));
+  return (obj) => (!labels || labels(withUpstreamLabels(obj.metadata?.labels))) && fieldsMatch(fields, fieldValues(def, obj));
+}
+
+/** An object's labels as selectors see them: the keys clients select on in their upstream spelling are there in both. */
+function withUpstreamLabels(labels: Record<string, string> | undefined): Record<string, string> | undefined {
+  if (!labels) return labels;
+  const aliased = Object.entries(UPSTREAM_LABEL_ALIASES).filter(([own]) => own in labels);
+  return aliased.length === 0 ? labels : { ...Object.fromEntries(aliased.map(([own, upstream]) => [upstream, labels[own]])), ...labels };
 }
 
 export function fieldValues(def: KindDef, obj: ApiObject): Record<string, string | undefined> {

@@ -38,6 +38,10 @@ export const IPADDRESS_MANAGED_BY_LABEL = labelKey('managed-by', 'ipaddress');
 export const IP_ALLOCATOR = group('ipallocator');
 /** The label that ties an EndpointSlice to its service. */
 export const SERVICE_NAME_LABEL = labelKey('service-name');
+/** Label keys the server sets that clients select on in their upstream spelling (kubectl describe service). */
+export const UPSTREAM_LABEL_ALIASES: Readonly<Record<string, string>> = {
+  [SERVICE_NAME_LABEL]: `${UPSTREAM_LABEL_DOMAIN}/service-name`,
+};
 
 /** Finalizer that keeps a namespace until its contents are gone. */
 export const NAMESPACE_FINALIZER = PRODUCT;

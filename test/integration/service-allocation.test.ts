@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { Cluster, waitFor } from '../lib/cluster.js';
+import { kubectl } from '../lib/kubectl.js';
 
 const SVCS = '/api/v1/namespaces/default/services';
 const IPS = '/apis/networking.svc.io/v1/ipaddresses';
@@ -41,6 +42,13 @@ describe('cluster IPs and node ports of services', function () {
     const slices = (await c.request('GET', '/apis/discovery.svc.io/v1/namespaces/default/endpointslices?labelSelector=svc.io/service-name%3Dkubernetes')).body;
     expect(slices.items).to.have.length(1);
     expect(slices.items[0]).to.deep.include({ addressType: 'IPv4', ports: [{ name: 'https', port, protocol: 'TCP' }] });
+    // kubectl selects slices by the upstream spelling of the label.
+    const upstream = (await c.request('GET', '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=kubernetes.io/service-name%3Dkubernetes')).body;
+    expect(upstream.items.map((s: any) => s.metadata.name)).to.deep.equal(['kubernetes']);
+    expect(upstream.items[0].metadata.labels).to.deep.equal({ 'svc.io/service-name': 'kubernetes' });
+    const described = await kubectl(c.kubeconfig, ['describe', 'service', 'kubernetes', '-n', 'default']);
+    expect(described.code, described.stderr).to.equal(0);
+    expect(described.stdout).to.match(new RegExp(`Endpoints:\\s+127\\.0\\.0\\.1:${port}`));
   });
 
   it('gives every service its own address from the dynamic part of the range, recorded as an IPAddress', async () => {
