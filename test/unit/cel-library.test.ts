@@ -299,6 +299,7 @@ describe('cel timestamps and durations', () => {
     expect(value("timestamp('2024-05-01T10:00:00.000000002Z') - timestamp('2024-05-01T10:00:00Z') == duration('2ns')")).to.equal(true);
     expect(value("[timestamp('2024-05-01T10:00:00.000000001Z')] == [timestamp('2024-05-01T10:00:00Z')]")).to.equal(false);
     expect(value("timestamp('2024-05-01T10:00:00.000000001Z')")).to.equal('2024-05-01T10:00:00.000000001Z');
+    expect(value("string(timestamp('2024-05-01T10:00:00.000000001+14:00'))")).to.equal('2024-04-30T20:00:00.000000001Z');
   });
 
   it('keep one representation of negative durations', () => {
