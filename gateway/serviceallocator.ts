@@ -5,6 +5,7 @@
 // goes back to the pool when its service is deleted or stops using it; a sweep at
 // start and after every lost watch removes records a crash left behind.
 import { randomInt } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { newUid, nowTimestamp } from '../internal/apimachinery/meta.js';
 import { invalid as invalidObject, type StatusCause } from '../internal/apimachinery/status.js';
@@ -248,9 +249,19 @@ export class ServiceAllocator {
     await this.createOnce(objectKey(NETWORKING, 'servicecidrs', '', SERVICE_CIDR_DEFAULT_NAME), cidr);
   }
 
+  /** An object the server keeps for itself: created when absent, its `fields` brought back when they differ. */
+  private async keepCurrent(key: string, obj: ApiObject, fields: readonly string[]): Promise<void> {
+    const kv = await this.read(key);
+    if (!kv) return this.createOnce(key, obj);
+    const stored = decodeStored(kv);
+    if (fields.every((f) => isDeepStrictEqual(stored[f], obj[f]))) return;
+    for (const f of fields) stored[f] = obj[f];
+    await this.storage.update(key, encodeStored(stored), { modRevision: kv.modRevision }).catch(ignoreStorageRace);
+  }
+
+  /** The `kubernetes` service on the range's first address, its port leading to the API's (which a restart may change). */
   private async ensureApiService(apiPort: number): Promise<void> {
     const svcKey = objectKey('', 'services', NAMESPACE_DEFAULT, API_SERVICE);
-    if (await this.read(svcKey)) return;
     const ip = addressAt(range, 1n);
     const svc: ApiObject = {
       apiVersion: 'v1', kind: 'Service',
@@ -262,11 +273,11 @@ export class ServiceAllocator {
     };
     const def = this.registry.lookup('', 'v1', 'services')!;
     def.prepareForCreate?.(svc);
-    await this.claim(IP_POOL, ip, ownerOf(svc), false, []);
-    await this.createOnce(svcKey, svc);
+    if (!(await this.read(svcKey))) await this.claim(IP_POOL, ip, ownerOf(svc), false, []);
+    await this.keepCurrent(svcKey, svc, ['spec']);
   }
 
-  /** The Endpoints and EndpointSlice of the `kubernetes` service: where the API answers. */
+  /** The Endpoints and EndpointSlice of the `kubernetes` service: where the API answers (the last gateway started). */
   private async ensureApiEndpoints(address: string, port: number): Promise<void> {
     const meta = (labels: Record<string, string>) => ({ name: API_SERVICE, namespace: NAMESPACE_DEFAULT, uid: newUid(), creationTimestamp: nowTimestamp(), labels });
     const endpoints: ApiObject = {
@@ -280,8 +291,8 @@ export class ServiceAllocator {
       endpoints: [{ addresses: [address], conditions: { ready: true, serving: true, terminating: false } }],
       ports: [{ name: 'https', port, protocol: 'TCP' }],
     };
-    await this.createOnce(objectKey('', 'endpoints', NAMESPACE_DEFAULT, API_SERVICE), endpoints);
-    await this.createOnce(objectKey(discovery, 'endpointslices', NAMESPACE_DEFAULT, API_SERVICE), slice);
+    await this.keepCurrent(objectKey('', 'endpoints', NAMESPACE_DEFAULT, API_SERVICE), endpoints, ['subsets']);
+    await this.keepCurrent(objectKey(discovery, 'endpointslices', NAMESPACE_DEFAULT, API_SERVICE), slice, ['addressType', 'endpoints', 'ports']);
   }
 
   /** Releases what deleted and changed services let go of, after sweeping what is left over. */

@@ -51,6 +51,21 @@ describe('cluster IPs and node ports of services', function () {
     expect(described.stdout).to.match(new RegExp(`Endpoints:\\s+127\\.0\\.0\\.1:${port}`));
   });
 
+  it('a gateway started on another port brings the kubernetes service and its endpoints up to date', async () => {
+    const before = c.port;
+    await c.kill('gateway');
+    c.port = 0;
+    await c.startService('gateway');
+    expect(c.port).to.not.equal(before);
+    const current = async () => {
+      const svc = (await c.request('GET', `${SVCS}/kubernetes`)).body;
+      const endpoints = (await c.request('GET', '/api/v1/namespaces/default/endpoints/kubernetes')).body;
+      return svc.spec.ports[0].targetPort === c.port && endpoints.subsets[0].ports[0].port === c.port;
+    };
+    expect(await waitFor(current, 10_000)).to.equal(true);
+    expect((await c.request('GET', `${SVCS}/kubernetes`)).body.spec.clusterIP).to.equal('10.96.0.1');
+  });
+
   it('gives every service its own address from the dynamic part of the range, recorded as an IPAddress', async () => {
     const made = await Promise.all(Array.from({ length: 30 }, (_, i) => create(service(`many-${i}`))));
     expect(made.map((r) => r.status)).to.deep.equal(made.map(() => 201));
