@@ -43,6 +43,28 @@ describe('garbage collection: the background, orphan and foreground deletion pol
     expect((await c.request('GET', `${CMS}/two-child`)).body.metadata.ownerReferences[0].name).to.equal('two-b');
   });
 
+  it('Background: a dependent held by its own finalizer is marked for deletion, and goes once released', async () => {
+    const owner = (await c.request('POST', CMS, { body: { metadata: { name: 'bh' } } })).body;
+    const ref = { apiVersion: 'v1', kind: 'ConfigMap', name: 'bh', uid: owner.metadata.uid };
+    const child = { metadata: { name: 'bh-child', ownerReferences: [ref], finalizers: ['example.com/keep'] } };
+    expect((await c.request('POST', CMS, { body: child })).status).to.equal(201);
+    expect((await c.request('DELETE', `${CMS}/bh`)).status).to.equal(200);
+    const marked = await waitFor(async () => Boolean((await c.request('GET', `${CMS}/bh-child`)).body.metadata?.deletionTimestamp), 10_000);
+    expect(marked).to.equal(true);
+    const release = await c.request('PATCH', `${CMS}/bh-child`, { body: { metadata: { finalizers: null } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+    expect(release.status).to.equal(200);
+    expect(await gone('bh-child')).to.equal(true);
+  });
+
+  it('Background: a namespaced dependent of a cluster-scoped owner goes with it', async () => {
+    const owner = (await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'gc-owner' } } })).body;
+    const ref = { apiVersion: 'v1', kind: 'Namespace', name: 'gc-owner', uid: owner.metadata.uid };
+    expect((await c.request('POST', CMS, { body: { metadata: { name: 'ns-child', ownerReferences: [ref] } } })).status).to.equal(201);
+    expect((await c.request('DELETE', '/api/v1/namespaces/gc-owner')).status).to.equal(200);
+    expect(await waitFor(async () => (await c.request('GET', '/api/v1/namespaces/gc-owner')).status === 404, 10_000)).to.equal(true);
+    expect(await gone('ns-child')).to.equal(true);
+  });
+
   it('Orphan: the owner goes, the dependent stays without its owner reference', async () => {
     await family('o');
     expect((await c.request('DELETE', `${CMS}/o?propagationPolicy=Orphan`)).status).to.equal(200);
