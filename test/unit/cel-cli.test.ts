@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +36,8 @@ oldSelf: {replicas: 2, maxReplicas: 5, names: [a]}
 `);
 
 describe('svc-cel', () => {
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
   it('prints the result and cost of an expression and exits 0', () => {
     const r = svcCel('--expr', '1 + 2');
     expect(r.status).to.equal(0);
