@@ -93,6 +93,20 @@ describe('registry: pod spec rules', () => {
         'spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey']);
   });
 
+  it('resources: standard or qualified names, whole extended resources that are not overcommitted, cpu or memory beside huge pages', () => {
+    const res = (resources: Record<string, unknown>) => withContainer({ resources });
+    const at = 'spec.containers[0].resources';
+    expect(res({ limits: { cpu: '1', 'example.com/gpu': '2', 'hugepages-2Mi': '4Mi', memory: '1Gi' } })).to.deep.equal([]);
+    // Requests default to the limits, so a bad name shows in both.
+    expect(res({ limits: { gpu: '1' } })).to.deep.equal([`${at}.limits[gpu]`, `${at}.requests[gpu]`]
+      .map((f) => [f, 'FieldValueInvalid', 'Invalid value: "gpu": must be a standard resource for containers']));
+    expect(res({ limits: { 'example.com/gpu': '500m' } }).map((c) => c[2])).to.include('Invalid value: "500m": must be an integer');
+    expect(res({ requests: { 'example.com/gpu': '1' } })).to.deep.equal([[`${at}.limits`, 'FieldValueRequired', 'Required value: Limit must be set for non overcommitable resources']]);
+    expect(res({ requests: { 'example.com/gpu': '1' }, limits: { 'example.com/gpu': '2' } }).map((c) => c[2]))
+      .to.deep.equal(['Invalid value: "1": must be equal to example.com/gpu limit of 2']);
+    expect(res({ limits: { 'hugepages-2Mi': '4Mi' } })).to.deep.equal([[at, 'FieldValueForbidden', 'Forbidden: HugePages require cpu or memory']]);
+  });
+
   it('topology spread: positive maxSkew, a topology key, a known action, each pair once', () => {
     const spread = (...constraints: Array<Record<string, unknown>>) => causesOf({ topologySpreadConstraints: constraints });
     expect(spread({ maxSkew: 0, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule' }).map((c) => c[2])).to.deep.equal(['Invalid value: 0: must be greater than zero']);

@@ -4,7 +4,9 @@
 import {
   duplicate, forbidden, invalid, nonNegative, notSupported, oneOf, portNumber, portNumberOrName, qualifiedName, required, type Causes,
 } from '../causes.js';
+import { DOMAIN } from '../../names/index.js';
 import { isIP } from '../net.js';
+import { parseQuantity } from '../quantity.js';
 import { asList, asObj, objects, type Obj } from '../values.js';
 
 const PROBE_HANDLERS = ['exec', 'httpGet', 'tcpSocket', 'grpc'];
@@ -15,6 +17,51 @@ const PROFILE_TYPES = ['RuntimeDefault', 'Unconfined', 'Localhost'];
 const MAX_ID = 2147483647;
 const MAX_NAMESERVERS = 3;
 const MAX_SEARCHES = 32;
+
+const CONTAINER_RESOURCES = ['cpu', 'memory', 'ephemeral-storage'];
+const HUGE_PAGES = /^hugepages-/;
+
+/** Names without a domain, and names in the platform's domain, are the platform's own resources. */
+const isNative = (name: string) => !name.includes('/') || name.includes(`${DOMAIN}/`);
+/** Extended resources and huge pages cannot be overcommitted: their request is their limit. */
+const isOvercommitted = (name: string) => isNative(name) && !HUGE_PAGES.test(name);
+
+function resourceNameCauses(field: string, name: string): Causes {
+  if (!isNative(name)) return qualifiedName(field, name);
+  if (CONTAINER_RESOURCES.includes(name) || HUGE_PAGES.test(name)) return [];
+  return [invalid(field, name, 'must be a standard resource for containers')];
+}
+
+/**
+ * Resource names of a container's limits and requests, whole numbers for
+ * extended resources, equal request and limit where overcommit is not allowed,
+ * and cpu or memory beside huge pages.
+ */
+export function resourceCauses(field: string, resources: unknown): Causes {
+  const limits = asObj(asObj(resources)?.limits) ?? {};
+  const requests = asObj(asObj(resources)?.requests) ?? {};
+  const causes: Causes = [];
+  for (const [kind, list] of [['limits', limits], ['requests', requests]] as const) {
+    for (const [name, q] of Object.entries(list)) {
+      const at = `${field}.${kind}[${name}]`;
+      causes.push(...resourceNameCauses(at, name));
+      const n = parseQuantity(q);
+      if (!isNative(name) && n !== undefined && !Number.isInteger(n)) causes.push(invalid(at, q, 'must be an integer'));
+    }
+  }
+  for (const [name, q] of Object.entries(requests)) {
+    if (isOvercommitted(name)) continue;
+    if (limits[name] === undefined) causes.push(required(`${field}.limits`, 'Limit must be set for non overcommitable resources'));
+    else if (parseQuantity(q) !== parseQuantity(limits[name])) {
+      causes.push(invalid(`${field}.requests[${name}]`, q, `must be equal to ${name} limit of ${limits[name]}`));
+    }
+  }
+  const names = [...Object.keys(limits), ...Object.keys(requests)];
+  if (names.some((n) => HUGE_PAGES.test(n)) && !names.some((n) => n === 'cpu' || n === 'memory')) {
+    causes.push(forbidden(field, 'HugePages require cpu or memory'));
+  }
+  return causes;
+}
 
 /** Exactly one handler of a probe or lifecycle hook, and its port. */
 function handlerCauses(field: string, handler: Obj, kinds: readonly string[]): Causes {
@@ -111,7 +158,7 @@ export function containerCauses(field: string, c: Obj, init: boolean, hostNetwor
       }
     });
   }
-  return [...causes, ...securityContextCauses(`${field}.securityContext`, c.securityContext)];
+  return [...causes, ...securityContextCauses(`${field}.securityContext`, c.securityContext), ...resourceCauses(`${field}.resources`, c.resources)];
 }
 
 /** `dnsPolicy: None` takes its nameservers from dnsConfig; at most 3 of them, IP addresses, and 32 search domains. */
