@@ -7,7 +7,7 @@ import { answerEphemeral } from './reviews.js';
 import { enforceFieldValidation, fieldValidationOf, unknownFields } from './fieldvalidation.js';
 import { parseFieldSelector, parseLabelSelector, fieldsMatch } from '../internal/apimachinery/selectors.js';
 import type { KindDef } from '../internal/registry/index.js';
-import { UPSTREAM_LABEL_ALIASES } from '../internal/names/index.js';
+import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, UPSTREAM_LABEL_ALIASES } from '../internal/names/index.js';
 import type { Backends } from './backends.js';
 import { storageError } from './backends.js';
 import type { ResourceRequest } from './context.js';
@@ -19,8 +19,6 @@ import { writeList, writeObject, writeBody, formatOf } from './respond.js';
 import { encodeContinue, expiredContinue, getPlan, listPlan, type ReadMode } from './versions.js';
 import { waitForRevision } from './freshness.js';
 
-export const ORPHAN_FINALIZER = 'orphan';
-export const FOREGROUND_FINALIZER = 'foregroundDeletion';
 
 /** Attempts of a write that lost a race to a concurrent one before answering 409. */
 const MAX_WRITE_ATTEMPTS = 5;

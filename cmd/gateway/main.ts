@@ -14,8 +14,7 @@ const IN_FLIGHT_GRACE_MS = 2000;
 import { Backends } from '../../gateway/backends.js';
 import { WatchHub } from '../../gateway/hub.js';
 import { createApp, createHttpsServer } from '../../gateway/app.js';
-import { NamespaceFinalizer, ensureInitialNamespaces } from '../../gateway/namespaces.js';
-import { GarbageCollector } from '../../gateway/gc.js';
+import { ensureInitialNamespaces } from '../../gateway/namespaces.js';
 import { ServiceAllocator } from '../../gateway/serviceallocator.js';
 
 const flags = parseArgsOrExit('gateway', gatewayFlags);
@@ -87,8 +86,6 @@ async function bootstrap(): Promise<void> {
     }
   }
   bootstrapped = true;
-  await new NamespaceFinalizer(backends.storage, registry).start(hub);
-  await new GarbageCollector(backends.storage, registry).start(hub);
   await allocator.start(hub);
 }
 void bootstrap();

@@ -56,7 +56,13 @@ export const gatewayFlags: FlagSet = {
   'shutdown-delay-duration': { type: 'duration', default: '0s', help: 'on SIGTERM, how long /readyz fails while requests are still served, before shutting down' },
 };
 
+export const controllerManagerFlags: FlagSet = {
+  ...dataDir,
+  server: { type: 'string', default: 'https://127.0.0.1:6443', help: "the gateway to work through (its client certificate and CA come from --data-dir's PKI)" },
+};
+
 export const SERVICE_FLAGS = {
   storage: storageFlags, authn: authnFlags, authz: authzFlags, admission: admissionFlags, gateway: gatewayFlags,
+  'controller-manager': controllerManagerFlags,
 } as const;
 export type ServiceName = keyof typeof SERVICE_FLAGS;

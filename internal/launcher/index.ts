@@ -18,7 +18,9 @@ export const LAUNCHER_FLAGS: FlagSet = {
   'startup-timeout': { type: 'duration', default: '60s', help: 'how long each service may take to become healthy' },
 };
 
-const SERVICE_ORDER: ServiceName[] = ['storage', 'authn', 'authz', 'admission', 'gateway'];
+const SERVICE_ORDER: ServiceName[] = ['storage', 'authn', 'authz', 'admission', 'gateway', 'controller-manager'];
+/** What the controller-manager says once its controllers run (it serves no port to probe). */
+const CONTROLLERS_RUNNING = 'controller-manager running';
 const GRPC_SERVICES = ['storage', 'authn', 'authz', 'admission'] as const;
 const MAX_NATS_PAYLOAD = 8 * 1024 * 1024;
 
@@ -119,10 +121,14 @@ export async function launch(argv: string[]): Promise<Launched> {
       for (const s of SERVICE_ORDER) if (SERVICE_FLAGS[s]['nats-url']) perService[s].set('nats-url', nats.url);
       await startAndWait(nats.child);
     }
+    if (!perService['controller-manager'].has('server')) perService['controller-manager'].set('server', `https://127.0.0.1:${gatewayPort}`);
     for (const s of SERVICE_ORDER) {
       const args = [entryPoint(s), ...[...perService[s]].map(([k, v]) => `--${k}=${v}`)];
-      const healthy = s === 'gateway' ? () => httpsReady(gatewayPort, pki.caCert) : () => checkHealth(perService[s].get('listen')!);
-      await startAndWait(new Child({ name: s, command: process.execPath, args, healthy }));
+      const child: Child = new Child({ name: s, command: process.execPath, args, healthy: () => healthy() });
+      const healthy = s === 'gateway' ? () => httpsReady(gatewayPort, pki.caCert)
+        : s === 'controller-manager' ? () => Promise.resolve(child.tail.some((l) => l.includes(CONTROLLERS_RUNNING)))
+          : () => checkHealth(perService[s].get('listen')!);
+      await startAndWait(child);
     }
   } catch (err) {
     await stop();

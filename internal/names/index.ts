@@ -36,6 +36,10 @@ export const SERVICE_CIDR_DEFAULT_NAME = 'kubernetes';
 export const IPADDRESS_FAMILY_LABEL = labelKey('ip-family', 'ipaddress');
 export const IPADDRESS_MANAGED_BY_LABEL = labelKey('managed-by', 'ipaddress');
 export const IP_ALLOCATOR = group('ipallocator');
+/** The finalizers of the orphan and foreground deletion policies (the platform's, without a domain). */
+export const ORPHAN_FINALIZER = 'orphan';
+export const FOREGROUND_FINALIZER = 'foregroundDeletion';
+
 /** The label that ties an EndpointSlice to its service. */
 export const SERVICE_NAME_LABEL = labelKey('service-name');
 /** Label keys the server sets that clients select on in their upstream spelling (kubectl describe service). */

@@ -81,6 +81,14 @@ describe('garbage collection: the background, orphan and foreground deletion pol
     expect((await c.request('GET', `${CMS}/f-child`)).status).to.equal(404);
   });
 
+  it('the controller-manager keeps collecting after the gateway restarts (its informers list again)', async () => {
+    await c.kill('gateway');
+    await c.startService('gateway');
+    await family('again');
+    expect((await c.request('DELETE', `${CMS}/again`)).status).to.equal(200);
+    expect(await waitFor(async () => (await c.request('GET', `${CMS}/again-child`)).status === 404, 20_000)).to.equal(true);
+  });
+
   it('kubectl delete --cascade=orphan and --cascade=foreground return once done', async () => {
     await family('k1');
     await family('k2');

@@ -10,7 +10,7 @@ import { freePort } from '../../internal/launcher/ports.js';
 import { waitFor } from '../lib/cluster.js';
 
 const MAIN = fileURLToPath(new URL('../../cmd/svc-apiserver/main.js', import.meta.url));
-const SERVICES = ['storage', 'authn', 'authz', 'admission', 'gateway'];
+const SERVICES = ['storage', 'authn', 'authz', 'admission', 'gateway', 'controller-manager'];
 const READY = 'svc-apiserver is ready';
 
 /** One launcher process in its own process group (so a test can press Ctrl-C on it), with its output. */

@@ -13,7 +13,7 @@ import { startNats } from './nats.js';
 
 const GRPC_SERVICES = ['storage', 'authn', 'authz', 'admission'] as const;
 type GrpcService = typeof GRPC_SERVICES[number];
-type Service = GrpcService | 'gateway';
+type Service = GrpcService | 'gateway' | 'controller-manager';
 
 const entry = (s: string) => fileURLToPath(new URL(`../../cmd/${s}/main.js`, import.meta.url));
 
@@ -56,6 +56,7 @@ export class Cluster {
       for (const s of GRPC_SERVICES) this.addresses[s] = '127.0.0.1:0';
       for (const s of GRPC_SERVICES) await this.startService(s);
       await this.startService('gateway');
+      await this.startService('controller-manager');
       return this;
     } catch (err) {
       await this.stop();
@@ -72,6 +73,7 @@ export class Cluster {
       admission: [`--listen=${a.admission}`, `--storage-address=${a.storage}`, `--nats-url=${this.natsUrl}`],
       gateway: [`--secure-port=${this.port}`, `--data-dir=${this.dataDir}`, `--nats-url=${this.natsUrl}`, `--storage-address=${a.storage}`,
         `--authn-address=${a.authn}`, `--authz-address=${a.authz}`, `--admission-address=${a.admission}`],
+      'controller-manager': [`--server=https://127.0.0.1:${this.port}`, `--data-dir=${this.dataDir}`],
     };
     return [...common[s], ...(this.opts.flags?.[s] ?? [])];
   }
@@ -87,12 +89,14 @@ export class Cluster {
     proc.stderr!.on('data', (d) => log.push(String(d)));
     this.procs.set(s, proc);
     const bound = await waitFor(() => this.learnPort(s, log.slice(earlier).join('')), 20_000, 50);
-    const ok = bound && (!untilServing || await waitFor(() => (s === 'gateway' ? this.ready() : checkHealth(this.addresses[s])), 20_000));
+    const serving = () => (s === 'gateway' ? this.ready() : s === 'controller-manager' ? true : checkHealth(this.addresses[s as GrpcService]));
+    const ok = bound && (!untilServing || await waitFor(serving, 20_000));
     if (!ok) throw new Error(`${s} did not become healthy:\n${log.join('')}`);
   }
 
-  /** Reads the port a service announces (`... listening on host:port`, `... serving on https://host:port`). */
+  /** Reads the port a service announces (`... listening on host:port`, `... serving on https://host:port`); the controller-manager serves none. */
   private learnPort(s: Service, output: string): boolean {
+    if (s === 'controller-manager') return output.includes('controller-manager running');
     const m = /(?:listening on |serving on https:\/\/)\S*:(\d+)/.exec(output);
     if (!m) return false;
     if (s === 'gateway') this.port = Number(m[1]);

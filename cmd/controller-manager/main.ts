@@ -1,0 +1,35 @@
+// The controller-manager: namespace deletion and garbage collection, as a client
+// of a gateway's HTTPS API. Flags and wiring.
+import { readFileSync } from 'node:fs';
+import { controllerManagerFlags } from '../../internal/config/services.js';
+import { parseArgsOrExit } from '../../internal/config/flags.js';
+import { ApiClient } from '../../internal/client/index.js';
+import { GarbageCollector } from '../../internal/controllers/gc.js';
+import { NamespaceController } from '../../internal/controllers/namespace.js';
+import { discovered } from '../../internal/controllers/discovery.js';
+import { pkiPaths } from '../../internal/pki/index.js';
+import { initTracing, shutdownTracing } from '../../internal/tracing/index.js';
+
+const flags = parseArgsOrExit('controller-manager', controllerManagerFlags);
+initTracing('controller-manager');
+const pki = pkiPaths(flags.string('data-dir'));
+const server = flags.string('server');
+const client = new ApiClient({
+  server, ca: readFileSync(pki.caCert), cert: readFileSync(pki.adminCert), key: readFileSync(pki.adminKey), userAgent: 'svc-controller-manager',
+});
+const resources = discovered(client);
+const namespaces = new NamespaceController(client, resources);
+const collector = new GarbageCollector(client);
+
+await namespaces.start();
+await collector.start(await resources());
+console.log(`controller-manager running against ${server}`);
+
+async function shutdown(): Promise<void> {
+  namespaces.stop();
+  collector.stop();
+  client.close();
+  await shutdownTracing();
+  process.exit(0);
+}
+process.once('SIGTERM', () => void shutdown()).once('SIGINT', () => void shutdown());

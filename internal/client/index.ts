@@ -1,0 +1,144 @@
+// A client of the gateway's HTTPS API, as controllers use it: JSON requests,
+// lists that follow continue tokens, watches as streams of events, and the
+// resources discovery announces.
+import https from 'node:https';
+import type { ApiObject } from '../apimachinery/meta.js';
+import type { ResourceEntry } from '../registry/resources.js';
+
+export interface ClientOptions {
+  /** `https://host:port` of a gateway. */
+  server: string;
+  ca: Buffer;
+  cert: Buffer;
+  key: Buffer;
+  userAgent: string;
+}
+
+export interface Response<T = any> {
+  status: number;
+  body: T;
+}
+
+export interface WatchEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: ApiObject & { code?: number };
+}
+
+/** A served resource, as discovery announces it: where its collection is, its kind, and what it allows. */
+export type Resource = Omit<ResourceEntry, 'subresources'>;
+
+const LIST_PAGE = 500;
+
+export class ApiClient {
+  private readonly agent: https.Agent;
+  private readonly url: URL;
+
+  constructor(private readonly opts: ClientOptions) {
+    this.url = new URL(opts.server);
+    this.agent = new https.Agent({ keepAlive: true, ca: opts.ca, cert: opts.cert, key: opts.key });
+  }
+
+  private options(method: string, path: string, headers: Record<string, string>): https.RequestOptions {
+    return {
+      host: this.url.hostname, port: this.url.port || 443, method, path, agent: this.agent,
+      headers: { 'User-Agent': this.opts.userAgent, Accept: 'application/json', ...headers },
+    };
+  }
+
+  /** One request; the body as JSON (a string body is sent as it is, with `contentType`). */
+  request<T = any>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Response<T>> {
+    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+    const headers: Record<string, string> = payload === undefined ? {} : { 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(payload)) };
+    return new Promise((resolve, reject) => {
+      const req = https.request(this.options(method, path, headers), (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = text;
+          try { parsed = text ? JSON.parse(text) : undefined; } catch { /* not JSON: kept as text */ }
+          resolve({ status: res.statusCode ?? 0, body: parsed as T });
+        });
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  /** Every item of a collection, page by page, and the resourceVersion to watch from. */
+  async list(path: string): Promise<{ items: ApiObject[]; resourceVersion: string }> {
+    const items: ApiObject[] = [];
+    let token = '';
+    for (;;) {
+      const sep = path.includes('?') ? '&' : '?';
+      const res = await this.request(`GET`, `${path}${sep}limit=${LIST_PAGE}${token ? `&continue=${encodeURIComponent(token)}` : ''}`);
+      if (res.status !== 200) throw new Error(`list ${path}: ${res.status} ${res.body?.message ?? ''}`);
+      items.push(...(res.body.items ?? []));
+      token = res.body.metadata?.continue ?? '';
+      if (!token) return { items, resourceVersion: res.body.metadata?.resourceVersion ?? '' };
+    }
+  }
+
+  /**
+   * Follows a collection from a resourceVersion; `onEvent` gets each event,
+   * `onEnd` is called once the stream ends (with the reason when it failed).
+   */
+  watch(path: string, resourceVersion: string, onEvent: (ev: WatchEvent) => void, onEnd: (err?: Error) => void): { stop(): void } {
+    const sep = path.includes('?') ? '&' : '?';
+    const req = https.request(this.options('GET', `${path}${sep}watch=1&allowWatchBookmarks=true&resourceVersion=${resourceVersion}`, {}), (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        onEnd(new Error(`watch ${path}: ${res.statusCode}`));
+        return;
+      }
+      let buffered = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        buffered += chunk;
+        let nl: number;
+        while ((nl = buffered.indexOf('\n')) >= 0) {
+          const line = buffered.slice(0, nl).trim();
+          buffered = buffered.slice(nl + 1);
+          if (line) onEvent(JSON.parse(line) as WatchEvent);
+        }
+      });
+      // 'close' comes however the stream ends; one that did not complete was cut off.
+      res.on('close', () => onEnd(res.complete ? undefined : new Error(`watch ${path}: cut off`)));
+      res.on('error', () => undefined);
+    });
+    req.on('error', (err) => onEnd(err));
+    req.end();
+    return { stop: () => req.destroy() };
+  }
+
+  /** The resources of every served group version (the preferred version of each group). */
+  async resources(): Promise<Resource[]> {
+    const out: Resource[] = [];
+    const add = async (base: string, group: string, version: string) => {
+      const res = await this.request('GET', base);
+      if (res.status !== 200) throw new Error(`discovery ${base}: ${res.status}`);
+      for (const r of res.body.resources ?? []) {
+        if (!String(r.name).includes('/')) out.push({ group, version, resource: r.name, kind: r.kind, namespaced: Boolean(r.namespaced), verbs: r.verbs ?? [] });
+      }
+    };
+    await add('/api/v1', '', 'v1');
+    const groups = await this.request('GET', '/apis');
+    if (groups.status !== 200) throw new Error(`discovery /apis: ${groups.status}`);
+    for (const g of groups.body.groups ?? []) {
+      const preferred = g.preferredVersion?.version ?? g.versions?.[0]?.version;
+      if (preferred) await add(`/apis/${g.name}/${preferred}`, g.name, preferred);
+    }
+    return out;
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+/** The path of a resource's collection, across namespaces or in one. */
+export function collectionPath(r: Pick<Resource, 'group' | 'version' | 'resource'>, namespace?: string): string {
+  const base = r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`;
+  return namespace ? `${base}/namespaces/${namespace}/${r.resource}` : `${base}/${r.resource}`;
+}

@@ -1,0 +1,100 @@
+// An informer: a collection listed once and then followed by a watch, kept in
+// memory. A watch that ends is resumed from the last resourceVersion seen; one
+// that fails, or is told its version is gone (410), lists again and reports the
+// differences, so handlers miss no change.
+import type { ApiObject } from '../apimachinery/meta.js';
+import type { ApiClient, WatchEvent } from './index.js';
+
+export interface InformerHandlers {
+  /** An object appeared or changed (`old` is the previous state, when known). */
+  upsert(obj: ApiObject, old?: ApiObject): void;
+  deleted(obj: ApiObject): void;
+}
+
+const RETRY_MS = 1000;
+const keyOf = (o: ApiObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+
+export class Informer {
+  readonly store = new Map<string, ApiObject>();
+  /** The first list has been taken in. */
+  synced = false;
+  private resourceVersion = '';
+  private stopped = false;
+  private current?: { stop(): void };
+
+  constructor(private readonly client: ApiClient, private readonly path: string, private readonly handlers: InformerHandlers) {}
+
+  /** Lists, then follows; resolves once the first list is in (retrying until it is). */
+  async start(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        await this.relist();
+        return;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+      }
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.current?.stop();
+  }
+
+  private async relist(): Promise<void> {
+    const { items, resourceVersion } = await this.client.list(this.path);
+    const seen = new Set<string>();
+    for (const obj of items) {
+      const key = keyOf(obj);
+      seen.add(key);
+      const old = this.store.get(key);
+      this.store.set(key, obj);
+      if (old?.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.handlers.upsert(obj, old);
+    }
+    for (const [key, obj] of [...this.store]) {
+      if (seen.has(key)) continue;
+      this.store.delete(key);
+      this.handlers.deleted(obj);
+    }
+    this.resourceVersion = resourceVersion;
+    this.synced = true;
+    this.follow();
+  }
+
+  /** Watches from the last version; an end resumes the watch, a failure lists again. */
+  private follow(): void {
+    if (this.stopped) return;
+    let ended = false;
+    const restart = (relist: boolean) => {
+      if (ended || this.stopped) return;
+      ended = true;
+      watch.stop();
+      if (relist) setTimeout(() => this.relist().catch(() => this.retryLater()), RETRY_MS);
+      else setImmediate(() => this.follow());
+    };
+    const watch = this.client.watch(this.path, this.resourceVersion, (ev) => { if (!this.apply(ev)) restart(true); }, (err) => restart(Boolean(err)));
+    this.current = watch;
+  }
+
+  private retryLater(): void {
+    if (!this.stopped) setTimeout(() => this.relist().catch(() => this.retryLater()), RETRY_MS);
+  }
+
+  /** Takes in one event; false for an ERROR event (the watch must start over from a list). */
+  private apply(ev: WatchEvent): boolean {
+    const obj = ev.object;
+    if (ev.type === 'ERROR') return false;
+    if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
+    if (ev.type === 'BOOKMARK') return true;
+    const key = keyOf(obj);
+    if (ev.type === 'DELETED') {
+      this.store.delete(key);
+      this.handlers.deleted(obj);
+      return true;
+    }
+    const old = this.store.get(key);
+    this.store.set(key, obj);
+    this.handlers.upsert(obj, old);
+    return true;
+  }
+}

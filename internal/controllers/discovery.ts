@@ -1,0 +1,22 @@
+// The resources the API serves, as controllers need them: asked once the gateway
+// answers, and again at most every refresh interval.
+import type { ApiClient, Resource } from '../client/index.js';
+
+const REFRESH_MS = 30_000;
+const RETRY_MS = 500;
+
+/** A function answering the served resources, retrying until the gateway answers. */
+export function discovered(client: ApiClient): () => Promise<Resource[]> {
+  let cached: { at: number; resources: Resource[] } | undefined;
+  return async () => {
+    if (cached && Date.now() - cached.at < REFRESH_MS) return cached.resources;
+    for (;;) {
+      try {
+        cached = { at: Date.now(), resources: await client.resources() };
+        return cached.resources;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+      }
+    }
+  };
+}
