@@ -26,9 +26,6 @@ export function parseDuration(text: string): Duration | undefined {
     rest = rest.slice(m[0].length);
   }
   if (nanos > MAX_NANOS) return undefined;
-  return nanosToDuration(negative ? -nanos : nanos);
+  return Duration.fromNanos(negative ? -nanos : nanos);
 }
 
-export const nanosToDuration = (nanos: bigint): Duration => Duration.fromNanos(nanos);
-
-export const durationToNanos = (d: Duration): bigint => d.toNanos();

@@ -1,6 +1,5 @@
 // List library: order, sum, extremes and positions of list elements.
 import { Duration, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
-import { durationToNanos, nanosToDuration } from './duration.js';
 import { runtimeError } from './errors.js';
 import { celEquals, compareValues } from './values.js';
 
@@ -22,7 +21,7 @@ function add(a: unknown, b: unknown): unknown {
   if (a instanceof UnsignedInt && b instanceof UnsignedInt) {
     try { return new UnsignedInt(a.valueOf() + b.valueOf()); } catch { throw runtimeError('unsigned integer overflow'); }
   }
-  if (a instanceof Duration && b instanceof Duration) return nanosToDuration(durationToNanos(a) + durationToNanos(b));
+  if (a instanceof Duration && b instanceof Duration) return a.addDuration(b);
   throw runtimeError('no such overload: sum of mixed element types');
 }
 

@@ -2,7 +2,6 @@
 // ordering the libraries share.
 import { Optional } from '@marcbachmann/cel-js';
 import { compareTimestamps, Duration, TIMESTAMP_NANOS, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
-import { durationToNanos } from './duration.js';
 
 /** A value that renders itself for output (quantities, URLs, typed objects). */
 interface JsonRenderable { toJSON(): unknown }
@@ -67,7 +66,7 @@ export function compareValues(a: unknown, b: unknown): number {
   if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
   if (a instanceof Uint8Array && b instanceof Uint8Array) return compareBytes(a, b);
   if (a instanceof Date && b instanceof Date) return Math.sign(compareTimestamps(a, b));
-  if (a instanceof Duration && b instanceof Duration) return compareNumbers(durationToNanos(a), durationToNanos(b));
+  if (a instanceof Duration && b instanceof Duration) return compareNumbers(a.toNanos(), b.toNanos());
   throw new Error(`no such overload: values of type ${typeName(a)} and ${typeName(b)} are not comparable`);
 }
 
@@ -89,7 +88,7 @@ export function celEquals(a: unknown, b: unknown): boolean {
   }
   if (a instanceof Uint8Array && b instanceof Uint8Array) return compareBytes(a, b) === 0;
   if (a instanceof Date && b instanceof Date) return compareTimestamps(a, b) === 0;
-  if (a instanceof Duration && b instanceof Duration) return durationToNanos(a) === durationToNanos(b);
+  if (a instanceof Duration && b instanceof Duration) return a.toNanos() === b.toNanos();
   if (a instanceof Optional && b instanceof Optional) return celEquals(a.orValue(undefined), b.orValue(undefined));
   const ea = typeof (a as { equals?: unknown }).equals === 'function';
   if (ea) return (a as { equals(o: unknown): boolean }).equals(b);
@@ -134,7 +133,7 @@ export function typeName(v: unknown): string {
 
 /** A duration as the language prints it: seconds with a fraction, e.g. "1.5s". */
 export function formatDuration(d: Duration): string {
-  const nanos = durationToNanos(d);
+  const nanos = d.toNanos();
   const sign = nanos < 0n ? '-' : '';
   const abs = nanos < 0n ? -nanos : nanos;
   const frac = (abs % 1_000_000_000n).toString().padStart(9, '0').replace(/0+$/, '');
