@@ -8,7 +8,7 @@ import type { FeatureGates } from '../internal/config/features.js';
 import type { TLSSocket } from 'node:tls';
 import { SpanKind, context, extractContext, trace, tracer, SpanStatusCode } from '../internal/tracing/index.js';
 import { StatusError, internalError, methodNotAllowed, unauthorized } from '../internal/apimachinery/status.js';
-import type { Registry } from '../internal/registry/index.js';
+import type { KindDef, Registry } from '../internal/registry/index.js';
 import { checkHealth } from '../internal/rpc/index.js';
 import type { Backends, UserInfo } from './backends.js';
 import type { ResourceRequest } from './context.js';
@@ -28,13 +28,14 @@ import { patchObject } from './patch.js';
 import { serveSubresource } from './subresources.js';
 import { serveWatch, type WatchOptions } from './watch.js';
 import type { WatchHub } from './hub.js';
-import type { ServiceAllocator } from './serviceallocator.js';
+import type { Allocator } from './serviceallocator.js';
 
 export interface GatewayDeps {
   registry: Registry;
   backends: Backends;
   hub: WatchHub;
-  allocator: ServiceAllocator;
+  /** The allocator of each kind whose writes draw from shared pools. */
+  allocators: ReadonlyMap<KindDef, Allocator>;
   watch: WatchOptions;
   /** Named checks of post-start work (bootstrap); they fail until it is done. */
   startupChecks: Check[];
@@ -234,7 +235,7 @@ async function serveResource(ctx: Koa.ParameterizedContext<State>, deps: Gateway
   if (needsNamespace) throw new StatusError(404, 'NotFound', NOT_FOUND_MESSAGE);
   const r: ResourceRequest = {
     ctx, info, user: ctx.state.user, def, objects: new Objects(deps.backends.storage, def), query: new URLSearchParams(ctx.querystring),
-    registry: deps.registry, allocator: deps.allocator,
+    registry: deps.registry, allocator: deps.allocators.get(def),
   };
   if (info.subresource) return serveSubresource(r, deps.backends);
   switch (info.verb) {

@@ -4,7 +4,7 @@ import type { KindDef, Registry } from '../internal/registry/index.js';
 import type { RequestInfo } from './requestinfo.js';
 import type { UserInfo } from './backends.js';
 import type { Objects } from './objects.js';
-import type { ServiceAllocator } from './serviceallocator.js';
+import type { Allocator } from './serviceallocator.js';
 
 export interface RequestState {
   info: RequestInfo;
@@ -19,6 +19,6 @@ export interface ResourceRequest {
   objects: Objects;
   query: URLSearchParams;
   registry: Registry;
-  /** Hands out the cluster IPs and node ports of Services. */
-  allocator: ServiceAllocator;
+  /** The shared pools a spec write of this kind draws from (a Service's cluster IPs and node ports); none for most kinds. */
+  allocator?: Allocator;
 }

@@ -197,8 +197,7 @@ const nothingToRelease: Release = async () => undefined;
 
 /** Claims the values of shared pools a spec write needs (a Service's cluster IP and node ports). */
 function allocateShared(r: ResourceRequest, obj: ApiObject, old: ApiObject | undefined, dryRun: boolean): Promise<Release> {
-  if (r.def.group !== '' || r.def.resource !== 'services') return Promise.resolve(nothingToRelease);
-  return r.allocator.allocate(obj, old, dryRun);
+  return r.allocator ? r.allocator.allocate(obj, old, dryRun) : Promise.resolve(nothingToRelease);
 }
 
 /** A dry-run create fails where the real one would: on a name that is taken. */

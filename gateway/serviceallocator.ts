@@ -48,6 +48,11 @@ interface Owner { namespace: string; name: string }
 /** Undoes the claims of one write that did not happen. */
 export type Release = () => Promise<void>;
 
+/** Gives an object of one kind the values of shared pools it needs (`old`: the stored object of an update). */
+export interface Allocator {
+  allocate(obj: ApiObject, old: ApiObject | undefined, dryRun: boolean): Promise<Release>;
+}
+
 const specOf = (svc: ApiObject | undefined): Obj => asObj(svc?.spec) ?? {};
 
 function inRange(ip: string): boolean {
@@ -105,7 +110,7 @@ const NODE_PORT_POOL: Pool<number> = {
   size: NODE_PORT_RANGE.max - NODE_PORT_RANGE.min + 1, at: (n) => NODE_PORT_RANGE.min + n, reserved: 0,
 };
 
-export class ServiceAllocator {
+export class ServiceAllocator implements Allocator {
   constructor(private readonly storage: StorageClient, private readonly registry: Registry) {}
 
   /**

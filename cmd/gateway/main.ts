@@ -52,7 +52,7 @@ let bootstrapped = false;
 let shuttingDown = false;
 const allocator = new ServiceAllocator(backends.storage, registry);
 const app = createApp({
-  registry, backends, hub, allocator,
+  registry, backends, hub, allocators: new Map([[registry.lookup('', 'v1', 'services')!, allocator]]),
   watch: { minRequestTimeoutSeconds: flags.int('min-request-timeout') },
   startupChecks: [{ name: 'poststarthook/bootstrap-controller', run: () => { if (!bootstrapped) throw new Error('initial namespaces not created yet'); } }],
   isShuttingDown: () => shuttingDown,

@@ -1,7 +1,7 @@
 // Conversions between JSON data and expression values, and the equality and
 // ordering the libraries share.
 import { Optional } from '@marcbachmann/cel-js';
-import { compareTimestamps, Duration, TIMESTAMP_NANOS, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
+import { compareTimestamps, Duration, parseTimestamp as parseCelTimestamp, TIMESTAMP_NANOS, UnsignedInt } from '@marcbachmann/cel-js/evaluator';
 
 /** A value that renders itself for output (quantities, URLs, typed objects). */
 interface JsonRenderable { toJSON(): unknown }
@@ -150,15 +150,13 @@ export function formatTimestamp(d: Timestamp): string {
   return `${iso.slice(0, 19)}${fraction ? `.${fraction}` : ''}Z`;
 }
 
-const FRACTION_BELOW_MILLIS = /T[^.]*\.\d{3}(\d{1,6})/;
-
 /** Parses an RFC 3339 date-time with up to nanosecond precision; undefined when it is not one. */
 export function parseTimestamp(text: string): Date | undefined {
-  const d: Timestamp = new Date(text);
-  if (Number.isNaN(d.getTime())) return undefined;
-  const below = FRACTION_BELOW_MILLIS.exec(text)?.[1];
-  if (below && Number(below)) d[TIMESTAMP_NANOS] = Number(below.padEnd(6, '0'));
-  return d;
+  try {
+    return parseCelTimestamp(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

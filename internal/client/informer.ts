@@ -2,6 +2,7 @@
 // memory. A watch that ends is resumed from the last resourceVersion seen; one
 // that fails, or is told its version is gone (410), lists again and reports the
 // differences, so handlers miss no change.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiObject } from '../apimachinery/meta.js';
 import type { ApiClient, WatchEvent } from './index.js';
 
@@ -31,7 +32,7 @@ export class Informer {
         await this.relist();
         return;
       } catch {
-        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+        await sleep(RETRY_MS);
       }
     }
   }
@@ -69,7 +70,7 @@ export class Informer {
       if (ended || this.stopped) return;
       ended = true;
       watch.stop();
-      if (relist) setTimeout(() => this.relist().catch(() => this.retryLater()), RETRY_MS);
+      if (relist) this.retryLater();
       else setImmediate(() => this.follow());
     };
     const watch = this.client.watch(this.path, this.resourceVersion, (ev) => { if (!this.apply(ev)) restart(true); }, (err) => restart(Boolean(err)));

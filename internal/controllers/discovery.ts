@@ -1,5 +1,6 @@
 // The resources the API serves, as controllers need them: asked once the gateway
 // answers, and again at most every refresh interval.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiClient, Resource } from '../client/index.js';
 
 const REFRESH_MS = 30_000;
@@ -15,7 +16,7 @@ export function discovered(client: ApiClient): () => Promise<Resource[]> {
         cached = { at: Date.now(), resources: await client.resources() };
         return cached.resources;
       } catch {
-        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+        await sleep(RETRY_MS);
       }
     }
   };

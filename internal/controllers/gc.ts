@@ -11,6 +11,7 @@
 //   deleted, and once they are gone, so is the owner.
 // Nothing is decided before every informer has listed once: an owner not yet
 // seen is not an owner that is gone.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiObject } from '../apimachinery/meta.js';
 import { splitApiVersion } from '../apimachinery/meta.js';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, ownGroup } from '../names/index.js';
@@ -30,7 +31,6 @@ const ownerRefs = (obj: ApiObject): OwnerReference[] => (obj.metadata?.ownerRefe
 const uidOf = (obj: ApiObject) => obj.metadata?.uid ?? '';
 const held = (obj: ApiObject): string | undefined =>
   obj.metadata?.deletionTimestamp ? obj.metadata.finalizers?.find((f) => POLICY_FINALIZERS.includes(f)) : undefined;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const itemPath = ({ resource, obj }: Known) => `${collectionPath(resource, obj.metadata?.namespace)}/${obj.metadata?.name}`;
 
 /** Owner uid → the uids of its dependents, and back. */

@@ -3,6 +3,7 @@
 // resource; objects held by finalizers are marked and waited for), its
 // conditions say what it waits for, and then its finalizer is dropped through
 // `/finalize`, which removes it.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import type { ApiObject } from '../apimachinery/meta.js';
 import { nowTimestamp } from '../apimachinery/meta.js';
@@ -24,7 +25,6 @@ interface Condition { type: string; status: string; reason: string; message: str
 
 const specFinalizers = (ns: ApiObject): string[] => (ns.spec as { finalizers?: string[] } | undefined)?.finalizers ?? [];
 const isTerminating = (ns: ApiObject) => Boolean(ns.metadata?.deletionTimestamp) && specFinalizers(ns).includes(NAMESPACE_FINALIZER);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class NamespaceController {
   private readonly running = new Set<string>();
