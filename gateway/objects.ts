@@ -7,21 +7,11 @@ import type { KindDef } from '../internal/registry/index.js';
 import type { KeyValue, StorageClient } from '../internal/storage/client.js';
 import { collectionPrefix, objectKey } from '../internal/storage/keys.js';
 import { storageError } from './backends.js';
+import { decodeStored, encodeStored } from '../internal/storage/objects.js';
+
+export { decodeStored, encodeStored };
 
 export const groupResource = (def: KindDef): GroupResource => ({ group: def.group, resource: def.resource });
-
-/** The stored form: the object without its resourceVersion, which is the storage revision. */
-export function encodeStored(obj: ApiObject): Buffer {
-  const { resourceVersion: _rv, ...metadata } = obj.metadata ?? {};
-  return Buffer.from(JSON.stringify({ ...obj, metadata }));
-}
-
-/** A stored value as the API object, with its resourceVersion. */
-export function decodeStored(kv: KeyValue, revision = kv.modRevision): ApiObject {
-  const obj = JSON.parse(kv.value.toString('utf8')) as ApiObject;
-  obj.metadata = { ...obj.metadata, resourceVersion: String(revision) };
-  return obj;
-}
 
 export class Objects {
   constructor(readonly storage: StorageClient, readonly def: KindDef) {}

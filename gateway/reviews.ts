@@ -43,7 +43,7 @@ async function accessStatus(backends: Backends, user: UserInfo, spec: Spec) {
 }
 
 async function tokenStatus(backends: Backends, spec: Spec) {
-  const res = await backends.authenticate({ headers: [{ name: 'authorization', values: [`Bearer ${spec.token ?? ''}`] }], peerCertificates: [], remoteAddress: '' });
+  const res = await backends.authenticate({ headers: [{ name: 'authorization', values: [`Bearer ${spec.token ?? ''}`] }], peerCertificates: [], remoteAddress: '', audiences: Array.isArray(spec.audiences) ? spec.audiences : [] });
   const anonymous = res.authenticator === 'anonymous';
   if (!res.authenticated || !res.user || anonymous) return { authenticated: false, user: {}, ...(res.error ? { error: res.error } : {}) };
   return { authenticated: true, user: userInfoOf(res.user), audiences: res.audiences };

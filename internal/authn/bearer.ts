@@ -21,7 +21,7 @@ export class BearerTokenAuthenticator implements RequestAuthenticator {
     const errors: Error[] = [];
     for (const authenticator of this.tokenAuthenticators) {
       try {
-        const found = await authenticator.authenticateToken(token);
+        const found = await authenticator.authenticateToken(token, request.audiences);
         if (found) return found;
       } catch (err) {
         errors.push(err as Error);

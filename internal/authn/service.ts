@@ -71,7 +71,7 @@ export function credentialsOf(request: AuthenticateRequest): RequestCredentials 
     const name = h.name.toLowerCase();
     headers.set(name, [...(headers.get(name) ?? []), ...h.values]);
   }
-  return { headers, peerCertificates: request.peerCertificates ?? [], remoteAddress: request.remoteAddress ?? '' };
+  return { headers, peerCertificates: request.peerCertificates ?? [], remoteAddress: request.remoteAddress ?? '', audiences: request.audiences ?? [] };
 }
 
 export const toUserInfo = (user: User): UserInfo => ({

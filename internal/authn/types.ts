@@ -17,6 +17,8 @@ export interface RequestCredentials {
   /** The client's certificate chain, DER, leaf first. */
   peerCertificates: Buffer[];
   remoteAddress: string;
+  /** The audiences a token must be valid for; empty: the server's own API audiences. */
+  audiences: string[];
 }
 
 export interface Authenticated {
@@ -32,9 +34,11 @@ export interface RequestAuthenticator {
   authenticate(request: RequestCredentials): Promise<Authenticated | undefined>;
 }
 
-/** Authenticates a bearer token; undefined when the token is not one it knows. */
+/** Authenticates a bearer token; undefined when the token is not one it knows.
+ * `audiences` are the ones asked for (empty: the server's own); a token valid for
+ * none of them is refused, and the answer names the ones it is valid for. */
 export interface TokenAuthenticator {
-  authenticateToken(token: string): Promise<Authenticated | undefined>;
+  authenticateToken(token: string, audiences: string[]): Promise<Authenticated | undefined>;
 }
 
 /** A credential was presented and refused. */

@@ -54,7 +54,7 @@ async function makeCert(opts: {
 function request(opts: { authorization?: string; certs?: Buffer[]; headers?: Record<string, string[]> } = {}): AuthenticateRequest {
   const headers = Object.entries(opts.headers ?? {}).map(([name, values]) => ({ name, values }));
   if (opts.authorization) headers.push({ name: 'Authorization', values: [opts.authorization] });
-  return { headers, peerCertificates: opts.certs ?? [], remoteAddress: '127.0.0.1:5555' };
+  return { headers, peerCertificates: opts.certs ?? [], remoteAddress: '127.0.0.1:5555', audiences: [] };
 }
 
 const TOKENS = 'secret-token,alice,uid-alice,"devs,ops"\nbob-token,bob,uid-bob\n';

@@ -1,0 +1,16 @@
+// The stored form of an API object: its JSON without the resourceVersion, which
+// is the storage revision of the key and is put back when the value is read.
+import type { ApiObject } from '../apimachinery/meta.js';
+import type { KeyValue } from './client.js';
+
+export function encodeStored(obj: ApiObject): Buffer {
+  const { resourceVersion: _rv, ...metadata } = obj.metadata ?? {};
+  return Buffer.from(JSON.stringify({ ...obj, metadata }));
+}
+
+/** A stored value as the API object, with its resourceVersion. */
+export function decodeStored(kv: KeyValue, revision = kv.modRevision): ApiObject {
+  const obj = JSON.parse(kv.value.toString('utf8')) as ApiObject;
+  obj.metadata = { ...obj.metadata, resourceVersion: String(revision) };
+  return obj;
+}
