@@ -163,7 +163,7 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
   });
   app.use(authenticate(deps.backends));
   app.use(authorize(deps.backends));
-  app.use(async (ctx) => (ctx.path === '/metrics' && ctx.method === 'GET' ? metrics.serve(ctx) : route(ctx, deps, serverAddress())));
+  app.use(async (ctx) => (ctx.path === '/metrics' && ctx.method === 'GET' ? metrics.serve(ctx, () => deps.backends.serviceMetrics.scrape()) : route(ctx, deps, serverAddress())));
   return app;
 }
 

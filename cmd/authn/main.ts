@@ -3,9 +3,12 @@ import { parseArgsOrExit } from '../../internal/config/flags.js';
 import { authnFlags } from '../../internal/config/services.js';
 import { initTracing } from '../../internal/tracing/index.js';
 import { runServer } from '../../internal/rpc/index.js';
+import { Registry } from 'prom-client';
 import { authnService, buildAuthenticationChain, type BuiltChain } from '../../internal/authn/index.js';
+import { metricsService } from '../../internal/metrics/index.js';
 
 const flags = parseArgsOrExit('authn', authnFlags);
+const registry = new Registry();
 initTracing('authn');
 
 let built: BuiltChain;
@@ -24,4 +27,4 @@ for (const warning of built.warnings) process.stderr.write(`authn: warning: ${wa
 
 const logRefusal = (remote: string, error: string) =>
   process.stderr.write(`authn: unable to authenticate the request from ${remote || 'unknown'}: ${error}\n`);
-await runServer('authn', flags.string('listen'), [authnService(built.chain, logRefusal)]);
+await runServer('authn', flags.string('listen'), [authnService(built.chain, logRefusal), metricsService(registry)]);
