@@ -117,7 +117,7 @@ function peerCertificates(ctx: Koa.Context): Buffer[] {
 function authenticate(backends: Backends) {
   return async (ctx: Koa.ParameterizedContext<State>, next: Koa.Next) => {
     const headers = Object.entries(ctx.headers).map(([name, v]) => ({ name, values: ([] as string[]).concat(v ?? []) }));
-    const res = await backends.authenticate({ headers, peerCertificates: peerCertificates(ctx), remoteAddress: ctx.ip });
+    const res = await backends.authenticate({ headers, peerCertificates: peerCertificates(ctx), remoteAddress: ctx.ip, path: ctx.path });
     if (!res.authenticated || !res.user) throw unauthorized();
     ctx.state.user = await impersonatedUser(ctx, backends, res.user);
     await next();

@@ -4,7 +4,7 @@ import { authnFlags } from '../../internal/config/services.js';
 import { initTracing } from '../../internal/tracing/index.js';
 import { runServer } from '../../internal/rpc/index.js';
 import { Registry } from 'prom-client';
-import { authnService, buildAuthenticationChain, type BuiltChain } from '../../internal/authn/index.js';
+import { authnService, buildAuthenticationChain, oidcFlags, type BuiltChain } from '../../internal/authn/index.js';
 import { metricsService } from '../../internal/metrics/index.js';
 
 const flags = parseArgsOrExit('authn', authnFlags);
@@ -18,6 +18,13 @@ try {
     tokenAuthFile: flags.string('token-auth-file'),
     anonymousAuth: flags.bool('anonymous-auth'),
     authorizationModes: flags.list('authorization-mode'),
+    jwt: {
+      oidc: oidcFlags(flags),
+      authenticationConfigFile: flags.string('authentication-config'),
+      anonymousAuthSet: flags.given.has('anonymous-auth'),
+      registry,
+      log: (message) => process.stderr.write(`authn: ${message}\n`),
+    },
   });
 } catch (err) {
   process.stderr.write(`authn: ${(err as Error).message}\n`);
@@ -27,4 +34,4 @@ for (const warning of built.warnings) process.stderr.write(`authn: warning: ${wa
 
 const logRefusal = (remote: string, error: string) =>
   process.stderr.write(`authn: unable to authenticate the request from ${remote || 'unknown'}: ${error}\n`);
-await runServer('authn', flags.string('listen'), [authnService(built.chain, logRefusal), metricsService(registry)]);
+await runServer('authn', flags.string('listen'), [authnService(built.chain, logRefusal), metricsService(registry)], { afterStop: () => built.close() });

@@ -69,6 +69,9 @@ export const EXEC_INFO_ENV = `${PRODUCT.toUpperCase()}_EXEC_INFO`;
 /** Prefix of the NATS subjects on which storage publishes committed changes. */
 export const NATS_EVENTS_PREFIX = `${PRODUCT}.storage.v1.events`;
 
+/** The group of the server's own configuration files (AuthenticationConfiguration, ...). */
+export const GROUP_APISERVER_CONFIG = group('apiserver.config');
+
 /** RBAC: the label of the default policy's objects, the annotation that stops their reconciliation,
  * and the labels that aggregate roles into admin, edit and view. */
 export const BOOTSTRAPPING_LABEL = labelKey('bootstrapping');
