@@ -257,7 +257,7 @@ const CONTROLLER_ROLES: Record<string, PolicyRule[]> = {
   'namespace-controller': [
     rule(['get', 'list', 'watch', 'delete'], [CORE], ['namespaces']),
     rule(['update'], [CORE], ['namespaces/finalize', 'namespaces/status']),
-    rule(['get', 'list', 'delete', 'deletecollection'], ['*'], ['*']),
+    rule(['get', 'list', 'watch', 'delete', 'deletecollection'], ['*'], ['*']),
   ],
   'ttl-after-finished-controller': [rule(['get', 'list', 'watch', 'delete'], ['batch'], ['jobs']), eventsRule],
 };

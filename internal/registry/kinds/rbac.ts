@@ -45,6 +45,13 @@ function defaultSubjects(obj: ApiObject): void {
   }
 }
 
+/** Rules name groups as clients know them: upstream-spelled groups are stored in the product's spelling, so they match requests. */
+function defaultRuleGroups(obj: ApiObject): void {
+  for (const rule of objects(obj.rules)) {
+    if (Array.isArray(rule.apiGroups)) rule.apiGroups = rule.apiGroups.map((g) => (typeof g === 'string' ? ownGroup(g) : g));
+  }
+}
+
 function subjectCauses(field: string, s: Obj, clusterScoped: boolean): Causes {
   const causes: Causes = [];
   if (!s.name) causes.push(required(`${field}.name`));
@@ -91,10 +98,10 @@ const bindingColumns = [nameColumn,
   column('Groups', 'string', 'Groups in the binding.', (o) => subjectsOf(o, 'Group'), 1),
   column('ServiceAccounts', 'string', 'ServiceAccounts in the binding.', (o) => subjectsOf(o, 'ServiceAccount'), 1)];
 
-const roles: KindSpec = { nameRule: 'pathSegment', validate: (obj) => ruleCauses(obj.rules, true) };
+const roles: KindSpec = { nameRule: 'pathSegment', defaults: defaultRuleGroups, validate: (obj) => ruleCauses(obj.rules, true) };
 
 const clusterroles: KindSpec = {
-  nameRule: 'pathSegment',
+  nameRule: 'pathSegment', defaults: defaultRuleGroups,
   validate: (obj) => [...ruleCauses(obj.rules, false), ...aggregationCauses(obj.aggregationRule)],
 };
 
