@@ -9,3 +9,7 @@ export {
   AUTHN_SERVICE_NAME, AuthnConfigError, authenticateHandler, authnService, buildAuthenticationChain, credentialsOf, toUserInfo,
   type AuthnOptions, type BuiltChain,
 } from './service.js';
+export { BootstrapTokenAuthenticator } from './bootstraptoken.js';
+export { ServiceAccountTokenAuthenticator, type ServiceAccountTokenOptions } from './serviceaccounttoken.js';
+export { startStoredTokens, type StoredTokens, type TokenOptions } from './tokens.js';
+export { issuingHandlers, MIN_EXPIRATION_SECONDS } from './issuing.js';

@@ -20,6 +20,8 @@ export interface AuthnOptions {
   anonymousAuth: boolean;
   /** The authorization modes of the server: AlwaysAllow turns anonymous access off. */
   authorizationModes?: string[];
+  /** Token authenticators built elsewhere (service-account and bootstrap tokens), tried after the token file. */
+  tokenAuthenticators?: TokenAuthenticator[];
 }
 
 /** A configuration the service cannot start with. */
@@ -56,6 +58,7 @@ export function buildAuthenticationChain(opts: AuthnOptions): BuiltChain {
     warnings.push(...file.warnings);
     tokenAuthenticators.push(new TokenFileAuthenticator(file.tokens));
   }
+  tokenAuthenticators.push(...(opts.tokenAuthenticators ?? []));
   if (tokenAuthenticators.length) requestAuthenticators.push(new BearerTokenAuthenticator(tokenAuthenticators));
   let anonymousAuth = opts.anonymousAuth;
   if (anonymousAuth && opts.authorizationModes?.includes('AlwaysAllow')) {
@@ -100,8 +103,8 @@ export function authenticateHandler(chain: AuthenticationChain, onRefusal: Refus
 
 export const AUTHN_SERVICE_NAME = 'svc.authn.v1.Authentication';
 
-/** The service entry for serve(). */
-export function authnService(chain: AuthenticationChain, onRefusal?: RefusalLogger) {
-  const handlers: Handlers = { Authenticate: authenticateHandler(chain, onRefusal) };
+/** The service entry for serve(); `more` adds handlers of the other RPCs (token issuing). */
+export function authnService(chain: AuthenticationChain, onRefusal?: RefusalLogger, more: Handlers = {}) {
+  const handlers: Handlers = { Authenticate: authenticateHandler(chain, onRefusal), ...more };
   return { name: AUTHN_SERVICE_NAME, definition: api.svc.authn.v1.Authentication.service, handlers };
 }

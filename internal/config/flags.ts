@@ -45,12 +45,16 @@ export function splitArgs(argv: string[], isBool: (name: string) => boolean): Ar
   return out;
 }
 
+/** A list flag given again adds to its values; any other flag given again replaces its value. */
+export const appendRepeated = (type: FlagType, previous: string | undefined, value: string): string =>
+  (type === 'list' && previous ? `${previous},${value}` : value);
+
 /** Parses argv against a flag set; unknown flags and bad values throw FlagError. */
 export function parseFlags(argv: string[], spec: FlagSet): ParsedFlags {
   const given = new Map<string, string>();
   for (const [name, value] of splitArgs(argv, (n) => spec[n]?.type === 'bool')) {
     if (!spec[name]) throw new FlagError(`unknown flag --${name}`);
-    given.set(name, value);
+    given.set(name, appendRepeated(spec[name].type, given.get(name), value));
   }
   const raw = (name: string): string => {
     if (!spec[name]) throw new FlagError(`flag --${name} is not declared`);

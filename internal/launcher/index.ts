@@ -6,7 +6,7 @@ import net from 'node:net';
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FlagError, parseDuration, splitArgs, type FlagSet } from '../config/flags.js';
+import { FlagError, appendRepeated, parseDuration, splitArgs, type FlagSet } from '../config/flags.js';
 import { SERVICE_FLAGS, type ServiceName } from '../config/services.js';
 import { checkHealth } from '../rpc/index.js';
 import { ensurePki, adminKubeconfigPath } from '../pki/index.js';
@@ -33,7 +33,7 @@ export function routeFlags(argv: string[]): { perService: Record<ServiceName, Ma
     const owners = SERVICE_ORDER.filter((s) => SERVICE_FLAGS[s][name]);
     if (LAUNCHER_FLAGS[name]) launcher.set(name, value);
     else if (owners.length === 0) throw new FlagError(`unknown flag --${name}`);
-    for (const s of owners) perService[s].set(name, value);
+    for (const s of owners) perService[s].set(name, appendRepeated(SERVICE_FLAGS[s][name].type, perService[s].get(name), value));
   }
   return { perService, launcher };
 }
