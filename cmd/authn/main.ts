@@ -12,8 +12,8 @@ import {
 const flags = parseArgsOrExit('authn', authnFlags);
 initTracing('authn');
 
-/** How long the start waits for the mirrors of stored objects before serving anyway. */
-const SYNC_TIMEOUT_MS = 30_000;
+/** How long the start waits for the mirrors of stored objects before serving anyway (they keep syncing). */
+const SYNC_TIMEOUT_MS = 2_000;
 
 const storage = new StorageClient(flags.string('storage-address'));
 let built: BuiltChain;
@@ -42,7 +42,7 @@ try {
   process.exit(1);
 }
 for (const warning of [...stored.warnings, ...built.warnings]) process.stderr.write(`authn: warning: ${warning}\n`);
-if (!(await stored.waitForSync(SYNC_TIMEOUT_MS))) process.stderr.write('authn: warning: stored tokens are not mirrored yet; serving anyway\n');
+if (!(await stored.waitForSync(SYNC_TIMEOUT_MS))) process.stderr.write('authn: warning: storage has not answered yet: bootstrap and service-account tokens are accepted once it does\n');
 
 const logRefusal = (remote: string, error: string) =>
   process.stderr.write(`authn: unable to authenticate the request from ${remote || 'unknown'}: ${error}\n`);
