@@ -118,7 +118,7 @@ function peerCertificates(ctx: Koa.Context): Buffer[] {
 function authenticate(backends: Backends) {
   return async (ctx: Koa.ParameterizedContext<State>, next: Koa.Next) => {
     const headers = Object.entries(ctx.headers).map(([name, v]) => ({ name, values: ([] as string[]).concat(v ?? []) }));
-    const res = await backends.authenticate({ headers, peerCertificates: peerCertificates(ctx), remoteAddress: ctx.ip });
+    const res = await backends.authenticate({ headers, peerCertificates: peerCertificates(ctx), remoteAddress: ctx.ip, path: ctx.path });
     if (!res.authenticated || !res.user) throw unauthorized();
     ctx.state.user = await impersonatedUser(ctx, backends, res.user);
     await next();
@@ -166,7 +166,7 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
   app.use(authorize(deps.backends));
   const issuerDiscovery = new IssuerDiscovery(deps.backends);
   app.use(async (ctx, next) => (IssuerDiscovery.serves(ctx.path) && ctx.method === 'GET' ? issuerDiscovery.serve(ctx, serverAddress()) : next()));
-  app.use(async (ctx) => (ctx.path === '/metrics' && ctx.method === 'GET' ? metrics.serve(ctx) : route(ctx, deps, serverAddress())));
+  app.use(async (ctx) => (ctx.path === '/metrics' && ctx.method === 'GET' ? metrics.serve(ctx, () => deps.backends.serviceMetrics.scrape()) : route(ctx, deps, serverAddress())));
   return app;
 }
 

@@ -3,13 +3,16 @@ import { parseArgsOrExit } from '../../internal/config/flags.js';
 import { authnFlags } from '../../internal/config/services.js';
 import { initTracing } from '../../internal/tracing/index.js';
 import { runServer } from '../../internal/rpc/index.js';
+import { Registry } from 'prom-client';
+import { metricsService } from '../../internal/metrics/index.js';
 import { pkiPaths } from '../../internal/pki/index.js';
 import { StorageClient } from '../../internal/storage/client.js';
 import {
-  authnService, buildAuthenticationChain, issuingHandlers, startStoredTokens, type BuiltChain, type StoredTokens,
+  authnService, buildAuthenticationChain, issuingHandlers, oidcFlags, startStoredTokens, type BuiltChain, type StoredTokens,
 } from '../../internal/authn/index.js';
 
 const flags = parseArgsOrExit('authn', authnFlags);
+const registry = new Registry();
 initTracing('authn');
 
 /** How long the start waits for the mirrors of stored objects before serving anyway (they keep syncing). */
@@ -21,10 +24,10 @@ let stored: StoredTokens;
 try {
   stored = startStoredTokens({
     enableBootstrapTokenAuth: flags.bool('enable-bootstrap-token-auth'),
-    keyFiles: flags.list('service-account-key-file'),
+    keyFiles: flags.array('service-account-key-file'),
     signingKeyFile: flags.string('service-account-signing-key-file'),
     defaultKeyFile: flags.string('tls-private-key-file') || pkiPaths(flags.string('data-dir')).servingKey,
-    issuers: flags.list('service-account-issuer'),
+    issuers: flags.array('service-account-issuer'),
     apiAudiences: flags.list('api-audiences'),
     maxExpirationSeconds: flags.string('service-account-max-token-expiration') ? Math.floor(flags.duration('service-account-max-token-expiration') / 1000) : 0,
     lookup: flags.bool('service-account-lookup'),
@@ -36,6 +39,13 @@ try {
     anonymousAuth: flags.bool('anonymous-auth'),
     authorizationModes: flags.list('authorization-mode'),
     tokenAuthenticators: stored.authenticators,
+    jwt: {
+      oidc: oidcFlags(flags),
+      authenticationConfigFile: flags.string('authentication-config'),
+      anonymousAuthSet: flags.given.has('anonymous-auth'),
+      registry,
+      log: (message) => process.stderr.write(`authn: ${message}\n`),
+    },
   });
 } catch (err) {
   process.stderr.write(`authn: ${(err as Error).message}\n`);
@@ -46,6 +56,6 @@ if (!(await stored.waitForSync(SYNC_TIMEOUT_MS))) process.stderr.write('authn: w
 
 const logRefusal = (remote: string, error: string) =>
   process.stderr.write(`authn: unable to authenticate the request from ${remote || 'unknown'}: ${error}\n`);
-await runServer('authn', flags.string('listen'), [authnService(built.chain, logRefusal, issuingHandlers(stored.issuer, stored.lookup, stored.info))], {
-  afterStop: () => { stored.stop(); storage.close(); },
-});
+await runServer('authn', flags.string('listen'), [
+  authnService(built.chain, logRefusal, issuingHandlers(stored.issuer, stored.lookup, stored.info)), metricsService(registry),
+], { afterStop: () => { built.close(); stored.stop(); storage.close(); } });

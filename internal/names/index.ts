@@ -69,6 +69,9 @@ export const EXEC_INFO_ENV = `${PRODUCT.toUpperCase()}_EXEC_INFO`;
 /** Prefix of the NATS subjects on which storage publishes committed changes. */
 export const NATS_EVENTS_PREFIX = `${PRODUCT}.storage.v1.events`;
 
+/** The group of the server's own configuration files (AuthenticationConfiguration, ...). */
+export const GROUP_APISERVER_CONFIG = group('apiserver.config');
+
 /** Bootstrap tokens (document 2): their Secrets, users, groups and the signed ConfigMap. */
 export const SECRET_TYPE_BOOTSTRAP_TOKEN = labelKey('token', 'bootstrap');
 export const BOOTSTRAP_TOKEN_SECRET_PREFIX = 'bootstrap-token-';
