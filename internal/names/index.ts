@@ -72,6 +72,22 @@ export const NATS_EVENTS_PREFIX = `${PRODUCT}.storage.v1.events`;
 /** The group of the server's own configuration files (AuthenticationConfiguration, ...). */
 export const GROUP_APISERVER_CONFIG = group('apiserver.config');
 
+/** RBAC: the label of the default policy's objects, the annotation that stops their reconciliation,
+ * and the labels that aggregate roles into admin, edit and view. */
+export const BOOTSTRAPPING_LABEL = labelKey('bootstrapping');
+export const BOOTSTRAPPING_RBAC_DEFAULTS = 'rbac-defaults';
+export const RBAC_AUTOUPDATE_ANNOTATION = labelKey('autoupdate', 'rbac.authorization');
+export const aggregateToLabel = (role: 'admin' | 'edit' | 'view'): string => labelKey(`aggregate-to-${role}`, 'rbac.authorization');
+/** A signer name of the platform, e.g. signerName('kube-apiserver-client'). */
+export const signerName = (name: string): string => `${DOMAIN}/${name}`;
+/** The controller-manager's own identity (its client certificate's common name). */
+export const USER_KUBE_CONTROLLER_MANAGER = 'system:kube-controller-manager';
+export const USER_KUBE_SCHEDULER = 'system:kube-scheduler';
+export const USER_KUBE_PROXY = 'system:kube-proxy';
+export const GROUP_NODES = 'system:nodes';
+export const GROUP_MONITORING = 'system:monitoring';
+export const GROUP_SERVICEACCOUNTS = 'system:serviceaccounts';
+
 /** Bootstrap tokens (document 2): their Secrets, users, groups and the signed ConfigMap. */
 export const SECRET_TYPE_BOOTSTRAP_TOKEN = labelKey('token', 'bootstrap');
 export const BOOTSTRAP_TOKEN_SECRET_PREFIX = 'bootstrap-token-';
@@ -83,7 +99,6 @@ export const CLUSTER_INFO_JWS_PREFIX = 'jws-kubeconfig-';
 
 /** Service accounts: user names, groups, the private claim of their tokens and the legacy token Secrets. */
 export const SERVICE_ACCOUNT_USER_PREFIX = 'system:serviceaccount:';
-export const GROUP_SERVICE_ACCOUNTS = 'system:serviceaccounts';
 export const SERVICE_ACCOUNT_CLAIM = DOMAIN;
 export const SECRET_TYPE_SERVICE_ACCOUNT_TOKEN = labelKey('service-account-token');
 export const SERVICE_ACCOUNT_NAME_ANNOTATION = labelKey('service-account.name');

@@ -3,7 +3,7 @@
 // service account and the object the token is bound to; Secret-based (legacy)
 // tokens carry flat claims instead.
 import {
-  GROUP_SERVICE_ACCOUNTS, SERVICE_ACCOUNT_CLAIM, SERVICE_ACCOUNT_USER_PREFIX, legacyServiceAccountClaim, serviceAccountExtraKey,
+  GROUP_SERVICEACCOUNTS, SERVICE_ACCOUNT_CLAIM, SERVICE_ACCOUNT_USER_PREFIX, legacyServiceAccountClaim, serviceAccountExtraKey,
 } from '../names/index.js';
 
 export interface Ref {
@@ -74,7 +74,7 @@ export function userOf(info: ServiceAccountInfo): { username: string; uid: strin
   }
   return {
     username: usernameOf(info.namespace, info.name), uid: info.uid,
-    groups: [GROUP_SERVICE_ACCOUNTS, `${GROUP_SERVICE_ACCOUNTS}:${info.namespace}`], extra,
+    groups: [GROUP_SERVICEACCOUNTS, `${GROUP_SERVICEACCOUNTS}:${info.namespace}`], extra,
   };
 }
 
