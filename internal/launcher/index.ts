@@ -136,7 +136,8 @@ export async function launch(argv: string[]): Promise<Launched> {
   } finally {
     process.off('SIGINT', interrupt).off('SIGTERM', interrupt);
   }
-  console.log(`svc-apiserver is ready on https://127.0.0.1:${gatewayPort}\n\n  export KUBECONFIG=${adminKubeconfigPath(dataDir)}\n  kubectl.1.33 get namespaces\n`);
+  const modes = perService.authz.get('authorization-mode') ?? SERVICE_FLAGS.authz['authorization-mode'].default;
+  console.log(`svc-apiserver is ready on https://127.0.0.1:${gatewayPort} (authorization mode ${modes})\n\n  export KUBECONFIG=${adminKubeconfigPath(dataDir)}\n  kubectl.1.33 get namespaces\n`);
   return { children, stop };
 }
 

@@ -20,8 +20,9 @@ describe('/metrics', function () {
     expect(res.text).to.contain('process_cpu_seconds_total');
   });
 
-  it('needs credentials like any other path', async () => {
+  it('is refused to anonymous users (no default role grants it)', async () => {
     const res = await c.request('GET', '/metrics', { anonymous: true });
-    expect(res.status).to.equal(401);
+    expect(res.status).to.equal(403);
+    expect(res.body.message).to.equal('forbidden: User "system:anonymous" cannot get path "/metrics"');
   });
 });
