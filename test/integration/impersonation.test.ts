@@ -16,7 +16,7 @@ describe('impersonation', function () {
 
   describe('allowed (AlwaysAllow)', () => {
     let c: Cluster;
-    before(async () => { c = await new Cluster().start(); });
+    before(async () => { c = await new Cluster({ flags: { authn: ['--authorization-mode=AlwaysAllow'], authz: ['--authorization-mode=AlwaysAllow'] } }).start(); });
     after(async () => { await c?.stop(); });
 
     it('the caller acts as the impersonated user, groups and extra', async () => {
@@ -38,10 +38,10 @@ describe('impersonation', function () {
     });
   });
 
-  describe('refused (AlwaysDeny: only system:masters may act)', () => {
+  describe('refused (Node,RBAC without bindings: only system:masters may act)', () => {
     let c: Cluster;
     before(async () => {
-      c = await new Cluster({ flags: { authn: [`--token-auth-file=${tokens}`, '--authorization-mode=AlwaysDeny'], authz: ['--authorization-mode=AlwaysDeny'] } }).start();
+      c = await new Cluster({ flags: { authn: [`--token-auth-file=${tokens}`] } }).start();
     });
     after(async () => { await c?.stop(); });
 

@@ -43,6 +43,8 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
     expect(info.username).to.equal('system:serviceaccount:default:builder');
     expect(info.groups).to.include.members(['system:serviceaccounts', 'system:serviceaccounts:default', 'system:authenticated']);
     expect(info.extra['authentication.svc.io/credential-id'][0]).to.match(/^JTI=[0-9a-f-]{36}$/);
+    const bound = await kubectl(c.kubeconfig, ['create', 'clusterrolebinding', 'builder-view', '--clusterrole=view', '--serviceaccount=default:builder']);
+    expect(bound.code, bound.stderr).to.equal(0);
     const list = await kubectl(config, ['get', 'namespaces', '-o', 'name']);
     expect(list.code, list.stderr).to.equal(0);
     expect(list.stdout).to.include('namespace/default');
