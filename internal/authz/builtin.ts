@@ -1,10 +1,11 @@
-// The authorizers that need no configuration.
+// The authorizers that need no configuration; their answers hold as long as the
+// process runs.
 import { GROUP_MASTERS } from '../names/index.js';
 import { verdict, type Attributes, type Authorizer, type Verdict } from './types.js';
 
 export class AlwaysAllowAuthorizer implements Authorizer {
   async authorize(): Promise<Verdict> {
-    return verdict('ALLOW');
+    return verdict('ALLOW', '', undefined, 'process');
   }
 }
 
@@ -12,7 +13,7 @@ export class AlwaysAllowAuthorizer implements Authorizer {
  * chain may still allow, and a chain where none does denies. */
 export class AlwaysDenyAuthorizer implements Authorizer {
   async authorize(): Promise<Verdict> {
-    return verdict('NO_OPINION', 'Everything is forbidden.');
+    return verdict('NO_OPINION', 'Everything is forbidden.', undefined, 'process');
   }
 }
 
@@ -22,6 +23,6 @@ export class PrivilegedGroupAuthorizer implements Authorizer {
 
   async authorize(attributes: Attributes): Promise<Verdict> {
     const member = attributes.user.groups.some((g) => this.groups.includes(g));
-    return verdict(member ? 'ALLOW' : 'NO_OPINION');
+    return verdict(member ? 'ALLOW' : 'NO_OPINION', '', undefined, 'process');
   }
 }

@@ -1,24 +1,68 @@
 // --authorization-mode: the named authorizers, in the order given, behind the
-// privileged-group authorizer that lets system:masters do everything.
+// privileged-group authorizer that lets system:masters do everything. The
+// Webhook mode takes its settings from the --authorization-webhook-* flags.
+import { AbacAuthorizer } from './abac.js';
 import { AlwaysAllowAuthorizer, AlwaysDenyAuthorizer, PrivilegedGroupAuthorizer } from './builtin.js';
 import { UnionAuthorizer } from './chain.js';
+import { AuthzMetrics, MeasuredAuthorizer } from './metrics.js';
+import { NodeAuthorizer } from './node/authorizer.js';
+import type { NodeGraph } from './node/graph.js';
+import { webhookAuthorizer } from './remote/build.js';
+import type { SarVersion } from './remote/sar.js';
+import { isPolicySource } from './generation.js';
 import type { Authorizer } from './types.js';
 
-/** What an authorizer may need to build itself (RBAC, Node and Webhook will). */
+/** The --authorization-webhook-* flags. */
+export interface WebhookFlags {
+  configFile: string;
+  version: SarVersion;
+  authorizedTTLMs: number;
+  unauthorizedTTLMs: number;
+}
+
+/** What an authorizer may need to build itself. */
 export interface AuthorizerContext {
   storageAddress: string;
   natsUrl: string;
+  metrics?: AuthzMetrics;
+  /** The node graph, fed from storage (started on first use). */
+  nodeGraph?: () => NodeGraph;
+  /** --authorization-policy-file, for ABAC. */
+  policyFile?: string;
+  webhook?: WebhookFlags;
+  /** Called whenever an authorizer's policy changed (the generation moves). */
+  policyChanged?: () => void;
 }
 
 type AuthorizerFactory = (context: AuthorizerContext) => Authorizer;
+
+/** The webhook of the flags: upstream's fixed 30s timeout, no opinion on failure. */
+const WEBHOOK_FLAGS_TIMEOUT_MS = 30_000;
+
+function flagWebhook(context: AuthorizerContext): Authorizer {
+  const w = context.webhook;
+  if (!w?.configFile) throw new AuthzConfigError('authorization-mode Webhook needs --authorization-webhook-config-file');
+  return webhookAuthorizer({
+    type: 'Webhook', name: 'webhook', timeoutMs: WEBHOOK_FLAGS_TIMEOUT_MS, failurePolicy: 'NoOpinion', matchConditions: [],
+    authorizedTTLMs: w.authorizedTTLMs, unauthorizedTTLMs: w.unauthorizedTTLMs,
+  }, w.configFile, w.version, context.metrics ?? new AuthzMetrics());
+}
+
+function nodeAuthorizer(context: AuthorizerContext): Authorizer {
+  if (!context.nodeGraph) throw new AuthzConfigError('the Node authorizer needs the node graph');
+  return new NodeAuthorizer(context.nodeGraph());
+}
 
 /** Every mode this server knows, by its flag name. */
 export const AUTHORIZATION_MODES: Record<string, AuthorizerFactory> = {
   AlwaysAllow: () => new AlwaysAllowAuthorizer(),
   AlwaysDeny: () => new AlwaysDenyAuthorizer(),
+  ABAC: (context) => AbacAuthorizer.fromFile(context.policyFile ?? ''),
+  Node: nodeAuthorizer,
+  Webhook: flagWebhook,
 };
 
-/** A mode list the service cannot start with. */
+/** A mode list or configuration the service cannot start with. */
 export class AuthzConfigError extends Error {}
 
 export function validateModes(modes: string[]): void {
@@ -34,8 +78,18 @@ export function validateModes(modes: string[]): void {
   }
 }
 
+/** The chain of named authorizers behind system:masters; each counted under its type and name, and
+ * each whose policy changes at run time (RBAC) followed. */
+export function privilegedChain(entries: Array<{ type: string; name: string; authorizer: Authorizer }>, context: AuthorizerContext): UnionAuthorizer {
+  const { metrics, policyChanged } = context;
+  for (const e of entries) if (policyChanged && isPolicySource(e.authorizer)) e.authorizer.onPolicyChange(policyChanged);
+  const links = entries.map((e) => (metrics ? new MeasuredAuthorizer(e.type, e.name, e.authorizer, metrics) : e.authorizer));
+  return new UnionAuthorizer([new PrivilegedGroupAuthorizer(), ...links]);
+}
+
 /** The chain for a mode list; unknown or repeated modes throw AuthzConfigError. */
 export function buildAuthorizer(modes: string[], context: AuthorizerContext): Authorizer {
   validateModes(modes);
-  return new UnionAuthorizer([new PrivilegedGroupAuthorizer(), ...modes.map((m) => AUTHORIZATION_MODES[m](context))]);
+  const entries = modes.map((type) => ({ type, name: type.toLowerCase(), authorizer: AUTHORIZATION_MODES[type](context) }));
+  return privilegedChain(entries, context);
 }
