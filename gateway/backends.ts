@@ -16,6 +16,7 @@ import type { AdmissionClient } from '../internal/rpc/gen/svc/admission/v1/Admis
 import type { AdmitRequest } from '../internal/rpc/gen/svc/admission/v1/AdmitRequest.js';
 import type { AdmitResponse__Output } from '../internal/rpc/gen/svc/admission/v1/AdmitResponse.js';
 import type { UserInfo__Output } from '../internal/rpc/gen/svc/authn/v1/UserInfo.js';
+import type { DecisionCache } from './decisions.js';
 
 export type UserInfo = UserInfo__Output;
 export type { AdmitRequest };
@@ -34,6 +35,8 @@ export class Backends {
   private readonly authn: AuthenticationClient;
   private readonly authz: AuthorizationClient;
   private readonly admission: AdmissionClient;
+  /** Keeps authorization decisions while they hold, when set. */
+  decisions?: DecisionCache;
 
   constructor(readonly addresses: BackendAddresses) {
     this.storage = new StorageClient(addresses.storage);
@@ -47,7 +50,8 @@ export class Backends {
   }
 
   authorize(req: AuthorizeRequest): Promise<AuthorizeResponse__Output> {
-    return unary<AuthorizeResponse__Output>(this.authz, this.authz.Authorize, req, 10_000).catch(rpcFailure('authorization'));
+    const ask = (r: AuthorizeRequest) => unary<AuthorizeResponse__Output>(this.authz, this.authz.Authorize, r, 10_000).catch(rpcFailure('authorization'));
+    return this.decisions ? this.decisions.authorize(req, ask) : ask(req);
   }
 
   admit(req: AdmitRequest): Promise<AdmitResponse__Output> {

@@ -17,7 +17,8 @@ export const storageFlags: FlagSet = {
   'etcd-compaction-interval': { type: 'duration', default: '', help: 'alias of --history-window' },
 };
 
-// Authn reads it too: anonymous access is off when AlwaysAllow is among the modes.
+// Authn reads it too (anonymous access is off when AlwaysAllow is among the modes), and admission
+// (NodeRestriction goes with Node).
 const authorizationMode: FlagSet = {
   'authorization-mode': { type: 'list', default: 'AlwaysAllow', help: 'ordered authorizers: AlwaysAllow, AlwaysDeny, ABAC, Node, Webhook' },
 };
@@ -40,7 +41,7 @@ export const authzFlags: FlagSet = {
 };
 
 export const admissionFlags: FlagSet = {
-  ...listen(DEFAULT_PORTS.admission), ...storagePeer, ...natsUrl,
+  ...listen(DEFAULT_PORTS.admission), ...storagePeer, ...natsUrl, ...authorizationMode,
   'enable-admission-plugins': { type: 'list', default: '', help: 'admission plugins to enable besides the defaults' },
   'disable-admission-plugins': { type: 'list', default: '', help: 'default admission plugins to disable' },
 };
