@@ -29,6 +29,7 @@ import { serveSubresource } from './subresources.js';
 import { serveWatch, type WatchOptions } from './watch.js';
 import type { WatchHub } from './hub.js';
 import type { Allocator } from './serviceallocator.js';
+import { IssuerDiscovery } from './issuerdiscovery.js';
 
 export interface GatewayDeps {
   registry: Registry;
@@ -117,7 +118,7 @@ function peerCertificates(ctx: Koa.Context): Buffer[] {
 function authenticate(backends: Backends) {
   return async (ctx: Koa.ParameterizedContext<State>, next: Koa.Next) => {
     const headers = Object.entries(ctx.headers).map(([name, v]) => ({ name, values: ([] as string[]).concat(v ?? []) }));
-    const res = await backends.authenticate({ headers, peerCertificates: peerCertificates(ctx), remoteAddress: ctx.ip });
+    const res = await backends.authenticate({ headers, peerCertificates: peerCertificates(ctx), remoteAddress: ctx.ip, path: ctx.path });
     if (!res.authenticated || !res.user) throw unauthorized();
     ctx.state.user = await impersonatedUser(ctx, backends, res.user);
     await next();
@@ -164,7 +165,9 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
   });
   app.use(authenticate(deps.backends));
   app.use(authorize(deps.backends));
-  app.use(async (ctx) => (ctx.path === '/metrics' && ctx.method === 'GET' ? metrics.serve(ctx) : route(ctx, deps, serverAddress())));
+  const issuerDiscovery = new IssuerDiscovery(deps.backends);
+  app.use(async (ctx, next) => (IssuerDiscovery.serves(ctx.path) && ctx.method === 'GET' ? issuerDiscovery.serve(ctx, serverAddress()) : next()));
+  app.use(async (ctx) => (ctx.path === '/metrics' && ctx.method === 'GET' ? metrics.serve(ctx, () => deps.backends.serviceMetrics.scrape()) : route(ctx, deps, serverAddress())));
   return app;
 }
 
@@ -259,7 +262,10 @@ export interface TlsFiles {
   ca: Buffer;
 }
 
+/** Request headers may total this much, as upstream's 1 MiB: an oversized credential is refused as such, not cut off. */
+const MAX_HEADER_BYTES = 1 << 20;
+
 /** An HTTPS server that asks for (but does not require) a client certificate. */
 export function createHttpsServer(app: Koa, tls: TlsFiles): https.Server {
-  return https.createServer({ ...tls, requestCert: true, rejectUnauthorized: false }, app.callback());
+  return https.createServer({ ...tls, requestCert: true, rejectUnauthorized: false, maxHeaderSize: MAX_HEADER_BYTES }, app.callback());
 }

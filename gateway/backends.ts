@@ -2,6 +2,7 @@
 // become API errors.
 import { api, clientOptions, grpc, isServiceError, trailers, unary } from '../internal/rpc/index.js';
 import { StorageClient, STORAGE_ERROR_KEY } from '../internal/storage/client.js';
+import { MetricsScraper } from '../internal/metrics/index.js';
 import {
   StatusError, alreadyExists, gone, internalError, notFound, serviceUnavailable, staleConflict, tooLargeResourceVersion,
   type GroupResource,
@@ -12,11 +13,19 @@ import type { AuthenticateResponse__Output } from '../internal/rpc/gen/svc/authn
 import type { AuthorizationClient } from '../internal/rpc/gen/svc/authz/v1/Authorization.js';
 import type { AuthorizeRequest } from '../internal/rpc/gen/svc/authz/v1/AuthorizeRequest.js';
 import type { AuthorizeResponse__Output } from '../internal/rpc/gen/svc/authz/v1/AuthorizeResponse.js';
+import type { CoversRulesRequest } from '../internal/rpc/gen/svc/authz/v1/CoversRulesRequest.js';
+import type { CoversRulesResponse__Output } from '../internal/rpc/gen/svc/authz/v1/CoversRulesResponse.js';
+import type { RulesReviewRequest } from '../internal/rpc/gen/svc/authz/v1/RulesReviewRequest.js';
+import type { RulesReviewResponse__Output } from '../internal/rpc/gen/svc/authz/v1/RulesReviewResponse.js';
+import type { PolicyStatusResponse__Output } from '../internal/rpc/gen/svc/authz/v1/PolicyStatusResponse.js';
 import type { AdmissionClient } from '../internal/rpc/gen/svc/admission/v1/Admission.js';
 import type { AdmitRequest } from '../internal/rpc/gen/svc/admission/v1/AdmitRequest.js';
 import type { AdmitResponse__Output } from '../internal/rpc/gen/svc/admission/v1/AdmitResponse.js';
 import type { UserInfo__Output } from '../internal/rpc/gen/svc/authn/v1/UserInfo.js';
 import type { DecisionCache } from './decisions.js';
+import type { IssueServiceAccountTokenRequest } from '../internal/rpc/gen/svc/authn/v1/IssueServiceAccountTokenRequest.js';
+import type { IssueServiceAccountTokenResponse__Output } from '../internal/rpc/gen/svc/authn/v1/IssueServiceAccountTokenResponse.js';
+import type { GetServiceAccountIssuerResponse__Output } from '../internal/rpc/gen/svc/authn/v1/GetServiceAccountIssuerResponse.js';
 
 export type UserInfo = UserInfo__Output;
 export type { AdmitRequest };
@@ -37,21 +46,46 @@ export class Backends {
   private readonly admission: AdmissionClient;
   /** Keeps authorization decisions while they hold, when set. */
   decisions?: DecisionCache;
+  /** The metrics of the services that serve them (authn, authz). */
+  readonly serviceMetrics: MetricsScraper;
 
   constructor(readonly addresses: BackendAddresses) {
     this.storage = new StorageClient(addresses.storage);
     this.authn = new api.svc.authn.v1.Authentication(addresses.authn, insecure(), clientOptions);
     this.authz = new api.svc.authz.v1.Authorization(addresses.authz, insecure(), clientOptions);
     this.admission = new api.svc.admission.v1.Admission(addresses.admission, insecure(), clientOptions);
+    this.serviceMetrics = new MetricsScraper([addresses.authn, addresses.authz]);
   }
 
   authenticate(req: AuthenticateRequest): Promise<AuthenticateResponse__Output> {
     return unary<AuthenticateResponse__Output>(this.authn, this.authn.Authenticate, req, 10_000).catch(rpcFailure('authentication'));
   }
 
+  /** Signs a service-account token (TokenRequest); failures never carry the token. */
+  issueServiceAccountToken(req: IssueServiceAccountTokenRequest): Promise<IssueServiceAccountTokenResponse__Output> {
+    return unary<IssueServiceAccountTokenResponse__Output>(this.authn, this.authn.IssueServiceAccountToken, req, 10_000).catch(issuingFailure);
+  }
+
+  serviceAccountIssuer(): Promise<GetServiceAccountIssuerResponse__Output> {
+    return unary<GetServiceAccountIssuerResponse__Output>(this.authn, this.authn.GetServiceAccountIssuer, {}, 10_000).catch(rpcFailure('authentication'));
+  }
+
   authorize(req: AuthorizeRequest): Promise<AuthorizeResponse__Output> {
     const ask = (r: AuthorizeRequest) => unary<AuthorizeResponse__Output>(this.authz, this.authz.Authorize, r, 10_000).catch(rpcFailure('authorization'));
     return this.decisions ? this.decisions.authorize(req, ask) : ask(req);
+  }
+
+  /** Whether the user's RBAC rules cover the rules asked for (escalation prevention). */
+  coversRules(req: CoversRulesRequest): Promise<CoversRulesResponse__Output> {
+    return unary<CoversRulesResponse__Output>(this.authz, this.authz.CoversRules, req, 10_000).catch(rpcFailure('authorization'));
+  }
+
+  rulesReview(req: RulesReviewRequest): Promise<RulesReviewResponse__Output> {
+    return unary<RulesReviewResponse__Output>(this.authz, this.authz.RulesReview, req, 10_000).catch(rpcFailure('authorization'));
+  }
+
+  policyStatus(): Promise<PolicyStatusResponse__Output> {
+    return unary<PolicyStatusResponse__Output>(this.authz, this.authz.PolicyStatus, {}, 2_000).catch(rpcFailure('authorization'));
   }
 
   admit(req: AdmitRequest): Promise<AdmitResponse__Output> {
@@ -63,6 +97,7 @@ export class Backends {
     this.authn.close();
     this.authz.close();
     this.admission.close();
+    this.serviceMetrics.close();
   }
 }
 
@@ -74,6 +109,13 @@ function rpcFailure(service: string) {
     if (isServiceError(err) && UNREACHABLE.has(err.code)) throw serviceUnavailable(`the ${service} service is unavailable: ${err.details}`);
     throw internalError(`${service}: ${(err as Error).message}`);
   };
+}
+
+/** No signing key: the token sub-resource is not served, as upstream; a refused request is the caller's error. */
+function issuingFailure(err: unknown): never {
+  if (isServiceError(err) && err.code === grpc.status.FAILED_PRECONDITION) throw new StatusError(404, 'NotFound', `the server could not find the requested resource (${err.details})`);
+  if (isServiceError(err) && err.code === grpc.status.INVALID_ARGUMENT) throw new StatusError(400, 'BadRequest', err.details);
+  return rpcFailure('authentication')(err);
 }
 
 /** Maps a storage failure on one object to the API error a client expects. */

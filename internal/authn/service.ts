@@ -11,6 +11,7 @@ import { AuthenticationChain, NO_CREDENTIALS } from './chain.js';
 import { loadTokenFile, TokenFileAuthenticator } from './tokenfile.js';
 import type { RequestAuthenticator, RequestCredentials, TokenAuthenticator, User } from './types.js';
 import { X509Authenticator } from './x509.js';
+import { setUpJWT, type JWTOptions, type JWTSetup } from './jwtsetup.js';
 
 export interface AuthnOptions {
   /** PEM bundle of the CAs that sign client certificates; none disables x509. */
@@ -20,6 +21,10 @@ export interface AuthnOptions {
   anonymousAuth: boolean;
   /** The authorization modes of the server: AlwaysAllow turns anonymous access off. */
   authorizationModes?: string[];
+  /** JWT authentication: the --oidc-* flags or --authentication-config. */
+  jwt?: JWTOptions;
+  /** Token authenticators built elsewhere (service-account and bootstrap tokens), tried after the token file, before OIDC. */
+  tokenAuthenticators?: TokenAuthenticator[];
 }
 
 /** A configuration the service cannot start with. */
@@ -29,6 +34,8 @@ export interface BuiltChain {
   chain: AuthenticationChain;
   /** Things worth logging at start (skipped token records, ...). */
   warnings: string[];
+  /** Stops background work (key fetches, following the configuration file). */
+  close(): void;
 }
 
 function clientCertificateAuthenticator(path: string): X509Authenticator {
@@ -56,13 +63,29 @@ export function buildAuthenticationChain(opts: AuthnOptions): BuiltChain {
     warnings.push(...file.warnings);
     tokenAuthenticators.push(new TokenFileAuthenticator(file.tokens));
   }
+  tokenAuthenticators.push(...(opts.tokenAuthenticators ?? []));
+  const jwt = jwtAuthentication(opts.jwt);
+  if (jwt) tokenAuthenticators.push(jwt.authenticators);
   if (tokenAuthenticators.length) requestAuthenticators.push(new BearerTokenAuthenticator(tokenAuthenticators));
   let anonymousAuth = opts.anonymousAuth;
   if (anonymousAuth && opts.authorizationModes?.includes('AlwaysAllow')) {
     warnings.push('AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to false. You should use a different authorizer');
     anonymousAuth = false;
   }
-  return { chain: new AuthenticationChain(requestAuthenticators, anonymousAuth), warnings };
+  // The configuration file's anonymous section replaces the flag (and is not reset by AlwaysAllow).
+  const fileAnonymous = jwt?.anonymous;
+  const chain = fileAnonymous
+    ? new AuthenticationChain(requestAuthenticators, fileAnonymous.enabled, fileAnonymous.conditions.map((c) => c.path))
+    : new AuthenticationChain(requestAuthenticators, anonymousAuth);
+  return { chain, warnings, close: () => jwt?.close() };
+}
+
+function jwtAuthentication(opts: JWTOptions | undefined): JWTSetup | undefined {
+  try {
+    return opts && setUpJWT(opts);
+  } catch (err) {
+    throw new AuthnConfigError((err as Error).message);
+  }
 }
 
 export function credentialsOf(request: AuthenticateRequest): RequestCredentials {
@@ -71,7 +94,9 @@ export function credentialsOf(request: AuthenticateRequest): RequestCredentials 
     const name = h.name.toLowerCase();
     headers.set(name, [...(headers.get(name) ?? []), ...h.values]);
   }
-  return { headers, peerCertificates: request.peerCertificates ?? [], remoteAddress: request.remoteAddress ?? '', audiences: request.audiences ?? [] };
+  return {
+    headers, peerCertificates: request.peerCertificates ?? [], remoteAddress: request.remoteAddress ?? '', audiences: request.audiences ?? [], path: request.path ?? '',
+  };
 }
 
 export const toUserInfo = (user: User): UserInfo => ({
@@ -100,8 +125,8 @@ export function authenticateHandler(chain: AuthenticationChain, onRefusal: Refus
 
 export const AUTHN_SERVICE_NAME = 'svc.authn.v1.Authentication';
 
-/** The service entry for serve(). */
-export function authnService(chain: AuthenticationChain, onRefusal?: RefusalLogger) {
-  const handlers: Handlers = { Authenticate: authenticateHandler(chain, onRefusal) };
+/** The service entry for serve(); `more` adds handlers of the other RPCs (token issuing). */
+export function authnService(chain: AuthenticationChain, onRefusal?: RefusalLogger, more: Handlers = {}) {
+  const handlers: Handlers = { Authenticate: authenticateHandler(chain, onRefusal), ...more };
   return { name: AUTHN_SERVICE_NAME, definition: api.svc.authn.v1.Authentication.service, handlers };
 }

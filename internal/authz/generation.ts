@@ -29,14 +29,6 @@ export class PolicyGeneration {
   }
 }
 
-/** An authorizer whose policy changes at run time (RBAC): it tells when a change took effect. */
-export interface PolicySource {
-  onPolicyChange(listener: () => void): void;
-}
-
-export const isPolicySource = (value: unknown): value is PolicySource =>
-  typeof (value as PolicySource | undefined)?.onPolicyChange === 'function';
-
 export class GenerationPublisher {
   private nc?: NatsConnection;
   private timer?: NodeJS.Timeout;

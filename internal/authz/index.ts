@@ -13,6 +13,6 @@ export { NodeGraphPopulator } from './node/populator.js';
 export { ConfigController } from './config/controller.js';
 export { parseAuthorizationConfig, CONFIG_API_VERSION, CONFIG_KIND } from './config/file.js';
 export { AuthorizationConfigError } from './config/errors.js';
-export { PolicyGeneration, GenerationPublisher, isPolicySource, type PolicySource } from './generation.js';
+export { PolicyGeneration, GenerationPublisher } from './generation.js';
 export { AUTHZ_SERVICE_NAME, attributesOf, authorizeHandler, authzService } from './service.js';
-export { authorizerFromFlags } from './startup.js';
+export { authorizerFromFlags, type Chain } from './startup.js';

@@ -2,7 +2,8 @@
 // per authorizer, webhook calls, match condition errors and exclusions, and the
 // configuration file's automatic reloads.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { verdict, type Attributes, type Authorizer, type Verdict } from './types.js';
+import { listsRules } from './chain.js';
+import { verdict, type Attributes, type Authorizer, type RuleLister, type RulesAnswer, type UserInfo, type Verdict } from './types.js';
 
 export class AuthzMetrics {
   readonly registry = new Registry();
@@ -41,7 +42,7 @@ export class AuthzMetrics {
 }
 
 /** Counts an authorizer's terminal decisions under its type and name. */
-export class MeasuredAuthorizer implements Authorizer {
+export class MeasuredAuthorizer implements Authorizer, RuleLister {
   constructor(readonly type: string, readonly name: string, private readonly inner: Authorizer, private readonly metrics: AuthzMetrics) {}
 
   async authorize(attributes: Attributes): Promise<Verdict> {
@@ -55,6 +56,12 @@ export class MeasuredAuthorizer implements Authorizer {
       this.metrics.decisions.inc({ type: this.type, name: this.name, decision: answer.decision === 'ALLOW' ? 'allowed' : 'denied' });
     }
     return answer;
+  }
+
+  /** The inner authorizer's rules; one that cannot list them makes the answer incomplete. */
+  rulesFor(user: UserInfo, namespace: string): Promise<RulesAnswer> {
+    if (listsRules(this.inner)) return this.inner.rulesFor(user, namespace);
+    return Promise.resolve({ resourceRules: [], nonResourceRules: [], incomplete: true });
   }
 
   close(): void {

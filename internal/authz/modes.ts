@@ -9,8 +9,8 @@ import { NodeAuthorizer } from './node/authorizer.js';
 import type { NodeGraph } from './node/graph.js';
 import { webhookAuthorizer } from './remote/build.js';
 import type { SarVersion } from './remote/sar.js';
-import { isPolicySource } from './generation.js';
 import type { Authorizer } from './types.js';
+import type { RBACAuthorizer } from '../rbac/authorizer.js';
 
 /** The --authorization-webhook-* flags. */
 export interface WebhookFlags {
@@ -30,7 +30,9 @@ export interface AuthorizerContext {
   /** --authorization-policy-file, for ABAC. */
   policyFile?: string;
   webhook?: WebhookFlags;
-  /** Called whenever an authorizer's policy changed (the generation moves). */
+  /** The RBAC authorizer over the service's policy index (which escalation checks use whatever the modes). */
+  rbac?: RBACAuthorizer;
+  /** Called when the chain itself changed (a reloaded configuration file): the generation moves. */
   policyChanged?: () => void;
 }
 
@@ -59,6 +61,10 @@ export const AUTHORIZATION_MODES: Record<string, AuthorizerFactory> = {
   AlwaysDeny: () => new AlwaysDenyAuthorizer(),
   ABAC: (context) => AbacAuthorizer.fromFile(context.policyFile ?? ''),
   Node: nodeAuthorizer,
+  RBAC: (context) => {
+    if (!context.rbac) throw new AuthzConfigError('authorization-mode "RBAC" needs the RBAC policy index');
+    return context.rbac;
+  },
   Webhook: flagWebhook,
 };
 
@@ -78,17 +84,15 @@ export function validateModes(modes: string[]): void {
   }
 }
 
-/** The chain of named authorizers behind system:masters; each counted under its type and name, and
- * each whose policy changes at run time (RBAC) followed. */
+/** The chain of named authorizers behind system:masters; each counted under its type and name. */
 export function privilegedChain(entries: Array<{ type: string; name: string; authorizer: Authorizer }>, context: AuthorizerContext): UnionAuthorizer {
-  const { metrics, policyChanged } = context;
-  for (const e of entries) if (policyChanged && isPolicySource(e.authorizer)) e.authorizer.onPolicyChange(policyChanged);
+  const { metrics } = context;
   const links = entries.map((e) => (metrics ? new MeasuredAuthorizer(e.type, e.name, e.authorizer, metrics) : e.authorizer));
   return new UnionAuthorizer([new PrivilegedGroupAuthorizer(), ...links]);
 }
 
 /** The chain for a mode list; unknown or repeated modes throw AuthzConfigError. */
-export function buildAuthorizer(modes: string[], context: AuthorizerContext): Authorizer {
+export function buildAuthorizer(modes: string[], context: AuthorizerContext): UnionAuthorizer {
   validateModes(modes);
   const entries = modes.map((type) => ({ type, name: type.toLowerCase(), authorizer: AUTHORIZATION_MODES[type](context) }));
   return privilegedChain(entries, context);

@@ -4,13 +4,16 @@ import type { ParsedFlags } from '../config/flags.js';
 import { ConfigController } from './config/controller.js';
 import { AuthzConfigError, buildAuthorizer, type AuthorizerContext } from './modes.js';
 import type { SarVersion } from './remote/sar.js';
-import type { Authorizer } from './types.js';
+import type { Authorizer, RuleLister } from './types.js';
+
+/** The chain in force: it decides, lists rules (SelfSubjectRulesReview) and is closed at the end. */
+export type Chain = Authorizer & RuleLister & { close(): void };
 
 const LEGACY_FLAGS = ['authorization-mode', 'authorization-policy-file', 'authorization-webhook-config-file', 'authorization-webhook-version',
   'authorization-webhook-cache-authorized-ttl', 'authorization-webhook-cache-unauthorized-ttl'];
 
 /** The chain the flags select; throws AuthzConfigError (or the file's errors) when the service cannot start. */
-export function authorizerFromFlags(flags: ParsedFlags, context: AuthorizerContext): Authorizer {
+export function authorizerFromFlags(flags: ParsedFlags, context: AuthorizerContext): Chain {
   const configFile = flags.string('authorization-config');
   if (configFile) {
     const legacy = LEGACY_FLAGS.filter((f) => flags.given.has(f));

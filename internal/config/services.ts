@@ -20,7 +20,33 @@ export const storageFlags: FlagSet = {
 // Authn reads it too (anonymous access is off when AlwaysAllow is among the modes), and admission
 // (NodeRestriction goes with Node).
 const authorizationMode: FlagSet = {
-  'authorization-mode': { type: 'list', default: 'AlwaysAllow', help: 'ordered authorizers: AlwaysAllow, AlwaysDeny, ABAC, Node, Webhook' },
+  'authorization-mode': { type: 'list', default: 'AlwaysAllow', help: 'ordered authorizers: Node, RBAC, ABAC, Webhook, AlwaysAllow, AlwaysDeny' },
+};
+
+const oidcFlags: FlagSet = {
+  'oidc-issuer-url': { type: 'string', default: '', help: 'https URL of the OpenID issuer whose ID tokens are accepted' },
+  'oidc-client-id': { type: 'string', default: '', help: 'client ID every ID token must be issued for (its aud)' },
+  'oidc-ca-file': { type: 'string', default: '', help: "PEM CAs of the issuer's web certificate (default: the host's roots)" },
+  'oidc-username-claim': { type: 'string', default: 'sub', help: 'claim used as the user name' },
+  'oidc-username-prefix': { type: 'string', default: '', help: "prefix of user names (default '<issuer>#' unless the claim is email; '-' for none)" },
+  'oidc-groups-claim': { type: 'string', default: '', help: 'claim (string or list of strings) used as groups' },
+  'oidc-groups-prefix': { type: 'string', default: '', help: 'prefix of groups' },
+  'oidc-required-claim': { type: 'array', default: '', help: 'key=value a claim must have; repeatable' },
+  'oidc-signing-algs': { type: 'list', default: 'RS256', help: 'accepted signing algorithms: RS256,RS384,RS512,ES256,ES384,ES512,PS256,PS384,PS512' },
+};
+
+/** Bootstrap and service-account tokens (authn); the launcher fills in the serving key and the data dir. */
+const serviceAccountTokenFlags: FlagSet = {
+  'enable-bootstrap-token-auth': { type: 'bool', default: 'false', help: 'accept bootstrap tokens (Secrets of type bootstrap.svc.io/token in svc-system)' },
+  'service-account-key-file': { type: 'array', default: '', help: 'PEM file of RSA/ECDSA keys (public or private) that verify service-account tokens; repeatable (default: the serving key)' },
+  'service-account-signing-key-file': { type: 'string', default: '', help: 'PEM private key that signs service-account tokens (default: the serving key)' },
+  'service-account-issuer': { type: 'array', default: 'https://kubernetes.default.svc.cluster.local', help: 'issuer of service-account tokens; repeatable: the first signs, all are accepted' },
+  'api-audiences': { type: 'list', default: '', help: "the API's audiences, which tokens must name (default: the issuers)" },
+  'service-account-max-token-expiration': { type: 'duration', default: '', help: 'longest lifetime of a requested token (default: no limit)' },
+  'service-account-lookup': { type: 'bool', default: 'true', help: 'refuse Secret-based tokens whose Secret or ServiceAccount is gone' },
+  'service-account-jwks-uri': { type: 'string', default: '', help: 'jwks_uri of the issuer discovery document (default: the API server\'s /openid/v1/jwks)' },
+  'tls-private-key-file': { type: 'string', default: '', help: 'key of --tls-cert-file' },
+  ...dataDir,
 };
 
 export const authnFlags: FlagSet = {
@@ -28,6 +54,9 @@ export const authnFlags: FlagSet = {
   'token-auth-file': { type: 'string', default: '', help: 'CSV file of static bearer tokens: token,user,uid,"group1,group2"' },
   'client-ca-file': { type: 'string', default: '', help: 'PEM bundle of CAs that sign accepted client certificates' },
   'anonymous-auth': { type: 'bool', default: 'true', help: 'treat requests without credentials as system:anonymous (never with --authorization-mode=AlwaysAllow)' },
+  ...oidcFlags,
+  'authentication-config': { type: 'string', default: '', help: 'AuthenticationConfiguration file (JWT authenticators, anonymous section); reloaded when it changes; not with --oidc-* flags' },
+  ...serviceAccountTokenFlags,
 };
 
 export const authzFlags: FlagSet = {
@@ -66,6 +95,7 @@ export const gatewayFlags: FlagSet = {
 export const controllerManagerFlags: FlagSet = {
   ...dataDir,
   server: { type: 'string', default: 'https://127.0.0.1:6443', help: "the gateway to work through (its client certificate and CA come from --data-dir's PKI)" },
+  controllers: { type: 'list', default: '*', help: "controllers to run: '*' the default ones, 'name' adds one, '-name' removes one (bootstrapsigner and tokencleaner are off by default)" },
 };
 
 export const SERVICE_FLAGS = {

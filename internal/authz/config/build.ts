@@ -3,6 +3,7 @@
 import { AUTHORIZATION_MODES, AuthzConfigError, privilegedChain, type AuthorizerContext } from '../modes.js';
 import { AuthzMetrics } from '../metrics.js';
 import { grpcAuthorizer, webhookAuthorizer } from '../remote/build.js';
+import type { UnionAuthorizer } from '../chain.js';
 import type { Authorizer } from '../types.js';
 import type { AuthorizerConfig } from './file.js';
 
@@ -22,7 +23,7 @@ function buildOne(entry: AuthorizerConfig, context: AuthorizerContext, metrics: 
 }
 
 /** The chain for the file's authorizers, in order; a failing build closes what it built. */
-export function buildFromConfig(entries: AuthorizerConfig[], context: AuthorizerContext): Authorizer {
+export function buildFromConfig(entries: AuthorizerConfig[], context: AuthorizerContext): UnionAuthorizer {
   const metrics = context.metrics ?? new AuthzMetrics();
   const built: Array<{ type: string; name: string; authorizer: Authorizer }> = [];
   try {

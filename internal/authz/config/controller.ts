@@ -10,7 +10,8 @@ import { hostname } from 'node:os';
 import { basename, dirname } from 'node:path';
 import type { AuthorizerContext } from '../modes.js';
 import { AuthzMetrics } from '../metrics.js';
-import type { Attributes, Authorizer, Verdict } from '../types.js';
+import type { UnionAuthorizer } from '../chain.js';
+import type { Attributes, Authorizer, RuleLister, RulesAnswer, UserInfo, Verdict } from '../types.js';
 import { buildFromConfig } from './build.js';
 import { parseAuthorizationConfig } from './file.js';
 
@@ -18,8 +19,8 @@ const RELOAD_INTERVAL_MS = 60_000;
 /** Editors write a file in several steps: the reload waits for them to settle. */
 const SETTLE_MS = 100;
 
-export class ConfigController implements Authorizer {
-  private current: Authorizer;
+export class ConfigController implements Authorizer, RuleLister {
+  private current: UnionAuthorizer;
   private content: string;
   private watcher?: FSWatcher;
   private timer?: NodeJS.Timeout;
@@ -39,6 +40,10 @@ export class ConfigController implements Authorizer {
     return this.current.authorize(attributes);
   }
 
+  rulesFor(user: UserInfo, namespace: string): Promise<RulesAnswer> {
+    return this.current.rulesFor(user, namespace);
+  }
+
   /** Follows the file: changes to its folder, and a timer as a backstop. */
   start(intervalMs = RELOAD_INTERVAL_MS): this {
     const name = basename(this.path);
@@ -56,7 +61,7 @@ export class ConfigController implements Authorizer {
     this.watcher?.close();
     clearInterval(this.timer);
     clearTimeout(this.pending);
-    this.current.close?.();
+    this.current.close();
   }
 
   private schedule(): void {
@@ -73,7 +78,7 @@ export class ConfigController implements Authorizer {
       return this.failed(`cannot read ${this.path}: ${(err as Error).message}`);
     }
     if (text === this.content) return false;
-    let next: Authorizer;
+    let next: UnionAuthorizer;
     try {
       next = buildFromConfig(parseAuthorizationConfig(text), this.context);
     } catch (err) {
@@ -83,7 +88,7 @@ export class ConfigController implements Authorizer {
     const previous = this.current;
     this.current = next;
     this.content = text;
-    previous.close?.();
+    previous.close();
     this.record('success');
     this.log(`authz: reloaded the authorization configuration from ${this.path}`);
     this.onReload();

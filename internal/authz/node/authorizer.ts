@@ -5,7 +5,7 @@
 // writes pass here and are narrowed by the NodeRestriction admission plugin.
 import { NAMESPACE_NODE_LEASE, group } from '../../names/index.js';
 import { fieldRequirements } from '../attributes.js';
-import { verdict, type Attributes, type Authorizer, type ResourceAttributes, type Verdict } from '../types.js';
+import { verdict, type Attributes, type Authorizer, type ResourceAttributes, type RuleLister, type RulesAnswer, type UserInfo, type Verdict } from '../types.js';
 import { vertex, type NodeGraph, type VertexType } from './graph.js';
 import { rulesAllow } from './rules.js';
 
@@ -23,7 +23,7 @@ const none = (reason = ''): Verdict => verdict('NO_OPINION', reason, undefined, 
 
 type Handler = (node: string, r: ResourceAttributes, attributes: Attributes) => Verdict;
 
-export class NodeAuthorizer implements Authorizer {
+export class NodeAuthorizer implements Authorizer, RuleLister {
   private readonly handlers: Record<string, Handler> = {
     '/secrets': (n, r) => this.readNamespaced(n, 'secret', r),
     '/configmaps': (n, r) => this.readNamespaced(n, 'configmap', r),
@@ -40,6 +40,12 @@ export class NodeAuthorizer implements Authorizer {
   };
 
   constructor(private readonly graph: NodeGraph) {}
+
+  /** Nodes' permissions depend on the graph and are not enumerated; other users get none here. */
+  async rulesFor(user: UserInfo): Promise<RulesAnswer> {
+    const isNode = nodeIdentity(user) !== undefined;
+    return { resourceRules: [], nonResourceRules: [], incomplete: isNode, ...(isNode ? { error: 'node authorizer does not support user rule resolution' } : {}) };
+  }
 
   async authorize(attributes: Attributes): Promise<Verdict> {
     const node = nodeIdentity(attributes.user);
