@@ -37,9 +37,9 @@ describe('Node authorization and NodeRestriction', function () {
     c = await new Cluster({
       dataDir: dir,
       flags: {
-        authn: [`--token-auth-file=${tokens}`, '--authorization-mode=Node'],
-        authz: ['--authorization-mode=Node'],
-        admission: ['--authorization-mode=Node'],
+        authn: [`--token-auth-file=${tokens}`, '--authorization-mode=Node,RBAC'],
+        authz: ['--authorization-mode=Node,RBAC'],
+        admission: ['--authorization-mode=Node,RBAC'],
       },
     }).start();
     for (const n of ['n1', 'n2']) expect((await c.request('POST', '/api/v1/nodes', { body: node(n) })).status).to.equal(201);
@@ -100,7 +100,12 @@ describe('Node authorization and NodeRestriction', function () {
     expect(res.status).to.equal(403);
     expect(res.body.message).to.equal('namespaces is forbidden: User "system:node:n1" cannot list resource "namespaces" in API group "" at the cluster scope');
     expect((await asNode('GET', '/api/v1/namespaces/default/services')).status).to.equal(200);
-    expect((await asNode('GET', '/version')).status).to.equal(403);
+    const elsewhere = await asNode('GET', '/apis/coordination.svc.io/v1/namespaces/default/leases/n1');
+    expect(elsewhere.status).to.equal(403);
+    expect(elsewhere.body.message).to.contain('can only access leases in the "svc-node-lease" system namespace');
+    // Its own lease is allowed: the answer is storage's (it does not exist yet).
+    expect((await asNode('GET', '/apis/coordination.svc.io/v1/namespaces/svc-node-lease/leases/n1')).status).to.equal(404);
+    expect((await asNode('GET', '/apis/coordination.svc.io/v1/namespaces/svc-node-lease/leases/n2')).status).to.equal(403);
   });
 
   it('a secret becomes readable once a pod bound to the node uses it, and unreadable when the pod goes, despite the decision cache', async () => {
