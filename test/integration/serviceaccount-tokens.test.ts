@@ -208,3 +208,24 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
     expect(await waitFor(() => refused(legacy), 5000, 50)).to.equal(true);
   });
 });
+
+describe('service-account tokens under RBAC', function () {
+  this.timeout(60_000);
+  let c: Cluster;
+  before(async () => {
+    c = await new Cluster({ flags: { authn: ['--authorization-mode=RBAC'], authz: ['--authorization-mode=RBAC'] } }).start();
+  });
+  after(async () => { await c?.stop(); });
+
+  it('the issuer discovery documents are readable with a service-account token (system:service-account-issuer-discovery), not anonymously', async () => {
+    expect((await c.request('POST', SA_PATH, { body: { metadata: { name: 'reader' } } })).status).to.equal(201);
+    const token = (await c.request('POST', `${SA_PATH}/reader/token`, { body: { apiVersion: 'authentication.svc.io/v1', kind: 'TokenRequest', spec: {} } })).body.status.token;
+    for (const path of ['/.well-known/openid-configuration', '/openid/v1/jwks']) {
+      expect((await asToken(c, token, 'GET', path)).status, path).to.equal(200);
+      const anonymous = await c.request('GET', path, { anonymous: true });
+      expect(anonymous.status, path).to.equal(403);
+      expect(anonymous.body.reason).to.equal('Forbidden');
+    }
+    expect((await asToken(c, token, 'GET', '/api/v1/namespaces/default/secrets')).status).to.equal(403);
+  });
+});
