@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
-import { AuthzMetrics, ConfigController, authorizerFromFlags, parseAuthorizationConfig } from '../../internal/authz/index.js';
+import { AuthzMetrics, ConfigController, NodeGraph, authorizerFromFlags, parseAuthorizationConfig } from '../../internal/authz/index.js';
 import { parseFlags } from '../../internal/config/flags.js';
 import { authzFlags } from '../../internal/config/services.js';
 
@@ -23,7 +23,8 @@ const webhook = (overrides: Record<string, unknown> = {}) => ({
 });
 const config = (authorizers: unknown[], top: Record<string, unknown> = {}) =>
   YAML.stringify({ apiVersion: 'apiserver.config.svc.io/v1', kind: 'AuthorizationConfiguration', authorizers, ...top });
-const context = { storageAddress: '127.0.0.1:1', natsUrl: 'nats://127.0.0.1:1', metrics: new AuthzMetrics() };
+const graph = new NodeGraph();
+const context = { storageAddress: '127.0.0.1:1', natsUrl: 'nats://127.0.0.1:1', metrics: new AuthzMetrics(), nodeGraph: () => graph };
 
 let n = 0;
 /** Writes the text to a file of its own and loads it as the service does at start. */
