@@ -16,7 +16,7 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
   this.timeout(90_000);
   const dir = mkdtempSync(join(tmpdir(), 'svc-satokens-'));
   let c: Cluster;
-  before(async () => { c = await new Cluster().start(); });
+  before(async () => { c = await new Cluster({ flags: { authn: ['--service-account-max-token-expiration=2h'] } }).start(); });
   after(async () => { await c?.stop(); rmSync(dir, { recursive: true, force: true }); });
 
   const createSa = async (name: string) => {
@@ -66,6 +66,15 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
     expect(payload.exp! - payload.iat!).to.equal(3600);
   });
 
+  it('a lifetime above --service-account-max-token-expiration is shortened, with a warning', async () => {
+    const res = await requestToken('claims', { expirationSeconds: 36_000 });
+    expect(res.status, res.text).to.equal(201);
+    expect(res.body.spec.expirationSeconds).to.equal(7200);
+    expect(res.headers.warning).to.equal('299 - "requested expiration of 36000 seconds shortened to 7200 seconds"');
+    const claims = JSON.parse(Buffer.from(res.body.status.token.split('.')[1], 'base64url').toString());
+    expect(claims.exp - claims.iat).to.equal(7200);
+  });
+
   it('a TokenRequest is refused when its lifetime, service account or bound object is wrong', async () => {
     await createSa('strict');
     const short = await requestToken('strict', { expirationSeconds: 10 });
@@ -85,6 +94,9 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
     expect(wrongUid.body.reason).to.equal('Conflict');
     const kind = await requestToken('strict', { boundObjectRef: { kind: 'ConfigMap', apiVersion: 'v1', name: 'x' } });
     expect(kind.status).to.equal(400);
+    const otherName = await c.request('POST', `${SA_PATH}/strict/token`, { body: { apiVersion: 'authentication.svc.io/v1', kind: 'TokenRequest', metadata: { name: 'builder' }, spec: {} } });
+    expect(otherName.status).to.equal(422);
+    expect(otherName.body.details.causes[0].field).to.equal('metadata.name');
   });
 
   it('a token stops working once its service account is deleted', async () => {
