@@ -13,6 +13,7 @@ import { parseFeatureGates } from '../../internal/config/features.js';
 const IN_FLIGHT_GRACE_MS = 2000;
 import { Backends } from '../../gateway/backends.js';
 import { WatchHub } from '../../gateway/hub.js';
+import { DecisionCache } from '../../gateway/decisions.js';
 import { createApp, createHttpsServer } from '../../gateway/app.js';
 import { ensureInitialNamespaces } from '../../gateway/namespaces.js';
 import { ensureClusterInfo } from '../../gateway/clusterinfo.js';
@@ -48,6 +49,8 @@ const backends = new Backends({
 const nc = await connect({ servers: flags.string('nats-url'), name: 'gateway', maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true });
 const hub = new WatchHub(nc, backends.storage);
 await hub.start();
+backends.decisions = new DecisionCache(nc);
+await backends.decisions.start();
 
 let bootstrapped = false;
 let rbacReconciled = false;
@@ -107,6 +110,7 @@ async function shutdown(): Promise<void> {
   shuttingDown = true;
   await new Promise((resolve) => setTimeout(resolve, flags.duration('shutdown-delay-duration')));
   hub.close();
+  backends.decisions?.close();
   const closed = new Promise((resolve) => server.close(resolve));
   server.closeIdleConnections();
   await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, IN_FLIGHT_GRACE_MS).unref())]);
