@@ -127,6 +127,26 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
     expect(await waitFor(() => refused(res.body.status.token), 5000, 50)).to.equal(true);
   });
 
+  it('tokens bound to a Secret or a Node stop working when it is deleted', async () => {
+    await createSa('binder');
+    const secret = await c.request('POST', '/api/v1/namespaces/default/secrets', { body: { metadata: { name: 'anchor' }, stringData: { a: 'b' } } });
+    const node = await c.request('POST', '/api/v1/nodes', { body: { metadata: { name: 'node-b' } } });
+    expect(node.status, node.text).to.equal(201);
+    const toSecret = await requestToken('binder', { boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 'anchor' } });
+    const toNode = await requestToken('binder', { boundObjectRef: { kind: 'Node', apiVersion: 'v1', name: 'node-b', uid: node.body.metadata.uid } });
+    expect(toSecret.status, toSecret.text).to.equal(201);
+    expect(toSecret.body.spec.boundObjectRef.uid).to.equal(secret.body.metadata.uid);
+    expect(toNode.status, toNode.text).to.equal(201);
+    const reviewed = await review(toNode.body.status.token);
+    expect(reviewed.body.status.user.extra['authentication.svc.io/node-name']).to.deep.equal(['node-b']);
+    expect(reviewed.body.status.user.extra['authentication.svc.io/node-uid']).to.deep.equal([node.body.metadata.uid]);
+    expect((await asToken(c, toSecret.body.status.token)).status).to.equal(200);
+    await c.request('DELETE', '/api/v1/namespaces/default/secrets/anchor');
+    await c.request('DELETE', '/api/v1/nodes/node-b');
+    expect(await waitFor(() => refused(toSecret.body.status.token), 5000, 50)).to.equal(true);
+    expect(await waitFor(() => refused(toNode.body.status.token), 5000, 50)).to.equal(true);
+  });
+
   it('TokenReview audiences: a token is valid only for the audiences it names', async () => {
     await createSa('aud');
     const token = (await requestToken('aud', { audiences: ['vault'] })).body.status.token;
