@@ -43,6 +43,7 @@ const serviceAccountTokenFlags: FlagSet = {
   'service-account-issuer': { type: 'array', default: 'https://kubernetes.default.svc.cluster.local', help: 'issuer of service-account tokens; repeatable: the first signs, all are accepted' },
   'api-audiences': { type: 'list', default: '', help: "the API's audiences, which tokens must name (default: the issuers)" },
   'service-account-max-token-expiration': { type: 'duration', default: '', help: 'longest lifetime of a requested token (default: no limit)' },
+  'service-account-extend-token-expiration': { type: 'bool', default: 'true', help: "give node agents' pod-bound tokens of 3607s a year, warning after 3607s" },
   'service-account-lookup': { type: 'bool', default: 'true', help: 'refuse Secret-based tokens whose Secret or ServiceAccount is gone' },
   'service-account-jwks-uri': { type: 'string', default: '', help: 'jwks_uri of the issuer discovery document (default: the API server\'s /openid/v1/jwks)' },
   'tls-private-key-file': { type: 'string', default: '', help: 'key of --tls-cert-file' },

@@ -16,7 +16,7 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
   this.timeout(90_000);
   const dir = mkdtempSync(join(tmpdir(), 'svc-satokens-'));
   let c: Cluster;
-  before(async () => { c = await new Cluster().start(); });
+  before(async () => { c = await new Cluster({ flags: { authn: ['--service-account-max-token-expiration=2h'] } }).start(); });
   after(async () => { await c?.stop(); rmSync(dir, { recursive: true, force: true }); });
 
   const createSa = async (name: string) => {
@@ -66,6 +66,15 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
     expect(payload.exp! - payload.iat!).to.equal(3600);
   });
 
+  it('a lifetime above --service-account-max-token-expiration is shortened, with a warning', async () => {
+    const res = await requestToken('claims', { expirationSeconds: 36_000 });
+    expect(res.status, res.text).to.equal(201);
+    expect(res.body.spec.expirationSeconds).to.equal(7200);
+    expect(res.headers.warning).to.equal('299 - "requested expiration of 36000 seconds shortened to 7200 seconds"');
+    const claims = JSON.parse(Buffer.from(res.body.status.token.split('.')[1], 'base64url').toString());
+    expect(claims.exp - claims.iat).to.equal(7200);
+  });
+
   it('a TokenRequest is refused when its lifetime, service account or bound object is wrong', async () => {
     await createSa('strict');
     const short = await requestToken('strict', { expirationSeconds: 10 });
@@ -85,6 +94,9 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
     expect(wrongUid.body.reason).to.equal('Conflict');
     const kind = await requestToken('strict', { boundObjectRef: { kind: 'ConfigMap', apiVersion: 'v1', name: 'x' } });
     expect(kind.status).to.equal(400);
+    const otherName = await c.request('POST', `${SA_PATH}/strict/token`, { body: { apiVersion: 'authentication.svc.io/v1', kind: 'TokenRequest', metadata: { name: 'builder' }, spec: {} } });
+    expect(otherName.status).to.equal(422);
+    expect(otherName.body.details.causes[0].field).to.equal('metadata.name');
   });
 
   it('a token stops working once its service account is deleted', async () => {
@@ -113,6 +125,26 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
     expect(extra['authentication.svc.io/node-uid']).to.have.length(1);
     expect((await c.request('DELETE', '/api/v1/namespaces/default/pods/worker?gracePeriodSeconds=0')).status).to.be.oneOf([200, 202]);
     expect(await waitFor(() => refused(res.body.status.token), 5000, 50)).to.equal(true);
+  });
+
+  it('tokens bound to a Secret or a Node stop working when it is deleted', async () => {
+    await createSa('binder');
+    const secret = await c.request('POST', '/api/v1/namespaces/default/secrets', { body: { metadata: { name: 'anchor' }, stringData: { a: 'b' } } });
+    const node = await c.request('POST', '/api/v1/nodes', { body: { metadata: { name: 'node-b' } } });
+    expect(node.status, node.text).to.equal(201);
+    const toSecret = await requestToken('binder', { boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 'anchor' } });
+    const toNode = await requestToken('binder', { boundObjectRef: { kind: 'Node', apiVersion: 'v1', name: 'node-b', uid: node.body.metadata.uid } });
+    expect(toSecret.status, toSecret.text).to.equal(201);
+    expect(toSecret.body.spec.boundObjectRef.uid).to.equal(secret.body.metadata.uid);
+    expect(toNode.status, toNode.text).to.equal(201);
+    const reviewed = await review(toNode.body.status.token);
+    expect(reviewed.body.status.user.extra['authentication.svc.io/node-name']).to.deep.equal(['node-b']);
+    expect(reviewed.body.status.user.extra['authentication.svc.io/node-uid']).to.deep.equal([node.body.metadata.uid]);
+    expect((await asToken(c, toSecret.body.status.token)).status).to.equal(200);
+    await c.request('DELETE', '/api/v1/namespaces/default/secrets/anchor');
+    await c.request('DELETE', '/api/v1/nodes/node-b');
+    expect(await waitFor(() => refused(toSecret.body.status.token), 5000, 50)).to.equal(true);
+    expect(await waitFor(() => refused(toNode.body.status.token), 5000, 50)).to.equal(true);
   });
 
   it('TokenReview audiences: a token is valid only for the audiences it names', async () => {
