@@ -150,6 +150,7 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
   const readyChecks: Check[] = [...healthChecks, ...deps.startupChecks,
     { name: 'shutdown', run: () => { if (deps.isShuttingDown()) throw new Error('shutting down'); } }];
   const metrics = new GatewayMetrics();
+  deps.backends.decisions?.registerMetrics(metrics.registry);
   app.use(compression(deps.features('APIResponseCompression')));
   app.use(metrics.middleware());
   app.use(errors);

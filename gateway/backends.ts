@@ -22,6 +22,7 @@ import type { AdmissionClient } from '../internal/rpc/gen/svc/admission/v1/Admis
 import type { AdmitRequest } from '../internal/rpc/gen/svc/admission/v1/AdmitRequest.js';
 import type { AdmitResponse__Output } from '../internal/rpc/gen/svc/admission/v1/AdmitResponse.js';
 import type { UserInfo__Output } from '../internal/rpc/gen/svc/authn/v1/UserInfo.js';
+import type { DecisionCache } from './decisions.js';
 import type { IssueServiceAccountTokenRequest } from '../internal/rpc/gen/svc/authn/v1/IssueServiceAccountTokenRequest.js';
 import type { IssueServiceAccountTokenResponse__Output } from '../internal/rpc/gen/svc/authn/v1/IssueServiceAccountTokenResponse.js';
 import type { GetServiceAccountIssuerResponse__Output } from '../internal/rpc/gen/svc/authn/v1/GetServiceAccountIssuerResponse.js';
@@ -43,6 +44,8 @@ export class Backends {
   private readonly authn: AuthenticationClient;
   private readonly authz: AuthorizationClient;
   private readonly admission: AdmissionClient;
+  /** Keeps authorization decisions while they hold, when set. */
+  decisions?: DecisionCache;
   /** The metrics of the services that serve them (authn, authz). */
   readonly serviceMetrics: MetricsScraper;
 
@@ -68,7 +71,8 @@ export class Backends {
   }
 
   authorize(req: AuthorizeRequest): Promise<AuthorizeResponse__Output> {
-    return unary<AuthorizeResponse__Output>(this.authz, this.authz.Authorize, req, 10_000).catch(rpcFailure('authorization'));
+    const ask = (r: AuthorizeRequest) => unary<AuthorizeResponse__Output>(this.authz, this.authz.Authorize, r, 10_000).catch(rpcFailure('authorization'));
+    return this.decisions ? this.decisions.authorize(req, ask) : ask(req);
   }
 
   /** Whether the user's RBAC rules cover the rules asked for (escalation prevention). */

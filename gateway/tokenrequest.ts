@@ -25,6 +25,7 @@ interface Spec {
   boundObjectRef?: { kind?: string; apiVersion?: string; name?: string; uid?: string };
 }
 
+/** As upstream, validation names no object (the message reads `TokenRequest... "" is invalid`). */
 function invalidRequest(name: string, causes: StatusCause[]): StatusError {
   return invalid('TokenRequest', { group: AUTHENTICATION_GROUP, resource: 'tokenrequests' }, name, causes);
 }
@@ -83,12 +84,21 @@ async function nodeOf(r: ResourceRequest, name: string): Promise<ObjectRef> {
   }
 }
 
+/** The body's name and namespace, when given, are the service account's. */
+function checkMetadata(obj: ApiObject, namespace: string, name: string): void {
+  const field = (path: string, value: string, what: string): StatusCause =>
+    ({ reason: 'FieldValueInvalid', field: path, message: `Invalid value: ${JSON.stringify(value)}: must match the service account ${what} if specified` });
+  const { name: bodyName, namespace: bodyNamespace } = obj.metadata ?? {};
+  if (bodyName && bodyName !== name) throw invalidRequest(name, [field('metadata.name', bodyName, 'name')]);
+  if (bodyNamespace && bodyNamespace !== namespace) throw invalidRequest(name, [field('metadata.namespace', bodyNamespace, 'namespace')]);
+}
+
 export async function serveTokenRequest(r: ResourceRequest, backends: Backends): Promise<void> {
   const { obj } = await readObject(r.ctx);
   const { namespace, name } = r.info;
-  if (obj.metadata?.namespace && obj.metadata.namespace !== namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
-  const spec = specOf(obj, name);
+  checkMetadata(obj, namespace, name);
   const { obj: sa } = await r.objects.get(namespace, name);
+  const spec = specOf(obj, '');
   const bound = spec.boundObjectRef ? await boundObject(r, name, spec.boundObjectRef) : undefined;
   const apiVersion = typeof obj.apiVersion === 'string' && obj.apiVersion ? obj.apiVersion : `${AUTHENTICATION_GROUP}/v1`;
   const answer: ApiObject = {
@@ -102,6 +112,9 @@ export async function serveTokenRequest(r: ResourceRequest, backends: Backends):
       namespace, serviceAccount: { name, uid: sa.metadata?.uid ?? '' }, audiences: spec.audiences,
       expirationSeconds: spec.expirationSeconds, boundObjectKind: bound?.kind ?? '', boundObject: bound?.ref, node: bound?.node,
     });
+    if (issued.expirationSeconds < spec.expirationSeconds) {
+      r.ctx.append('Warning', `299 - ${JSON.stringify(`requested expiration of ${spec.expirationSeconds} seconds shortened to ${issued.expirationSeconds} seconds`)}`);
+    }
     answer.spec = { ...(answer.spec as object), audiences: issued.audiences, expirationSeconds: issued.expirationSeconds };
     answer.status = { token: issued.token, expirationTimestamp: new Date(issued.expirationTimestamp * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') };
   }

@@ -30,6 +30,7 @@ try {
     issuers: flags.array('service-account-issuer'),
     apiAudiences: flags.list('api-audiences'),
     maxExpirationSeconds: flags.string('service-account-max-token-expiration') ? Math.floor(flags.duration('service-account-max-token-expiration') / 1000) : 0,
+    extendExpiration: flags.bool('service-account-extend-token-expiration'),
     lookup: flags.bool('service-account-lookup'),
     jwksUri: flags.string('service-account-jwks-uri'),
   }, storage);

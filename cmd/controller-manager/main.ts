@@ -8,7 +8,7 @@ import { ApiClient } from '../../internal/client/index.js';
 import { GarbageCollector } from '../../internal/controllers/gc.js';
 import { NamespaceController } from '../../internal/controllers/namespace.js';
 import { ClusterRoleAggregationController } from '../../internal/controllers/aggregation.js';
-import { BootstrapSigner, clusterInfoKubeconfig } from '../../internal/controllers/bootstrapsigner.js';
+import { BootstrapSigner } from '../../internal/controllers/bootstrapsigner.js';
 import { TokenCleaner } from '../../internal/controllers/tokencleaner.js';
 import { selectControllers, type CatalogEntry, type Controller } from '../../internal/controllers/selection.js';
 import { discovered } from '../../internal/controllers/discovery.js';
@@ -19,9 +19,8 @@ const flags = parseArgsOrExit('controller-manager', controllerManagerFlags);
 initTracing('controller-manager');
 const pki = pkiPaths(flags.string('data-dir'));
 const server = flags.string('server');
-const ca = readFileSync(pki.caCert);
 const client = new ApiClient({
-  server, ca, cert: readFileSync(pki.controllerManagerCert), key: readFileSync(pki.controllerManagerKey), userAgent: 'svc-controller-manager',
+  server, ca: readFileSync(pki.caCert), cert: readFileSync(pki.controllerManagerCert), key: readFileSync(pki.controllerManagerKey), userAgent: 'svc-controller-manager',
 });
 const resources = discovered(client);
 
@@ -32,7 +31,7 @@ const catalog: CatalogEntry[] = [
     name: 'garbage-collector-controller', alias: 'garbagecollector',
     create: () => { const gc = new GarbageCollector(client); return { start: async () => gc.start(await resources()), stop: () => gc.stop() }; },
   },
-  { name: 'bootstrap-signer-controller', alias: 'bootstrapsigner', disabledByDefault: true, create: () => new BootstrapSigner(client, clusterInfoKubeconfig(server, ca)) },
+  { name: 'bootstrap-signer-controller', alias: 'bootstrapsigner', disabledByDefault: true, create: () => new BootstrapSigner(client) },
   { name: 'token-cleaner-controller', alias: 'tokencleaner', disabledByDefault: true, create: () => new TokenCleaner(client) },
 ];
 

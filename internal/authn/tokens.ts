@@ -27,6 +27,7 @@ export interface TokenOptions {
   /** --api-audiences; empty: the issuers. */
   apiAudiences: string[];
   maxExpirationSeconds: number;
+  extendExpiration: boolean;
   lookup: boolean;
   jwksUri: string;
 }
@@ -84,7 +85,9 @@ export function startStoredTokens(opts: TokenOptions, storage: StorageClient): S
     secrets = new Reflector(storage, collectionPrefix('', 'secrets', NAMESPACE_SYSTEM)).start();
     authenticators.push(new BootstrapTokenAuthenticator(secrets, apiAudiences));
   }
-  const issuer = new TokenIssuer(signing, { issuer: opts.issuers[0], apiAudiences, maxExpirationSeconds: opts.maxExpirationSeconds });
+  const issuer = new TokenIssuer(signing, {
+    issuer: opts.issuers[0], apiAudiences, maxExpirationSeconds: opts.maxExpirationSeconds, extendExpiration: opts.extendExpiration,
+  });
   return {
     authenticators, issuer, lookup, warnings,
     info: { issuer: opts.issuers[0], keys: verifying, jwksUri: opts.jwksUri },

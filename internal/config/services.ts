@@ -17,9 +17,10 @@ export const storageFlags: FlagSet = {
   'etcd-compaction-interval': { type: 'duration', default: '', help: 'alias of --history-window' },
 };
 
-// Authn reads it too: anonymous access is off when AlwaysAllow is among the modes.
+// Authn reads it too (anonymous access is off when AlwaysAllow is among the modes), and admission
+// (NodeRestriction goes with Node).
 const authorizationMode: FlagSet = {
-  'authorization-mode': { type: 'list', default: 'Node,RBAC', help: 'ordered authorizers: Node, RBAC, AlwaysAllow, AlwaysDeny' },
+  'authorization-mode': { type: 'list', default: 'Node,RBAC', help: 'ordered authorizers: Node, RBAC, ABAC, Webhook, AlwaysAllow, AlwaysDeny' },
 };
 
 const oidcFlags: FlagSet = {
@@ -42,6 +43,7 @@ const serviceAccountTokenFlags: FlagSet = {
   'service-account-issuer': { type: 'array', default: 'https://kubernetes.default.svc.cluster.local', help: 'issuer of service-account tokens; repeatable: the first signs, all are accepted' },
   'api-audiences': { type: 'list', default: '', help: "the API's audiences, which tokens must name (default: the issuers)" },
   'service-account-max-token-expiration': { type: 'duration', default: '', help: 'longest lifetime of a requested token (default: no limit)' },
+  'service-account-extend-token-expiration': { type: 'bool', default: 'true', help: "give node agents' pod-bound tokens of 3607s a year, warning after 3607s" },
   'service-account-lookup': { type: 'bool', default: 'true', help: 'refuse Secret-based tokens whose Secret or ServiceAccount is gone' },
   'service-account-jwks-uri': { type: 'string', default: '', help: 'jwks_uri of the issuer discovery document (default: the API server\'s /openid/v1/jwks)' },
   'tls-private-key-file': { type: 'string', default: '', help: 'key of --tls-cert-file' },
@@ -60,10 +62,16 @@ export const authnFlags: FlagSet = {
 
 export const authzFlags: FlagSet = {
   ...listen(DEFAULT_PORTS.authz), ...storagePeer, ...natsUrl, ...authorizationMode,
+  'authorization-policy-file': { type: 'string', default: '', help: 'ABAC policy file, one JSON policy a line (with --authorization-mode=ABAC)' },
+  'authorization-webhook-config-file': { type: 'string', default: '', help: 'client configuration file of the authorization webhook (with --authorization-mode=Webhook)' },
+  'authorization-webhook-version': { type: 'string', default: 'v1beta1', help: 'SubjectAccessReview version sent to the webhook: v1beta1 or v1' },
+  'authorization-webhook-cache-authorized-ttl': { type: 'duration', default: '5m', help: 'how long allowed webhook answers are kept' },
+  'authorization-webhook-cache-unauthorized-ttl': { type: 'duration', default: '30s', help: 'how long other webhook answers are kept' },
+  'authorization-config': { type: 'string', default: '', help: 'AuthorizationConfiguration file (apiserver.config.svc.io/v1); excludes --authorization-mode and --authorization-webhook-*' },
 };
 
 export const admissionFlags: FlagSet = {
-  ...listen(DEFAULT_PORTS.admission), ...storagePeer, ...natsUrl,
+  ...listen(DEFAULT_PORTS.admission), ...storagePeer, ...natsUrl, ...authorizationMode,
   'enable-admission-plugins': { type: 'list', default: '', help: 'admission plugins to enable besides the defaults' },
   'disable-admission-plugins': { type: 'list', default: '', help: 'default admission plugins to disable' },
 };

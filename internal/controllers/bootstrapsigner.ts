@@ -1,31 +1,19 @@
 // The bootstrap signer: ConfigMap cluster-info in svc-public carries, for every
 // valid bootstrap token meant for signing, a key jws-kubeconfig-<id> holding a
 // detached HS256 JWS over its `kubeconfig` (keyed by the whole token); keys of
-// tokens that expired, stopped signing or are gone are removed. The ConfigMap is
-// created, with a kubeconfig carrying the cluster's CA, when it is missing.
+// tokens that expired, stopped signing or are gone are removed. The gateway
+// creates the ConfigMap (gateway/clusterinfo.ts); without it there is nothing to sign.
 import { isDeepStrictEqual } from 'node:util';
-import YAML from 'yaml';
 import { KEY_USAGE_SIGNING, detachedSignature, expiresAt, usableToken } from '../bootstraptoken/index.js';
 import type { ApiClient } from '../client/index.js';
 import { Informer } from '../client/informer.js';
-import {
-  CLUSTER_INFO_CONFIGMAP, CLUSTER_INFO_JWS_PREFIX, CLUSTER_INFO_KUBECONFIG_KEY, NAMESPACE_PUBLIC,
-} from '../names/index.js';
+import { CLUSTER_INFO_CONFIGMAP, CLUSTER_INFO_JWS_PREFIX, CLUSTER_INFO_KUBECONFIG_KEY, NAMESPACE_PUBLIC } from '../names/index.js';
 import { Deadlines, bootstrapSecretInformer } from './bootstraptokens.js';
 
 const CONFIGMAPS = `/api/v1/namespaces/${NAMESPACE_PUBLIC}/configmaps`;
 const CLUSTER_INFO = `${CONFIGMAPS}/${CLUSTER_INFO_CONFIGMAP}`;
 const RETRY_MS = 1000;
 const RESIGN = 'resign';
-
-/** The client configuration cluster-info publishes: the server and its CA, no credentials. */
-export function clusterInfoKubeconfig(server: string, caPem: Buffer): string {
-  return YAML.stringify({
-    apiVersion: 'v1', kind: 'Config',
-    clusters: [{ name: '', cluster: { 'certificate-authority-data': caPem.toString('base64'), server } }],
-    contexts: null, 'current-context': '', preferences: {}, users: null,
-  });
-}
 
 export class BootstrapSigner {
   private readonly secrets: Informer;
@@ -34,8 +22,7 @@ export class BootstrapSigner {
   private scheduled = false;
   private running = false;
 
-  /** kubeconfig: what cluster-info is created with when missing. */
-  constructor(private readonly client: ApiClient, private readonly kubeconfig: string) {
+  constructor(private readonly client: ApiClient) {
     const changed = () => this.schedule(0);
     this.secrets = bootstrapSecretInformer(client, { upsert: changed, deleted: changed });
     this.configMaps = new Informer(client, `${CONFIGMAPS}?fieldSelector=${encodeURIComponent(`metadata.name=${CLUSTER_INFO_CONFIGMAP}`)}`, { upsert: changed, deleted: changed });
@@ -69,7 +56,7 @@ export class BootstrapSigner {
 
   private async sync(): Promise<void> {
     const current = this.configMaps.store.get(`${NAMESPACE_PUBLIC}/${CLUSTER_INFO_CONFIGMAP}`);
-    if (!current) return this.create();
+    if (!current) return;
     const data = (current.data ?? {}) as Record<string, string>;
     const content = data[CLUSTER_INFO_KUBECONFIG_KEY];
     if (content === undefined) return;
@@ -80,14 +67,6 @@ export class BootstrapSigner {
     const res = await this.client.request('PUT', CLUSTER_INFO, { ...current, data: next });
     // A conflict means a newer cluster-info is on its way through the informer, which schedules the next pass.
     if (res.status !== 200 && res.status !== 409) throw new Error(`update ${CLUSTER_INFO_CONFIGMAP}: ${res.status} ${res.body?.message ?? ''}`);
-  }
-
-  private async create(): Promise<void> {
-    const res = await this.client.request('POST', CONFIGMAPS, {
-      apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: CLUSTER_INFO_CONFIGMAP, namespace: NAMESPACE_PUBLIC },
-      data: { [CLUSTER_INFO_KUBECONFIG_KEY]: this.kubeconfig },
-    });
-    if (res.status !== 201 && res.status !== 409) throw new Error(`create ${CLUSTER_INFO_CONFIGMAP}: ${res.status} ${res.body?.message ?? ''}`);
   }
 
   /** The signatures of the tokens that sign now; the next expiry among them triggers a new pass. */

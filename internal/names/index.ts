@@ -69,6 +69,9 @@ export const EXEC_INFO_ENV = `${PRODUCT.toUpperCase()}_EXEC_INFO`;
 /** Prefix of the NATS subjects on which storage publishes committed changes. */
 export const NATS_EVENTS_PREFIX = `${PRODUCT}.storage.v1.events`;
 
+/** The NATS subject on which the authorization service announces its policy generation. */
+export const NATS_AUTHZ_GENERATION_SUBJECT = `${PRODUCT}.authz.v1.generation`;
+
 /** The group of the server's own configuration files (AuthenticationConfiguration, ...). */
 export const GROUP_APISERVER_CONFIG = group('apiserver.config');
 

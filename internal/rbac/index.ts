@@ -94,6 +94,12 @@ export class PolicyIndex {
     if (this.roleBindings.get(ns)?.size === 0) this.roleBindings.delete(ns);
   }
 
+  /** Whether the object of `resource` (one of the four kinds) is in the index. */
+  has(resource: string, namespace: string, name: string): boolean {
+    const i = KINDS.indexOf(resource as typeof KINDS[number]);
+    return i >= 0 && this.reflectors[i].items.has(objectKey(RBAC_GROUP, resource, namespace, name));
+  }
+
   clusterRoleBindings(): Binding[] {
     return [...this.reflectors[3].items.values()].map(bindingOf);
   }

@@ -12,7 +12,7 @@ import type { StorageClient } from '../storage/client.js';
 import { objectKey } from '../storage/keys.js';
 import { decodeStored, encodeStored } from '../storage/objects.js';
 import { uncovered } from './covers.js';
-import { RBAC_GROUP } from './index.js';
+import { RBAC_GROUP, type PolicyIndex } from './index.js';
 import { defaultPolicy } from './policy.js';
 import type { PolicyRule, Subject } from './types.js';
 
@@ -84,14 +84,19 @@ export async function reconcileDefaultPolicy(storage: StorageClient): Promise<vo
 
 const RETRY_MS = 500;
 
-/** Reconciles the default policy in the background, retrying until storage takes it; `done` tells when it has. */
-export function startPolicyBootstrap(storage: StorageClient): { done(): boolean } {
-  let done = false;
+/** Reconciles the default policy in the background, retrying until storage takes it; `done` tells when it has
+ * and the index holds every default object (so decisions already see the policy). */
+export function startPolicyBootstrap(storage: StorageClient, index: PolicyIndex): { done(): boolean } {
+  let reconciledOnce = false;
+  const policy = defaultPolicy();
+  const indexed = () => Object.entries(policy).every(([resource, objs]) =>
+    objs.every((o) => index.has(resource, o.metadata?.namespace ?? '', o.metadata!.name!)));
+  const done = () => reconciledOnce && indexed();
   void (async () => {
     for (;;) {
       try {
         await reconcileDefaultPolicy(storage);
-        done = true;
+        reconciledOnce = true;
         return;
       } catch (err) {
         console.error(`authz: reconciling the default RBAC policy: ${(err as Error).message}; retrying`);
@@ -99,5 +104,5 @@ export function startPolicyBootstrap(storage: StorageClient): { done(): boolean 
       }
     }
   })();
-  return { done: () => done };
+  return { done };
 }

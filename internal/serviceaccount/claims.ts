@@ -18,6 +18,8 @@ export interface PrivateClaim {
   pod?: Ref;
   secret?: Ref;
   node?: Ref;
+  /** An extended token: when it should have expired (seconds since the epoch). */
+  warnafter?: number;
 }
 
 export interface TokenClaims {

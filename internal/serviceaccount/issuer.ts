@@ -21,7 +21,7 @@ export interface IssueRequest {
 
 export interface Issued {
   token: string;
-  /** Seconds since the epoch. */
+  /** Seconds since the epoch: the lifetime asked for (an extended token's `exp` is later). */
   expirationTimestamp: number;
   audiences: string[];
   expirationSeconds: number;
@@ -33,7 +33,13 @@ export interface IssuerOptions {
   apiAudiences: string[];
   /** Longest lifetime granted, in seconds; 0 for no limit. */
   maxExpirationSeconds: number;
+  /** --service-account-extend-token-expiration: node agents' pod tokens of 3607 s live a year, warning after 3607 s. */
+  extendExpiration: boolean;
 }
+
+/** The lifetime node agents ask for, which marks a token for the extension, and the extended one (as upstream). */
+export const WARN_ONLY_EXPIRATION_SECONDS = 3607;
+export const EXTENDED_EXPIRATION_SECONDS = 365 * 24 * 3600;
 
 export class NoSigningKeyError extends Error {}
 
@@ -56,8 +62,13 @@ export class TokenIssuer {
     const expirationSeconds = max > 0 && req.expirationSeconds > max ? max : req.expirationSeconds;
     const audiences = req.audiences.length ? req.audiences : this.opts.apiAudiences;
     const now = Math.floor(this.clock() / 1000);
-    const exp = now + expirationSeconds;
-    const token = await new SignJWT({ [SERVICE_ACCOUNT_CLAIM]: privateClaim(req) })
+    const claim = privateClaim(req);
+    let exp = now + expirationSeconds;
+    if (this.extends(req, expirationSeconds, audiences)) {
+      claim.warnafter = exp;
+      exp = now + EXTENDED_EXPIRATION_SECONDS;
+    }
+    const token = await new SignJWT({ [SERVICE_ACCOUNT_CLAIM]: claim })
       .setProtectedHeader({ alg: this.signingKey.alg, kid: this.signingKey.kid })
       .setIssuer(this.opts.issuer)
       .setSubject(usernameOf(req.namespace, req.serviceAccount.name))
@@ -67,6 +78,12 @@ export class TokenIssuer {
       .setExpirationTime(exp)
       .setJti(randomUUID())
       .sign(this.signingKey.key);
-    return { token, expirationTimestamp: exp, audiences, expirationSeconds };
+    return { token, expirationTimestamp: now + expirationSeconds, audiences, expirationSeconds };
+  }
+
+  /** A pod's token asked for by its node agent (3607 s, API audiences only) gets the extended lifetime. */
+  private extends(req: IssueRequest, expirationSeconds: number, audiences: string[]): boolean {
+    return this.opts.extendExpiration && req.bound?.kind === 'Pod' && expirationSeconds === WARN_ONLY_EXPIRATION_SECONDS
+      && audiences.every((a) => this.opts.apiAudiences.includes(a));
   }
 }

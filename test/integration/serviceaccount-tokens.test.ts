@@ -16,7 +16,7 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
   this.timeout(90_000);
   const dir = mkdtempSync(join(tmpdir(), 'svc-satokens-'));
   let c: Cluster;
-  before(async () => { c = await new Cluster().start(); });
+  before(async () => { c = await new Cluster({ flags: { authn: ['--service-account-max-token-expiration=2h'] } }).start(); });
   after(async () => { await c?.stop(); rmSync(dir, { recursive: true, force: true }); });
 
   const createSa = async (name: string) => {
@@ -68,6 +68,15 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
     expect(payload.exp! - payload.iat!).to.equal(3600);
   });
 
+  it('a lifetime above --service-account-max-token-expiration is shortened, with a warning', async () => {
+    const res = await requestToken('claims', { expirationSeconds: 36_000 });
+    expect(res.status, res.text).to.equal(201);
+    expect(res.body.spec.expirationSeconds).to.equal(7200);
+    expect(res.headers.warning).to.equal('299 - "requested expiration of 36000 seconds shortened to 7200 seconds"');
+    const claims = JSON.parse(Buffer.from(res.body.status.token.split('.')[1], 'base64url').toString());
+    expect(claims.exp - claims.iat).to.equal(7200);
+  });
+
   it('a TokenRequest is refused when its lifetime, service account or bound object is wrong', async () => {
     await createSa('strict');
     const short = await requestToken('strict', { expirationSeconds: 10 });
@@ -87,6 +96,9 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
     expect(wrongUid.body.reason).to.equal('Conflict');
     const kind = await requestToken('strict', { boundObjectRef: { kind: 'ConfigMap', apiVersion: 'v1', name: 'x' } });
     expect(kind.status).to.equal(400);
+    const otherName = await c.request('POST', `${SA_PATH}/strict/token`, { body: { apiVersion: 'authentication.svc.io/v1', kind: 'TokenRequest', metadata: { name: 'builder' }, spec: {} } });
+    expect(otherName.status).to.equal(422);
+    expect(otherName.body.details.causes[0].field).to.equal('metadata.name');
   });
 
   it('a token stops working once its service account is deleted', async () => {
@@ -115,6 +127,26 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
     expect(extra['authentication.svc.io/node-uid']).to.have.length(1);
     expect((await c.request('DELETE', '/api/v1/namespaces/default/pods/worker?gracePeriodSeconds=0')).status).to.be.oneOf([200, 202]);
     expect(await waitFor(() => refused(res.body.status.token), 5000, 50)).to.equal(true);
+  });
+
+  it('tokens bound to a Secret or a Node stop working when it is deleted', async () => {
+    await createSa('binder');
+    const secret = await c.request('POST', '/api/v1/namespaces/default/secrets', { body: { metadata: { name: 'anchor' }, stringData: { a: 'b' } } });
+    const node = await c.request('POST', '/api/v1/nodes', { body: { metadata: { name: 'node-b' } } });
+    expect(node.status, node.text).to.equal(201);
+    const toSecret = await requestToken('binder', { boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 'anchor' } });
+    const toNode = await requestToken('binder', { boundObjectRef: { kind: 'Node', apiVersion: 'v1', name: 'node-b', uid: node.body.metadata.uid } });
+    expect(toSecret.status, toSecret.text).to.equal(201);
+    expect(toSecret.body.spec.boundObjectRef.uid).to.equal(secret.body.metadata.uid);
+    expect(toNode.status, toNode.text).to.equal(201);
+    const reviewed = await review(toNode.body.status.token);
+    expect(reviewed.body.status.user.extra['authentication.svc.io/node-name']).to.deep.equal(['node-b']);
+    expect(reviewed.body.status.user.extra['authentication.svc.io/node-uid']).to.deep.equal([node.body.metadata.uid]);
+    expect((await asToken(c, toSecret.body.status.token)).status).to.equal(200);
+    await c.request('DELETE', '/api/v1/namespaces/default/secrets/anchor');
+    await c.request('DELETE', '/api/v1/nodes/node-b');
+    expect(await waitFor(() => refused(toSecret.body.status.token), 5000, 50)).to.equal(true);
+    expect(await waitFor(() => refused(toNode.body.status.token), 5000, 50)).to.equal(true);
   });
 
   it('TokenReview audiences: a token is valid only for the audiences it names', async () => {
@@ -208,5 +240,26 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
     expect(reviewed.body.status.user.username).to.equal('system:serviceaccount:default:builder');
     await c.request('DELETE', '/api/v1/namespaces/default/secrets/builder-token');
     expect(await waitFor(() => refused(legacy), 5000, 50)).to.equal(true);
+  });
+});
+
+describe('service-account tokens under RBAC', function () {
+  this.timeout(60_000);
+  let c: Cluster;
+  before(async () => {
+    c = await new Cluster({ flags: { authn: ['--authorization-mode=RBAC'], authz: ['--authorization-mode=RBAC'] } }).start();
+  });
+  after(async () => { await c?.stop(); });
+
+  it('the issuer discovery documents are readable with a service-account token (system:service-account-issuer-discovery), not anonymously', async () => {
+    expect((await c.request('POST', SA_PATH, { body: { metadata: { name: 'reader' } } })).status).to.equal(201);
+    const token = (await c.request('POST', `${SA_PATH}/reader/token`, { body: { apiVersion: 'authentication.svc.io/v1', kind: 'TokenRequest', spec: {} } })).body.status.token;
+    for (const path of ['/.well-known/openid-configuration', '/openid/v1/jwks']) {
+      expect((await asToken(c, token, 'GET', path)).status, path).to.equal(200);
+      const anonymous = await c.request('GET', path, { anonymous: true });
+      expect(anonymous.status, path).to.equal(403);
+      expect(anonymous.body.reason).to.equal('Forbidden');
+    }
+    expect((await asToken(c, token, 'GET', '/api/v1/namespaces/default/secrets')).status).to.equal(403);
   });
 });

@@ -94,12 +94,26 @@ describe('service-account keys and issuing', () => {
   it('caps the lifetime at the maximum and defaults the audiences to the API audiences', async () => {
     const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const key = loadSigningKey(write('sign.pem', ec.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string));
-    const issuer = new TokenIssuer(key, { issuer: 'https://issuer.example', apiAudiences: ['api'], maxExpirationSeconds: 1200 }, () => 1_000_000_000_000);
+    const issuer = new TokenIssuer(key, { issuer: 'https://issuer.example', apiAudiences: ['api'], maxExpirationSeconds: 1200, extendExpiration: true }, () => 1_000_000_000_000);
     const issued = await issuer.issue({ namespace: 'ns', serviceAccount: { name: 'sa', uid: 'u1' }, audiences: [], expirationSeconds: 7200, bound: { kind: 'Secret', name: 's', uid: 'u2' } });
     expect(issued.expirationSeconds).to.equal(1200);
     expect(issued.audiences).to.deep.equal(['api']);
     const claims = decodeJwt(issued.token);
     expect(claims).to.include({ iss: 'https://issuer.example', sub: 'system:serviceaccount:ns:sa', exp: 1_000_000_000 + 1200, iat: 1_000_000_000 });
     expect(claims['svc.io']).to.deep.equal({ namespace: 'ns', serviceaccount: { name: 'sa', uid: 'u1' }, secret: { name: 's', uid: 'u2' } });
+  });
+
+  it("extends a node agent's pod token (3607 s, API audiences) to a year, warning after 3607 s", async () => {
+    const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const key = loadSigningKey(write('sign2.pem', ec.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string));
+    const now = 1_000_000_000;
+    const issuer = new TokenIssuer(key, { issuer: 'https://issuer.example', apiAudiences: ['api'], maxExpirationSeconds: 0, extendExpiration: true }, () => now * 1000);
+    const pod = { kind: 'Pod' as const, name: 'p', uid: 'u3' };
+    const extended = await issuer.issue({ namespace: 'ns', serviceAccount: { name: 'sa', uid: 'u1' }, audiences: [], expirationSeconds: 3607, bound: pod });
+    expect(extended.expirationTimestamp).to.equal(now + 3607);
+    expect(decodeJwt(extended.token).exp).to.equal(now + 365 * 24 * 3600);
+    expect((decodeJwt(extended.token)['svc.io'] as { warnafter: number }).warnafter).to.equal(now + 3607);
+    const other = await issuer.issue({ namespace: 'ns', serviceAccount: { name: 'sa', uid: 'u1' }, audiences: ['vault'], expirationSeconds: 3607, bound: pod });
+    expect(decodeJwt(other.token).exp).to.equal(now + 3607);
   });
 });
