@@ -291,12 +291,7 @@ const NAMESPACE_ROLES: DefaultRole[] = [
       rule(READ, [CORE], ['configmaps']), rule(['update'], [CORE], ['configmaps'], ['cluster-info']), eventsRule,
     ],
   },
-  // The platform's bootstrap signer creates cluster-info when it is missing (upstream, the installer does).
-  { name: controllerRoleName('bootstrap-signer-publisher'), namespace: NAMESPACE_PUBLIC, rules: [rule(['create'], [CORE], ['configmaps'])] },
 ];
-
-/** Roles of the platform that upstream has not. */
-export const PLATFORM_ROLES = [`${NAMESPACE_PUBLIC}/${controllerRoleName('bootstrap-signer-publisher')}`];
 
 const roleBinding = (namespace: string, name: string, role: string, subjects: Subject[]): DefaultBinding =>
   ({ name, namespace, roleRef: { apiGroup: RBAC_GROUP, kind: 'Role', name: role }, subjects });
@@ -314,8 +309,6 @@ const NAMESPACE_ROLE_BINDINGS: DefaultBinding[] = [
   roleBinding(NAMESPACE_SYSTEM, controllerRoleName('token-cleaner'), controllerRoleName('token-cleaner'),
     [serviceAccount('token-cleaner'), user(USER_KUBE_CONTROLLER_MANAGER)]),
   roleBinding(NAMESPACE_PUBLIC, controllerRoleName('bootstrap-signer'), controllerRoleName('bootstrap-signer'),
-    [serviceAccount('bootstrap-signer'), user(USER_KUBE_CONTROLLER_MANAGER)]),
-  roleBinding(NAMESPACE_PUBLIC, controllerRoleName('bootstrap-signer-publisher'), controllerRoleName('bootstrap-signer-publisher'),
     [serviceAccount('bootstrap-signer'), user(USER_KUBE_CONTROLLER_MANAGER)]),
 ];
 

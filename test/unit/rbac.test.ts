@@ -5,7 +5,7 @@ import YAML from 'yaml';
 import { UnionAuthorizer, AlwaysDenyAuthorizer, verdict, type Authorizer } from '../../internal/authz/index.js';
 import { aggregatedRules } from '../../internal/controllers/aggregation.js';
 import { compact, compactString, escalationMessage, uncovered } from '../../internal/rbac/covers.js';
-import { CONTROLLERS_WITH_ROLES, PLATFORM_ROLES, controllerRoleName, defaultPolicy } from '../../internal/rbac/policy.js';
+import { CONTROLLERS_WITH_ROLES, controllerRoleName, defaultPolicy } from '../../internal/rbac/policy.js';
 import { reconciled } from '../../internal/rbac/reconcile.js';
 import { appliesTo } from '../../internal/rbac/resolver.js';
 import { ruleAllows } from '../../internal/rbac/rules.js';
@@ -160,7 +160,7 @@ describe('the default RBAC policy matches upstream', () => {
 
   it('roles and bindings in svc-system and svc-public', () => {
     compareRoles('namespace-roles', ours.roles);
-    expect(ours.roles.map(keyOf).filter((k) => !PLATFORM_ROLES.includes(k)).sort()).to.deep.equal(testdata('namespace-roles').map(keyOf).sort());
+    expect(ours.roles.map(keyOf).sort()).to.deep.equal(testdata('namespace-roles').map(keyOf).sort());
     compareBindings('namespace-role-bindings', ours.rolebindings);
   });
 });
