@@ -15,6 +15,18 @@ try {
     tokenAuthFile: flags.string('token-auth-file'),
     anonymousAuth: flags.bool('anonymous-auth'),
     authorizationModes: flags.list('authorization-mode'),
+    webhook: {
+      configFile: flags.string('authentication-token-webhook-config-file'),
+      version: flags.string('authentication-token-webhook-version'),
+      cacheTtlMs: flags.duration('authentication-token-webhook-cache-ttl'),
+    },
+    requestHeader: {
+      clientCaFile: flags.string('requestheader-client-ca-file'),
+      usernameHeaders: flags.list('requestheader-username-headers').map((h) => h.toLowerCase()),
+      groupHeaders: flags.list('requestheader-group-headers').map((h) => h.toLowerCase()),
+      extraHeaderPrefixes: flags.list('requestheader-extra-headers-prefix').map((h) => h.toLowerCase()),
+      allowedNames: flags.list('requestheader-allowed-names'),
+    },
   });
 } catch (err) {
   process.stderr.write(`authn: ${(err as Error).message}\n`);
@@ -24,4 +36,4 @@ for (const warning of built.warnings) process.stderr.write(`authn: warning: ${wa
 
 const logRefusal = (remote: string, error: string) =>
   process.stderr.write(`authn: unable to authenticate the request from ${remote || 'unknown'}: ${error}\n`);
-await runServer('authn', flags.string('listen'), [authnService(built.chain, logRefusal)]);
+await runServer('authn', flags.string('listen'), [authnService(built, logRefusal)]);
