@@ -134,7 +134,7 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
     if (root === 'readyz') return serveHealth(ctx, root, readyChecks);
     return next();
   });
-  app.use(async (ctx) => (ctx.path === '/metrics' && ctx.method === 'GET' ? metrics.serve(ctx) : route(ctx, deps, serverAddress())));
+  app.use(async (ctx) => (ctx.path === '/metrics' && ctx.method === 'GET' ? metrics.serve(ctx, () => deps.backends.serviceMetrics.scrape()) : route(ctx, deps, serverAddress())));
   return app;
 }
 

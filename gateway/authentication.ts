@@ -45,7 +45,7 @@ function dropCredentialHeaders(req: IncomingMessage, names: string[]): void {
 export function authenticate(backends: Backends) {
   return async (ctx: Koa.ParameterizedContext<{ user: UserInfo }>, next: Koa.Next): Promise<void> => {
     const res = await backends.authenticate({
-      headers: distinctHeaders(ctx.req), peerCertificates: peerCertificates(ctx.req), remoteAddress: ctx.ip, audiences: [],
+      headers: distinctHeaders(ctx.req), peerCertificates: peerCertificates(ctx.req), remoteAddress: ctx.ip, audiences: [], path: ctx.path,
     });
     for (const warning of res.warnings) ctx.append('Warning', `299 - ${JSON.stringify(warning)}`);
     if (!res.authenticated || !res.user) throw unauthorized();

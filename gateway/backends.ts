@@ -2,6 +2,7 @@
 // become API errors.
 import { api, clientOptions, grpc, isServiceError, trailers, unary } from '../internal/rpc/index.js';
 import { StorageClient, STORAGE_ERROR_KEY } from '../internal/storage/client.js';
+import { MetricsScraper } from '../internal/metrics/index.js';
 import {
   StatusError, alreadyExists, gone, internalError, notFound, serviceUnavailable, staleConflict, tooLargeResourceVersion,
   type GroupResource,
@@ -35,12 +36,15 @@ export class Backends {
   private readonly authn: AuthenticationClient;
   private readonly authz: AuthorizationClient;
   private readonly admission: AdmissionClient;
+  /** The metrics of the services that serve them (authn, authz). */
+  readonly serviceMetrics: MetricsScraper;
 
   constructor(readonly addresses: BackendAddresses) {
     this.storage = new StorageClient(addresses.storage);
     this.authn = new api.svc.authn.v1.Authentication(addresses.authn, insecure(), clientOptions);
     this.authz = new api.svc.authz.v1.Authorization(addresses.authz, insecure(), clientOptions);
     this.admission = new api.svc.admission.v1.Admission(addresses.admission, insecure(), clientOptions);
+    this.serviceMetrics = new MetricsScraper([addresses.authn, addresses.authz]);
   }
 
   authenticate(req: AuthenticateRequest): Promise<AuthenticateResponse__Output> {
@@ -64,6 +68,7 @@ export class Backends {
     this.authn.close();
     this.authz.close();
     this.admission.close();
+    this.serviceMetrics.close();
   }
 }
 

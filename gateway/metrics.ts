@@ -45,9 +45,11 @@ export class GatewayMetrics {
     };
   }
 
-  async serve(ctx: Koa.Context): Promise<void> {
+  /** The gateway's metrics followed by those of the services (`services` answers their text). */
+  async serve(ctx: Koa.Context, services: () => Promise<string>): Promise<void> {
+    const [own, others] = await Promise.all([this.registry.metrics(), services()]);
     ctx.set('Content-Type', this.registry.contentType);
-    ctx.body = await this.registry.metrics();
+    ctx.body = (own.endsWith('\n') ? own : `${own}\n`) + others;
   }
 }
 

@@ -3,9 +3,12 @@ import { parseArgsOrExit } from '../../internal/config/flags.js';
 import { authnFlags } from '../../internal/config/services.js';
 import { initTracing } from '../../internal/tracing/index.js';
 import { runServer } from '../../internal/rpc/index.js';
-import { authnService, buildAuthenticationChain, type BuiltChain } from '../../internal/authn/index.js';
+import { Registry } from 'prom-client';
+import { authnService, buildAuthenticationChain, oidcFlags, type BuiltChain } from '../../internal/authn/index.js';
+import { metricsService } from '../../internal/metrics/index.js';
 
 const flags = parseArgsOrExit('authn', authnFlags);
+const registry = new Registry();
 initTracing('authn');
 
 let built: BuiltChain;
@@ -27,6 +30,13 @@ try {
       extraHeaderPrefixes: flags.list('requestheader-extra-headers-prefix').map((h) => h.toLowerCase()),
       allowedNames: flags.list('requestheader-allowed-names'),
     },
+    jwt: {
+      oidc: oidcFlags(flags),
+      authenticationConfigFile: flags.string('authentication-config'),
+      anonymousAuthSet: flags.given.has('anonymous-auth'),
+      registry,
+      log: (message) => process.stderr.write(`authn: ${message}\n`),
+    },
   });
 } catch (err) {
   process.stderr.write(`authn: ${(err as Error).message}\n`);
@@ -36,4 +46,4 @@ for (const warning of built.warnings) process.stderr.write(`authn: warning: ${wa
 
 const logRefusal = (remote: string, error: string) =>
   process.stderr.write(`authn: unable to authenticate the request from ${remote || 'unknown'}: ${error}\n`);
-await runServer('authn', flags.string('listen'), [authnService(built, logRefusal)]);
+await runServer('authn', flags.string('listen'), [authnService(built, logRefusal), metricsService(registry)], { afterStop: () => built.close() });

@@ -47,8 +47,13 @@ export const NO_CREDENTIALS = 'no credentials provided and anonymous access is d
 /** The whole decision for one request. */
 export class AuthenticationChain {
   private readonly union: UnionAuthenticator;
-  constructor(authenticators: RequestAuthenticator[], private readonly anonymousEnabled: boolean) {
+  /** anonymousPaths, when given, are the only paths anonymous requests may reach. */
+  constructor(authenticators: RequestAuthenticator[], private readonly anonymousEnabled: boolean, private readonly anonymousPaths: string[] = []) {
     this.union = new UnionAuthenticator(authenticators);
+  }
+
+  private anonymousAllowed(path: string): boolean {
+    return this.anonymousEnabled && (this.anonymousPaths.length === 0 || this.anonymousPaths.includes(path));
   }
 
   async authenticate(request: RequestCredentials): Promise<Outcome> {
@@ -59,7 +64,7 @@ export class AuthenticationChain {
       return { authenticated: false, error: (err as Error).message };
     }
     if (found) return { authenticated: true, result: withAuthenticatedGroup(found) };
-    if (this.anonymousEnabled) return { authenticated: true, result: anonymous() };
+    if (this.anonymousAllowed(request.path)) return { authenticated: true, result: anonymous() };
     return { authenticated: false, error: NO_CREDENTIALS };
   }
 }

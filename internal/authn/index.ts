@@ -12,3 +12,12 @@ export {
   AUTHN_SERVICE_NAME, AuthnConfigError, authenticateHandler, authenticateTokenHandler, authnService, buildAuthenticationChain, credentialsOf, toUserInfo,
   type AuthnOptions, type BuiltChain,
 } from './service.js';
+export { oidcFlags, type OidcFlags } from './jwt/oidcflags.js';
+export { JWTAuthenticator, ALL_SIGNING_ALGORITHMS } from './jwt/authenticator.js';
+export { JWTAuthenticatorSet } from './jwt/set.js';
+export { ProviderKeys } from './jwt/keys.js';
+export { decodeAuthenticationConfiguration, DecodeError } from './jwtconfig/decode.js';
+export { validateAuthenticationConfiguration, validateJWTAuthenticator, type CompiledRules } from './jwtconfig/validate.js';
+export { parseAuthenticationConfig, loadAuthenticationConfig, AuthenticationConfigReloader, AuthenticationConfigError } from './jwtconfig/file.js';
+export { AuthenticationConfigMetrics, apiServerId } from './metrics.js';
+export { setUpJWT, type JWTOptions } from './jwtsetup.js';

@@ -14,6 +14,7 @@ import { loadTokenFile, TokenFileAuthenticator } from './tokenfile.js';
 import type { RequestAuthenticator, RequestCredentials, TokenAuthenticator, User } from './types.js';
 import { webhookTokenAuthenticator, type WebhookTokenOptions } from './webhook.js';
 import { X509Authenticator } from './x509.js';
+import { setUpJWT, type JWTOptions, type JWTSetup } from './jwtsetup.js';
 
 export interface AuthnOptions {
   /** PEM bundle of the CAs that sign client certificates; none disables x509. */
@@ -23,6 +24,8 @@ export interface AuthnOptions {
   anonymousAuth: boolean;
   /** The authorization modes of the server: AlwaysAllow turns anonymous access off. */
   authorizationModes?: string[];
+  /** JWT authentication: the --oidc-* flags or --authentication-config. */
+  jwt?: JWTOptions;
   /** The token webhook; none without a configuration file. */
   webhook?: WebhookTokenOptions;
   /** The authenticating proxy: its CA (none disables it) and headers. */
@@ -40,6 +43,8 @@ export interface BuiltChain {
   requestHeader?: RequestHeaderConfig;
   /** Things worth logging at start (skipped token records, ...). */
   warnings: string[];
+  /** Stops background work (key fetches, following the configuration file). */
+  close(): void;
 }
 
 function clientCertificateAuthenticator(path: string): X509Authenticator {
@@ -59,36 +64,53 @@ function configured<T>(what: string, build: () => T): T {
   }
 }
 
-function tokenAuthenticatorsOf(opts: AuthnOptions, warnings: string[]): TokenAuthenticator[] {
-  const found: TokenAuthenticator[] = [];
-  if (opts.tokenAuthFile) {
-    const file = configured('--token-auth-file', () => loadTokenFile(opts.tokenAuthFile!));
-    warnings.push(...file.warnings);
-    found.push(new TokenFileAuthenticator(file.tokens));
-  }
-  if (opts.webhook?.configFile) found.push(configured('--authentication-token-webhook-config-file', () => webhookTokenAuthenticator(opts.webhook!)));
-  return found;
+/** The authenticating proxy, when its CA is configured. */
+function requestHeaderAuthenticator(opts: AuthnOptions): RequestHeaderAuthenticator | undefined {
+  const config = opts.requestHeader;
+  if (!config?.clientCaFile) return undefined;
+  return configured('--requestheader-client-ca-file', () => RequestHeaderAuthenticator.fromFile(config.clientCaFile, config));
 }
 
 /** The authenticators in the order of the Kubernetes API server: the
- * authenticating proxy, client certificates, then bearer tokens (the webhook
- * last); anonymous after all of them. */
+ * authenticating proxy, client certificates, then bearer tokens (static file,
+ * JWT, the webhook last); anonymous after all of them. */
 export function buildAuthenticationChain(opts: AuthnOptions): BuiltChain {
   const warnings: string[] = [];
   const requestAuthenticators: RequestAuthenticator[] = [];
-  const requestHeader = opts.requestHeader?.clientCaFile ? opts.requestHeader : undefined;
-  if (requestHeader) {
-    requestAuthenticators.push(configured('--requestheader-client-ca-file', () => RequestHeaderAuthenticator.fromFile(requestHeader.clientCaFile, requestHeader)));
-  }
+  const tokenAuthenticators: TokenAuthenticator[] = [];
+  const proxy = requestHeaderAuthenticator(opts);
+  if (proxy) requestAuthenticators.push(proxy);
   if (opts.clientCaFile) requestAuthenticators.push(clientCertificateAuthenticator(opts.clientCaFile));
-  const tokenAuthenticators = tokenAuthenticatorsOf(opts, warnings);
+  if (opts.tokenAuthFile) {
+    const file = configured('--token-auth-file', () => loadTokenFile(opts.tokenAuthFile!));
+    warnings.push(...file.warnings);
+    tokenAuthenticators.push(new TokenFileAuthenticator(file.tokens));
+  }
+  const jwt = jwtAuthentication(opts.jwt);
+  if (jwt) tokenAuthenticators.push(jwt.authenticators);
+  if (opts.webhook?.configFile) {
+    tokenAuthenticators.push(configured('--authentication-token-webhook-config-file', () => webhookTokenAuthenticator(opts.webhook!)));
+  }
   if (tokenAuthenticators.length) requestAuthenticators.push(new BearerTokenAuthenticator(tokenAuthenticators));
   let anonymousAuth = opts.anonymousAuth;
   if (anonymousAuth && opts.authorizationModes?.includes('AlwaysAllow')) {
     warnings.push('AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to false. You should use a different authorizer');
     anonymousAuth = false;
   }
-  return { chain: new AuthenticationChain(requestAuthenticators, anonymousAuth), tokenAuthenticators, requestHeader, warnings };
+  // The configuration file's anonymous section replaces the flag (and is not reset by AlwaysAllow).
+  const fileAnonymous = jwt?.anonymous;
+  const chain = fileAnonymous
+    ? new AuthenticationChain(requestAuthenticators, fileAnonymous.enabled, fileAnonymous.conditions.map((c) => c.path))
+    : new AuthenticationChain(requestAuthenticators, anonymousAuth);
+  return { chain, tokenAuthenticators, requestHeader: proxy && opts.requestHeader, warnings, close: () => jwt?.close() };
+}
+
+function jwtAuthentication(opts: JWTOptions | undefined): JWTSetup | undefined {
+  try {
+    return opts && setUpJWT(opts);
+  } catch (err) {
+    throw new AuthnConfigError((err as Error).message);
+  }
 }
 
 export function credentialsOf(request: AuthenticateRequest): RequestCredentials {
@@ -98,7 +120,8 @@ export function credentialsOf(request: AuthenticateRequest): RequestCredentials 
     headers.set(name, [...(headers.get(name) ?? []), ...h.values]);
   }
   return {
-    headers, peerCertificates: request.peerCertificates ?? [], remoteAddress: request.remoteAddress ?? '', audiences: request.audiences ?? [], warnings: [],
+    headers, peerCertificates: request.peerCertificates ?? [], remoteAddress: request.remoteAddress ?? '', audiences: request.audiences ?? [], path: request.path ?? '',
+    warnings: [],
   };
 }
 

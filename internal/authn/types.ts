@@ -19,6 +19,8 @@ export interface RequestCredentials {
   remoteAddress: string;
   /** The audiences a token must be valid for; empty: the server's own API audiences. */
   audiences: string[];
+  /** The request path (anonymous access may be limited to some paths). */
+  path: string;
   /** Where authenticators leave warnings for the client (a malformed header ignored, ...). */
   warnings?: string[];
 }

@@ -1,7 +1,8 @@
 // Command-line flags: `--name=value`, `--name value` and bare boolean `--name`,
 // declared once per program so the launcher can hand each flag to its owner.
 
-export type FlagType = 'string' | 'int' | 'bool' | 'duration' | 'list';
+/** `array` flags may be repeated: every occurrence is one value (which may hold commas). */
+export type FlagType = 'string' | 'int' | 'bool' | 'duration' | 'list' | 'array';
 
 export interface FlagSpec {
   type: FlagType;
@@ -11,6 +12,19 @@ export interface FlagSpec {
 export type FlagSet = Record<string, FlagSpec>;
 
 export class FlagError extends Error {}
+
+/** Joins the occurrences of a repeated flag in one value; no argument can hold it. */
+export const REPEAT_SEPARATOR = '\u0000';
+
+/** Records one occurrence of a flag: repeatable ones add a value, others replace it. */
+export function recordFlag(given: Map<string, string>, name: string, value: string, repeatable: boolean): void {
+  const before = given.get(name);
+  given.set(name, repeatable && before !== undefined ? `${before}${REPEAT_SEPARATOR}${value}` : value);
+}
+
+/** The `--name=value` arguments that hand recorded flags on, one per occurrence. */
+export const flagArgs = (given: Map<string, string>): string[] =>
+  [...given].flatMap(([name, value]) => value.split(REPEAT_SEPARATOR).map((v) => `--${name}=${v}`));
 
 /** Parses `5m`, `300s`, `1h30m`, `250ms`, `5m0s` into milliseconds. */
 export function parseDuration(text: string): number {
@@ -26,6 +40,8 @@ export interface ParsedFlags {
   bool(name: string): boolean;
   duration(name: string): number;
   list(name: string): string[];
+  /** Every occurrence of a repeatable flag. */
+  array(name: string): string[];
   /** The flags given on the command line, as `--name=value` strings. */
   given: Map<string, string>;
 }
@@ -50,7 +66,7 @@ export function parseFlags(argv: string[], spec: FlagSet): ParsedFlags {
   const given = new Map<string, string>();
   for (const [name, value] of splitArgs(argv, (n) => spec[n]?.type === 'bool')) {
     if (!spec[name]) throw new FlagError(`unknown flag --${name}`);
-    given.set(name, value);
+    recordFlag(given, name, value, spec[name].type === 'array');
   }
   const raw = (name: string): string => {
     if (!spec[name]) throw new FlagError(`flag --${name} is not declared`);
@@ -73,6 +89,7 @@ export function parseFlags(argv: string[], spec: FlagSet): ParsedFlags {
     bool: (n) => raw(n) === 'true',
     duration: (n) => parseDuration(raw(n)),
     list: (n) => raw(n).split(',').map((s) => s.trim()).filter(Boolean),
+    array: (n) => (given.has(n) ? given.get(n)!.split(REPEAT_SEPARATOR) : raw(n) === '' ? [] : [raw(n)]),
   };
 }
 

@@ -41,12 +41,26 @@ const requestHeaderFlags: FlagSet = {
   'requestheader-allowed-names': { type: 'list', default: '', help: "common names allowed for the proxy's certificate (empty: any the CA signed)" },
 };
 
+const oidcFlags: FlagSet = {
+  'oidc-issuer-url': { type: 'string', default: '', help: 'https URL of the OpenID issuer whose ID tokens are accepted' },
+  'oidc-client-id': { type: 'string', default: '', help: 'client ID every ID token must be issued for (its aud)' },
+  'oidc-ca-file': { type: 'string', default: '', help: "PEM CAs of the issuer's web certificate (default: the host's roots)" },
+  'oidc-username-claim': { type: 'string', default: 'sub', help: 'claim used as the user name' },
+  'oidc-username-prefix': { type: 'string', default: '', help: "prefix of user names (default '<issuer>#' unless the claim is email; '-' for none)" },
+  'oidc-groups-claim': { type: 'string', default: '', help: 'claim (string or list of strings) used as groups' },
+  'oidc-groups-prefix': { type: 'string', default: '', help: 'prefix of groups' },
+  'oidc-required-claim': { type: 'array', default: '', help: 'key=value a claim must have; repeatable' },
+  'oidc-signing-algs': { type: 'list', default: 'RS256', help: 'accepted signing algorithms: RS256,RS384,RS512,ES256,ES384,ES512,PS256,PS384,PS512' },
+};
+
 export const authnFlags: FlagSet = {
   ...listen(DEFAULT_PORTS.authn), ...storagePeer, ...authorizationMode,
   'token-auth-file': { type: 'string', default: '', help: 'CSV file of static bearer tokens: token,user,uid,"group1,group2"' },
   'client-ca-file': { type: 'string', default: '', help: 'PEM bundle of CAs that sign accepted client certificates' },
   'anonymous-auth': { type: 'bool', default: 'true', help: 'treat requests without credentials as system:anonymous (never with --authorization-mode=AlwaysAllow)' },
   ...tokenWebhookFlags, ...requestHeaderFlags,
+  ...oidcFlags,
+  'authentication-config': { type: 'string', default: '', help: 'AuthenticationConfiguration file (JWT authenticators, anonymous section); reloaded when it changes; not with --oidc-* flags' },
 };
 
 export const authzFlags: FlagSet = {

@@ -6,7 +6,7 @@ import net from 'node:net';
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FlagError, parseDuration, splitArgs, type FlagSet } from '../config/flags.js';
+import { FlagError, flagArgs, parseDuration, recordFlag, splitArgs, type FlagSet } from '../config/flags.js';
 import { SERVICE_FLAGS, type ServiceName } from '../config/services.js';
 import { checkHealth } from '../rpc/index.js';
 import { ensurePki, adminKubeconfigPath, type PkiPaths } from '../pki/index.js';
@@ -33,7 +33,7 @@ export function routeFlags(argv: string[]): { perService: Record<ServiceName, Ma
     const owners = SERVICE_ORDER.filter((s) => SERVICE_FLAGS[s][name]);
     if (LAUNCHER_FLAGS[name]) launcher.set(name, value);
     else if (owners.length === 0) throw new FlagError(`unknown flag --${name}`);
-    for (const s of owners) perService[s].set(name, value);
+    for (const s of owners) recordFlag(perService[s], name, value, SERVICE_FLAGS[s][name].type === 'array');
   }
   return { perService, launcher };
 }
@@ -125,7 +125,7 @@ export async function launch(argv: string[]): Promise<Launched> {
     }
     if (!perService['controller-manager'].has('server')) perService['controller-manager'].set('server', `https://127.0.0.1:${gatewayPort}`);
     for (const s of SERVICE_ORDER) {
-      const args = [entryPoint(s), ...[...perService[s]].map(([k, v]) => `--${k}=${v}`)];
+      const args = [entryPoint(s), ...flagArgs(perService[s])];
       const child: Child = new Child({ name: s, command: process.execPath, args, healthy: () => healthy() });
       const healthy = s === 'gateway' ? () => httpsReady(gatewayPort, pki)
         : s === 'controller-manager' ? () => Promise.resolve(child.tail.some((l) => l.includes(CONTROLLERS_RUNNING)))

@@ -68,3 +68,6 @@ export const EXEC_INFO_ENV = `${PRODUCT.toUpperCase()}_EXEC_INFO`;
 
 /** Prefix of the NATS subjects on which storage publishes committed changes. */
 export const NATS_EVENTS_PREFIX = `${PRODUCT}.storage.v1.events`;
+
+/** The group of the server's own configuration files (AuthenticationConfiguration, ...). */
+export const GROUP_APISERVER_CONFIG = group('apiserver.config');

@@ -10,6 +10,7 @@ import type { ProtoGrpcType as StorageProto } from './gen/storage.js';
 import type { ProtoGrpcType as AuthnProto } from './gen/authn.js';
 import type { ProtoGrpcType as AuthzProto } from './gen/authz.js';
 import type { ProtoGrpcType as AdmissionProto } from './gen/admission.js';
+import type { ProtoGrpcType as MetricsProto } from './gen/metrics.js';
 
 export { grpc };
 export const PROTO_DIR = fileURLToPath(new URL('../../../proto', import.meta.url));
@@ -18,10 +19,11 @@ const loaderOptions: protoLoader.Options = {
   keepCase: false, longs: Number, enums: String, defaults: true, oneofs: true, includeDirs: [PROTO_DIR],
 };
 const definition = protoLoader.loadSync(
-  ['svc/storage/v1/storage.proto', 'svc/authn/v1/authn.proto', 'svc/authz/v1/authz.proto', 'svc/admission/v1/admission.proto'],
+  ['svc/storage/v1/storage.proto', 'svc/authn/v1/authn.proto', 'svc/authz/v1/authz.proto', 'svc/admission/v1/admission.proto',
+    'svc/metrics/v1/metrics.proto'],
   loaderOptions,
 );
-type ApiTypes = StorageProto & AuthnProto & AuthzProto & AdmissionProto;
+type ApiTypes = StorageProto & AuthnProto & AuthzProto & AdmissionProto & MetricsProto;
 /** The loaded gRPC APIs: `api.svc.storage.v1.Storage`, ... */
 export const api = grpc.loadPackageDefinition(definition) as unknown as ApiTypes;
 

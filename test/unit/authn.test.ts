@@ -51,10 +51,10 @@ async function makeCert(opts: {
   return { cert, key: keys.privateKey, der: Buffer.from(cert.rawData), pem: cert.toString('pem') };
 }
 
-function request(opts: { authorization?: string; certs?: Buffer[]; headers?: Record<string, string[]> } = {}): AuthenticateRequest {
+function request(opts: { authorization?: string; certs?: Buffer[]; headers?: Record<string, string[]>; path?: string } = {}): AuthenticateRequest {
   const headers = Object.entries(opts.headers ?? {}).map(([name, values]) => ({ name, values }));
   if (opts.authorization) headers.push({ name: 'Authorization', values: [opts.authorization] });
-  return { headers, peerCertificates: opts.certs ?? [], remoteAddress: '127.0.0.1:5555', audiences: [] };
+  return { headers, peerCertificates: opts.certs ?? [], remoteAddress: '127.0.0.1:5555', audiences: [], path: opts.path ?? '/api' };
 }
 
 const TOKENS = 'secret-token,alice,uid-alice,"devs,ops"\nbob-token,bob,uid-bob\n';
