@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -115,5 +117,29 @@ describe('service-account keys and issuing', () => {
     expect((decodeJwt(extended.token)['svc.io'] as { warnafter: number }).warnafter).to.equal(now + 3607);
     const other = await issuer.issue({ namespace: 'ns', serviceAccount: { name: 'sa', uid: 'u1' }, audiences: ['vault'], expirationSeconds: 3607, bound: pod });
     expect(decodeJwt(other.token).exp).to.equal(now + 3607);
+  });
+});
+
+describe('authn refuses bad token flags at start', () => {
+  const authn = fileURLToPath(new URL('../../cmd/authn/main.js', import.meta.url));
+  /** Runs authn to its exit (killed after 15 s); resolves with its code and stderr. */
+  const run = (args: string[]): Promise<{ code: number | null; stderr: string }> => new Promise((resolve) => {
+    const child = spawn(process.execPath, [authn, '--listen=127.0.0.1:0', '--storage-address=127.0.0.1:1', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (d) => { stderr += d; });
+    const timer = setTimeout(() => process.kill(child.pid!, 'SIGKILL'), 15_000);
+    child.on('exit', (code) => { clearTimeout(timer); resolve({ code, stderr }); });
+  });
+
+  it('a repeated issuer, an issuer that is not a URL, an unreadable key file', async () => {
+    const repeated = await run(['--service-account-issuer=https://a.example', '--service-account-issuer=https://a.example']);
+    expect(repeated.code).to.equal(1);
+    expect(repeated.stderr).to.include('service-account-issuer "https://a.example" is already specified');
+    const notUrl = await run(['--service-account-issuer=https://[bad']);
+    expect(notUrl.code).to.equal(1);
+    expect(notUrl.stderr).to.include("contained a ':' but was not a valid URL");
+    const missing = await run(['--service-account-key-file=/nonexistent/sa.pub']);
+    expect(missing.code).to.equal(1);
+    expect(missing.stderr).to.include("cannot read key file '/nonexistent/sa.pub'");
   });
 });
