@@ -145,7 +145,9 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
     const toSecret = await requestToken('binder', { boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 'anchor' } });
     const toNode = await requestToken('binder', { boundObjectRef: { kind: 'Node', apiVersion: 'v1', name: 'node-b', uid: node.body.metadata.uid } });
     expect(toSecret.status, toSecret.text).to.equal(201);
-    expect(toSecret.body.spec.boundObjectRef.uid).to.equal(secret.body.metadata.uid);
+    expect(toSecret.body.spec.boundObjectRef).to.deep.equal({ kind: 'Secret', apiVersion: 'v1', name: 'anchor' }); // as asked, like upstream
+    const claims = JSON.parse(Buffer.from(toSecret.body.status.token.split('.')[1], 'base64url').toString());
+    expect(claims['svc.io'].secret).to.deep.equal({ name: 'anchor', uid: secret.body.metadata.uid });
     expect(toNode.status, toNode.text).to.equal(201);
     const reviewed = await review(toNode.body.status.token);
     expect(reviewed.body.status.user.extra['authentication.svc.io/node-name']).to.deep.equal(['node-b']);
