@@ -30,6 +30,8 @@ export interface AuthnOptions {
   webhook?: WebhookTokenOptions;
   /** The authenticating proxy: its CA (none disables it) and headers. */
   requestHeader?: RequestHeaderConfig & { clientCaFile: string };
+  /** Token authenticators built elsewhere (service-account and bootstrap tokens), tried after the token file, before OIDC. */
+  tokenAuthenticators?: TokenAuthenticator[];
 }
 
 /** A configuration the service cannot start with. */
@@ -86,6 +88,7 @@ export function buildAuthenticationChain(opts: AuthnOptions): BuiltChain {
     warnings.push(...file.warnings);
     tokenAuthenticators.push(new TokenFileAuthenticator(file.tokens));
   }
+  tokenAuthenticators.push(...(opts.tokenAuthenticators ?? []));
   const jwt = jwtAuthentication(opts.jwt);
   if (jwt) tokenAuthenticators.push(jwt.authenticators);
   if (opts.webhook?.configFile) {
@@ -171,11 +174,12 @@ export function authenticateTokenHandler(tokenAuthenticators: TokenAuthenticator
 
 export const AUTHN_SERVICE_NAME = 'svc.authn.v1.Authentication';
 
-/** The service entry for serve(). */
-export function authnService(built: BuiltChain, onRefusal?: RefusalLogger) {
+/** The service entry for serve(); `more` adds handlers of the other RPCs (token issuing). */
+export function authnService(built: BuiltChain, onRefusal?: RefusalLogger, more: Handlers = {}) {
   const handlers: Handlers = {
     Authenticate: authenticateHandler(built.chain, onRefusal, built.requestHeader),
     AuthenticateToken: authenticateTokenHandler(built.tokenAuthenticators),
+    ...more,
   };
   return { name: AUTHN_SERVICE_NAME, definition: api.svc.authn.v1.Authentication.service, handlers };
 }
