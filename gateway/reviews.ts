@@ -47,7 +47,7 @@ async function tokenStatus(backends: Backends, spec: Spec) {
   if (typeof spec.token !== 'string' || spec.token === '') throw badRequest('token is required for TokenReview in authentication');
   const audiences = Array.isArray(spec.audiences) ? spec.audiences.filter((a: unknown) => typeof a === 'string') : [];
   const res = await backends.authenticateToken({ token: spec.token, audiences });
-  if (!res.authenticated || !res.user) return { user: {}, ...(res.error ? { error: res.error } : {}) };
+  if (!res.authenticated || !res.user) return { authenticated: false, user: {}, ...(res.error ? { error: res.error } : {}) };
   return { authenticated: true, user: userInfoOf(res.user), ...(res.audiences.length ? { audiences: res.audiences } : {}) };
 }
 

@@ -66,7 +66,9 @@ describe('authentication before everything', function () {
       expectUnauthorized(spaced, 'two spaces');
       expect(spaced.headers.warning).to.equal(SPACE_WARNING);
       expectUnauthorized(await asAnonymous(c, '/livez', `Bearer ${'a'.repeat(20_000)}`), 'a 20 kB token');
-      expect((await asAnonymous(c, '/livez', `Bearer ${'a'.repeat(1_100_000)}`)).status).to.equal(431);
+      // Node answers 431 and closes at once; the client may see the reset before it reads the answer.
+      const huge = await asAnonymous(c, '/livez', `Bearer ${'a'.repeat(1_100_000)}`).then((r) => r.status, (err: NodeJS.ErrnoException) => err.code);
+      expect(huge).to.be.oneOf([431, 'ECONNRESET', 'EPIPE']);
       expect(await rawStatus(c, 'GET /livez HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer a\u0001b\r\n\r\n')).to.equal('HTTP/1.1 400 Bad Request');
       expect((await c.request('GET', '/readyz')).status).to.equal(200);
       expect(c.procs.get('authn')?.exitCode).to.equal(null);

@@ -69,7 +69,7 @@ describe('webhook token authentication', function () {
       expect(res.body).to.deep.include({ kind: 'Status', status: 'Failure', reason: 'Unauthorized', code: 401 });
       const review = await c.request('POST', TOKEN_REVIEWS, { body: { spec: { token: 'wh-denied' } } });
       expect(review.status).to.equal(201);
-      expect(review.body.status).to.deep.equal({ user: {}, error: 'token revoked' });
+      expect(review.body.status).to.deep.equal({ authenticated: false, user: {}, error: 'token revoked' });
     });
 
     it('an answer of another version than the one asked is refused', async () => {
@@ -85,7 +85,7 @@ describe('webhook token authentication', function () {
       const sent = webhook.reviews.filter((r) => r.spec.token === 'wh-aud');
       expect(sent.map((r) => r.spec.audiences)).to.deep.equal([['aud-a', 'aud-b']]);
       const none = await c.request('POST', TOKEN_REVIEWS, { body: { spec: { token: 'wh-aud', audiences: ['aud-c'] } } });
-      expect(none.body.status.authenticated).to.equal(undefined);
+      expect(none.body.status.authenticated).to.equal(false);
       expect(webhook.count('wh-aud')).to.equal(2);
     });
 
