@@ -21,4 +21,4 @@ export { setUpJWT, type JWTOptions } from './jwtsetup.js';
 export { BootstrapTokenAuthenticator } from './bootstraptoken.js';
 export { ServiceAccountTokenAuthenticator, type ServiceAccountTokenOptions } from './serviceaccounttoken.js';
 export { startStoredTokens, type StoredTokens, type TokenOptions } from './tokens.js';
-export { issuingHandlers, MIN_EXPIRATION_SECONDS } from './issuing.js';
+export { issuingHandlers } from './issuing.js';
