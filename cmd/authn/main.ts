@@ -45,6 +45,7 @@ try {
       oidc: oidcFlags(flags),
       authenticationConfigFile: flags.string('authentication-config'),
       anonymousAuthSet: flags.given.has('anonymous-auth'),
+      disallowedIssuers: flags.array('service-account-issuer'),
       registry,
       log: (message) => process.stderr.write(`authn: ${message}\n`),
     },
