@@ -1,4 +1,4 @@
-// The Node authorizer and NodeRestriction over HTTPS: a node agent
+// The Node authorizer and NodeRestriction over HTTPS: a kubelet
 // (`system:node:n1` in `system:nodes`, by client certificate or static token)
 // reads its own Node, the pods bound to it and what they use, and may change
 // only its own objects; the gateway's decision cache follows the node graph.
