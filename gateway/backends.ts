@@ -13,6 +13,11 @@ import type { AuthenticateResponse__Output } from '../internal/rpc/gen/svc/authn
 import type { AuthorizationClient } from '../internal/rpc/gen/svc/authz/v1/Authorization.js';
 import type { AuthorizeRequest } from '../internal/rpc/gen/svc/authz/v1/AuthorizeRequest.js';
 import type { AuthorizeResponse__Output } from '../internal/rpc/gen/svc/authz/v1/AuthorizeResponse.js';
+import type { CoversRulesRequest } from '../internal/rpc/gen/svc/authz/v1/CoversRulesRequest.js';
+import type { CoversRulesResponse__Output } from '../internal/rpc/gen/svc/authz/v1/CoversRulesResponse.js';
+import type { RulesReviewRequest } from '../internal/rpc/gen/svc/authz/v1/RulesReviewRequest.js';
+import type { RulesReviewResponse__Output } from '../internal/rpc/gen/svc/authz/v1/RulesReviewResponse.js';
+import type { PolicyStatusResponse__Output } from '../internal/rpc/gen/svc/authz/v1/PolicyStatusResponse.js';
 import type { AdmissionClient } from '../internal/rpc/gen/svc/admission/v1/Admission.js';
 import type { AdmitRequest } from '../internal/rpc/gen/svc/admission/v1/AdmitRequest.js';
 import type { AdmitResponse__Output } from '../internal/rpc/gen/svc/admission/v1/AdmitResponse.js';
@@ -52,6 +57,19 @@ export class Backends {
 
   authorize(req: AuthorizeRequest): Promise<AuthorizeResponse__Output> {
     return unary<AuthorizeResponse__Output>(this.authz, this.authz.Authorize, req, 10_000).catch(rpcFailure('authorization'));
+  }
+
+  /** Whether the user's RBAC rules cover the rules asked for (escalation prevention). */
+  coversRules(req: CoversRulesRequest): Promise<CoversRulesResponse__Output> {
+    return unary<CoversRulesResponse__Output>(this.authz, this.authz.CoversRules, req, 10_000).catch(rpcFailure('authorization'));
+  }
+
+  rulesReview(req: RulesReviewRequest): Promise<RulesReviewResponse__Output> {
+    return unary<RulesReviewResponse__Output>(this.authz, this.authz.RulesReview, req, 10_000).catch(rpcFailure('authorization'));
+  }
+
+  policyStatus(): Promise<PolicyStatusResponse__Output> {
+    return unary<PolicyStatusResponse__Output>(this.authz, this.authz.PolicyStatus, {}, 2_000).catch(rpcFailure('authorization'));
   }
 
   admit(req: AdmitRequest): Promise<AdmitResponse__Output> {

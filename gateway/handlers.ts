@@ -18,6 +18,7 @@ import { isDryRun, readDeleteOptions, readObject, type DeleteOptions } from './b
 import { writeList, writeObject, writeBody, formatOf } from './respond.js';
 import { encodeContinue, expiredContinue, getPlan, listPlan, type ReadMode } from './versions.js';
 import { waitForRevision } from './freshness.js';
+import { confirmNoEscalation } from './escalation.js';
 
 
 /** Attempts of a write that lost a race to a concurrent one before answering 409. */
@@ -182,6 +183,7 @@ export async function createPrepared(r: ResourceRequest, backends: Backends, obj
   const release = await allocateShared(r, obj, undefined, dryRun);
   try {
     validateObject(r.def, obj);
+    await confirmNoEscalation(r, backends, obj);
     const admitted = (await admit(backends, r.def, 'CREATE', r.user, obj, undefined, dryRun))!;
     if (admitted !== obj) validateObject(r.def, admitted); // mutated by admission: validated again
     if (!dryRun) return await createWithName(r, admitted);
@@ -270,6 +272,7 @@ export async function writeWithRetry(r: ResourceRequest, backends: Backends, cli
 async function validateAdmitWrite(r: ResourceRequest, backends: Backends, next: ApiObject, current: ApiObject, kv: KeyValue,
   rules: WriteRules, dryRun: boolean): Promise<ApiObject> {
   validateObject(r.def, next, current, rules);
+  if (rules === 'spec') await confirmNoEscalation(r, backends, next, current);
   const admitted = (await admit(backends, r.def, 'UPDATE', r.user, next, current, dryRun, {}, r.info.subresource))!;
   if (admitted !== next) validateObject(r.def, admitted, current, rules);
   if (r.objects.encode(admitted).equals(kv.value)) return current;

@@ -3,6 +3,7 @@
 // and Binding (assigning a pod to a node).
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { isObject } from '../internal/apimachinery/meta.js';
+import { badRequest } from '../internal/apimachinery/status.js';
 import type { Backends, UserInfo } from './backends.js';
 import type { ResourceRequest } from './context.js';
 import type { AuthorizeRequest } from '../internal/rpc/gen/svc/authz/v1/AuthorizeRequest.js';
@@ -49,6 +50,22 @@ async function tokenStatus(backends: Backends, spec: Spec) {
   return { authenticated: true, user: userInfoOf(res.user), audiences: res.audiences };
 }
 
+const nonEmpty = (field: string, v: string[]) => (v.length ? { [field]: v } : {});
+
+/** The user's rules in the review's namespace, from every authorizer that can list them. */
+async function rulesStatus(backends: Backends, user: UserInfo, spec: Spec) {
+  if (!spec.namespace) throw badRequest('no namespace on request');
+  const res = await backends.rulesReview({ user, namespace: String(spec.namespace) });
+  return {
+    resourceRules: res.resourceRules.map((r) => ({
+      verbs: r.verbs, ...nonEmpty('apiGroups', r.apiGroups), ...nonEmpty('resources', r.resources), ...nonEmpty('resourceNames', r.resourceNames),
+    })),
+    nonResourceRules: res.nonResourceRules.map((r) => ({ verbs: r.verbs, ...nonEmpty('nonResourceURLs', r.nonResourceUrls) })),
+    incomplete: res.incomplete,
+    ...(res.evaluationError ? { evaluationError: res.evaluationError } : {}),
+  };
+}
+
 type Answer = (r: ResourceRequest, backends: Backends, obj: ApiObject) => Promise<unknown>;
 
 const ANSWERS: Record<string, Answer> = {
@@ -57,8 +74,7 @@ const ANSWERS: Record<string, Answer> = {
   SelfSubjectAccessReview: (r, backends, obj) => accessStatus(backends, r.user, specOf(obj)),
   SubjectAccessReview: (_r, backends, obj) => accessStatus(backends, subjectOf(specOf(obj)), specOf(obj)),
   LocalSubjectAccessReview: (_r, backends, obj) => accessStatus(backends, subjectOf(specOf(obj)), specOf(obj)),
-  // Rules are not enumerable through the authorizer chain: an incomplete, empty answer, as webhook authorizers give.
-  SelfSubjectRulesReview: async () => ({ resourceRules: [], nonResourceRules: [], incomplete: true }),
+  SelfSubjectRulesReview: (r, backends, obj) => rulesStatus(backends, r.user, specOf(obj)),
 };
 
 /** The answered object of an ephemeral kind: the request with its status filled in. */

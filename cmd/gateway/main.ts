@@ -49,12 +49,21 @@ const hub = new WatchHub(nc, backends.storage);
 await hub.start();
 
 let bootstrapped = false;
+let rbacReconciled = false;
+/** The authorization service reconciles the default RBAC policy at its start; ready once it says so. */
+async function rbacBootstrapped(): Promise<void> {
+  rbacReconciled ||= (await backends.policyStatus()).bootstrapped;
+  if (!rbacReconciled) throw new Error('default RBAC policy not reconciled yet');
+}
 let shuttingDown = false;
 const allocator = new ServiceAllocator(backends.storage, registry);
 const app = createApp({
   registry, backends, hub, allocators: new Map([[registry.lookup('', 'v1', 'services')!, allocator]]),
   watch: { minRequestTimeoutSeconds: flags.int('min-request-timeout') },
-  startupChecks: [{ name: 'poststarthook/bootstrap-controller', run: () => { if (!bootstrapped) throw new Error('initial namespaces not created yet'); } }],
+  startupChecks: [
+    { name: 'poststarthook/bootstrap-controller', run: () => { if (!bootstrapped) throw new Error('initial namespaces not created yet'); } },
+    { name: 'poststarthook/rbac/bootstrap-roles', run: rbacBootstrapped },
+  ],
   isShuttingDown: () => shuttingDown,
   features,
   livezGracePeriodMs: flags.duration('livez-grace-period'),

@@ -1,23 +1,38 @@
 // The authorizers that need no configuration.
 import { GROUP_MASTERS } from '../names/index.js';
-import { verdict, type Attributes, type Authorizer, type Verdict } from './types.js';
+import { verdict, type Attributes, type Authorizer, type RuleLister, type RulesAnswer, type Verdict } from './types.js';
 
-export class AlwaysAllowAuthorizer implements Authorizer {
+const NO_RULES: RulesAnswer = { resourceRules: [], nonResourceRules: [], incomplete: false };
+
+export class AlwaysAllowAuthorizer implements Authorizer, RuleLister {
   async authorize(): Promise<Verdict> {
     return verdict('ALLOW');
+  }
+
+  async rulesFor(): Promise<RulesAnswer> {
+    return { resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }], nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }], incomplete: false };
   }
 }
 
 /** Refuses by having no opinion, as Kubernetes does: an authorizer later in the
  * chain may still allow, and a chain where none does denies. */
-export class AlwaysDenyAuthorizer implements Authorizer {
+export class AlwaysDenyAuthorizer implements Authorizer, RuleLister {
   async authorize(): Promise<Verdict> {
     return verdict('NO_OPINION', 'Everything is forbidden.');
   }
+
+  async rulesFor(): Promise<RulesAnswer> {
+    return NO_RULES;
+  }
 }
 
-/** Allows members of the given groups everything; stands in front of the chain. */
-export class PrivilegedGroupAuthorizer implements Authorizer {
+/** Allows members of the given groups everything; stands in front of the chain. Lists no rules:
+ * those members hold theirs through the cluster-admin binding. */
+export class PrivilegedGroupAuthorizer implements Authorizer, RuleLister {
+  async rulesFor(): Promise<RulesAnswer> {
+    return NO_RULES;
+  }
+
   constructor(private readonly groups: string[] = [GROUP_MASTERS]) {}
 
   async authorize(attributes: Attributes): Promise<Verdict> {

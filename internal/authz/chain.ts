@@ -1,10 +1,28 @@
 // The authorizer chain: authorizers are asked in order, the first that allows or
 // denies decides; when none has an opinion their reasons are joined and the
 // gateway denies. An authorizer that fails counts as having no opinion.
-import { verdict, type Attributes, type Authorizer, type Verdict } from './types.js';
+import { verdict, type Attributes, type Authorizer, type RuleLister, type RulesAnswer, type UserInfo, type Verdict } from './types.js';
 
-export class UnionAuthorizer implements Authorizer {
+const listsRules = (a: Authorizer): a is Authorizer & RuleLister => typeof (a as Partial<RuleLister>).rulesFor === 'function';
+
+export class UnionAuthorizer implements Authorizer, RuleLister {
   constructor(private readonly authorizers: Authorizer[]) {}
+
+  /** Every link's rules; a link that cannot list them makes the answer incomplete. */
+  async rulesFor(user: UserInfo, namespace: string): Promise<RulesAnswer> {
+    const all: RulesAnswer = { resourceRules: [], nonResourceRules: [], incomplete: false };
+    const errors: string[] = [];
+    for (const authorizer of this.authorizers) {
+      if (!listsRules(authorizer)) { all.incomplete = true; continue; }
+      const answer = await authorizer.rulesFor(user, namespace).catch((err: Error): RulesAnswer =>
+        ({ resourceRules: [], nonResourceRules: [], incomplete: true, error: err.message }));
+      all.resourceRules.push(...answer.resourceRules);
+      all.nonResourceRules.push(...answer.nonResourceRules);
+      all.incomplete ||= answer.incomplete;
+      if (answer.error) errors.push(answer.error);
+    }
+    return { ...all, ...(errors.length ? { error: errors.join('; ') } : {}) };
+  }
 
   async authorize(attributes: Attributes): Promise<Verdict> {
     const reasons: string[] = [];

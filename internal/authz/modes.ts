@@ -3,11 +3,14 @@
 import { AlwaysAllowAuthorizer, AlwaysDenyAuthorizer, PrivilegedGroupAuthorizer } from './builtin.js';
 import { UnionAuthorizer } from './chain.js';
 import type { Authorizer } from './types.js';
+import type { RBACAuthorizer } from '../rbac/authorizer.js';
 
 /** What an authorizer may need to build itself (RBAC, Node and Webhook will). */
 export interface AuthorizerContext {
   storageAddress: string;
   natsUrl: string;
+  /** The RBAC authorizer over the service's policy index (which escalation checks use whatever the modes). */
+  rbac?: RBACAuthorizer;
 }
 
 type AuthorizerFactory = (context: AuthorizerContext) => Authorizer;
@@ -16,7 +19,20 @@ type AuthorizerFactory = (context: AuthorizerContext) => Authorizer;
 export const AUTHORIZATION_MODES: Record<string, AuthorizerFactory> = {
   AlwaysAllow: () => new AlwaysAllowAuthorizer(),
   AlwaysDeny: () => new AlwaysDenyAuthorizer(),
+  RBAC: (context) => {
+    if (!context.rbac) throw new AuthzConfigError('authorization-mode "RBAC" needs the RBAC policy index');
+    return context.rbac;
+  },
 };
+
+/** `Node` is accepted in a mode list before its graph authorizer is registered; until then it has no opinion
+ * (and lists no rules, as the node authorizer answers every user but nodes). */
+if (!Object.hasOwn(AUTHORIZATION_MODES, 'Node')) {
+  AUTHORIZATION_MODES.Node = () => ({
+    authorize: async () => ({ decision: 'NO_OPINION', reason: '' }),
+    rulesFor: async () => ({ resourceRules: [], nonResourceRules: [], incomplete: false }),
+  }) as Authorizer;
+}
 
 /** A mode list the service cannot start with. */
 export class AuthzConfigError extends Error {}
@@ -35,7 +51,7 @@ export function validateModes(modes: string[]): void {
 }
 
 /** The chain for a mode list; unknown or repeated modes throw AuthzConfigError. */
-export function buildAuthorizer(modes: string[], context: AuthorizerContext): Authorizer {
+export function buildAuthorizer(modes: string[], context: AuthorizerContext): UnionAuthorizer {
   validateModes(modes);
   return new UnionAuthorizer([new PrivilegedGroupAuthorizer(), ...modes.map((m) => AUTHORIZATION_MODES[m](context))]);
 }

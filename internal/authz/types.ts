@@ -29,3 +29,25 @@ export interface Authorizer {
 }
 
 export const verdict = (decision: Decision, reason = '', error?: string): Verdict => ({ decision, reason, error });
+
+/** The rules a user holds as one authorizer can enumerate them (SelfSubjectRulesReview). */
+export interface RulesAnswer {
+  resourceRules: RuleShape[];
+  nonResourceRules: RuleShape[];
+  /** The authorizer cannot list everything it would allow. */
+  incomplete: boolean;
+  error?: string;
+}
+
+export interface RuleShape {
+  verbs: string[];
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  nonResourceURLs?: string[];
+}
+
+/** An authorizer that can enumerate a user's rules; one that cannot makes a review incomplete. */
+export interface RuleLister {
+  rulesFor(user: UserInfo, namespace: string): Promise<RulesAnswer>;
+}

@@ -19,7 +19,7 @@ export const storageFlags: FlagSet = {
 
 // Authn reads it too: anonymous access is off when AlwaysAllow is among the modes.
 const authorizationMode: FlagSet = {
-  'authorization-mode': { type: 'list', default: 'AlwaysAllow', help: 'ordered authorizers: AlwaysAllow, AlwaysDeny' },
+  'authorization-mode': { type: 'list', default: 'AlwaysAllow', help: 'ordered authorizers: Node, RBAC, AlwaysAllow, AlwaysDeny' },
 };
 
 const oidcFlags: FlagSet = {

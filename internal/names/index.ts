@@ -71,3 +71,19 @@ export const NATS_EVENTS_PREFIX = `${PRODUCT}.storage.v1.events`;
 
 /** The group of the server's own configuration files (AuthenticationConfiguration, ...). */
 export const GROUP_APISERVER_CONFIG = group('apiserver.config');
+
+/** RBAC: the label of the default policy's objects, the annotation that stops their reconciliation,
+ * and the labels that aggregate roles into admin, edit and view. */
+export const BOOTSTRAPPING_LABEL = labelKey('bootstrapping');
+export const BOOTSTRAPPING_RBAC_DEFAULTS = 'rbac-defaults';
+export const RBAC_AUTOUPDATE_ANNOTATION = labelKey('autoupdate', 'rbac.authorization');
+export const aggregateToLabel = (role: 'admin' | 'edit' | 'view'): string => labelKey(`aggregate-to-${role}`, 'rbac.authorization');
+/** A signer name of the platform, e.g. signerName('kube-apiserver-client'). */
+export const signerName = (name: string): string => `${DOMAIN}/${name}`;
+/** The controller-manager's own identity (its client certificate's common name). */
+export const USER_KUBE_CONTROLLER_MANAGER = 'system:kube-controller-manager';
+export const USER_KUBE_SCHEDULER = 'system:kube-scheduler';
+export const USER_KUBE_PROXY = 'system:kube-proxy';
+export const GROUP_NODES = 'system:nodes';
+export const GROUP_MONITORING = 'system:monitoring';
+export const GROUP_SERVICEACCOUNTS = 'system:serviceaccounts';

@@ -1,5 +1,6 @@
 // The server's own PKI under <dataDir>/pki: a CA, a serving certificate for the
-// loopback addresses and an admin client certificate in the masters group.
+// loopback addresses, an admin client certificate in the masters group and the
+// controller-manager's client certificate (its permissions come from RBAC).
 // Created at the first start, reused afterwards; leaves are reissued when they
 // no longer fit (expiring soon, missing a host, signed by another CA).
 import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
@@ -7,7 +8,7 @@ import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
-import { GROUP_MASTERS, SERVER_NAME } from '../names/index.js';
+import { GROUP_MASTERS, SERVER_NAME, USER_KUBE_CONTROLLER_MANAGER } from '../names/index.js';
 import { createCa, issueLeaf, loadCa, type IssuedPem, type KeyPair, type LeafSpec } from './certs.js';
 import { ADMIN_USER, pkiPaths, type PkiPaths } from './paths.js';
 
@@ -95,6 +96,8 @@ async function ensure(dataDir: string, opts: PkiOptions): Promise<PkiPaths> {
     { commonName: SERVER_NAME, hosts, usage: 'server', validityDays: LEAF_VALIDITY_DAYS });
   await ensureLeaf(ca, caCert, paths.adminCert, paths.adminKey,
     { commonName: ADMIN_USER, organizations: [GROUP_MASTERS], usage: 'client', validityDays: LEAF_VALIDITY_DAYS });
+  await ensureLeaf(ca, caCert, paths.controllerManagerCert, paths.controllerManagerKey,
+    { commonName: USER_KUBE_CONTROLLER_MANAGER, usage: 'client', validityDays: LEAF_VALIDITY_DAYS });
   return paths;
 }
 

@@ -9,6 +9,9 @@ export interface PkiPaths {
   servingKey: string;
   adminCert: string;
   adminKey: string;
+  /** The controller-manager's client certificate (user system:kube-controller-manager). */
+  controllerManagerCert: string;
+  controllerManagerKey: string;
 }
 
 /** The user name of the admin client certificate and kubeconfig. */
@@ -22,6 +25,7 @@ export function pkiPaths(dataDir: string): PkiPaths {
     caCert: join(dir, 'ca.crt'), caKey: join(dir, 'ca.key'),
     servingCert: join(dir, 'serving.crt'), servingKey: join(dir, 'serving.key'),
     adminCert: join(dir, 'admin.crt'), adminKey: join(dir, 'admin.key'),
+    controllerManagerCert: join(dir, 'controller-manager.crt'), controllerManagerKey: join(dir, 'controller-manager.key'),
   };
 }
 

@@ -1,0 +1,117 @@
+// The RBAC policy in memory: the four kinds mirrored from storage by
+// reflectors, bindings grouped by namespace, so a decision reads no storage.
+import type { ApiObject } from '../apimachinery/meta.js';
+import { group } from '../names/index.js';
+import type { StorageClient } from '../storage/client.js';
+import { collectionPrefix, objectKey } from '../storage/keys.js';
+import { Reflector } from '../storage/reflector.js';
+import type { PolicyRule, RoleRef, Subject } from './types.js';
+
+export const RBAC_GROUP = group('rbac.authorization');
+const KINDS = ['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings'] as const;
+
+export interface Binding {
+  kind: 'RoleBinding' | 'ClusterRoleBinding';
+  name: string;
+  namespace: string;
+  roleRef: RoleRef;
+  subjects: Subject[];
+}
+
+/** The `<kind> "<name>" not found` error of a missing role, in the API's words. */
+export class RoleNotFound extends Error {
+  constructor(kind: string, name: string) {
+    super(`${kind.toLowerCase()}.${RBAC_GROUP} "${name}" not found`);
+  }
+}
+
+const asArray = <T>(v: unknown): T[] => (Array.isArray(v) ? (v as T[]) : []);
+
+function bindingOf(obj: ApiObject): Binding {
+  const o = obj as ApiObject & { roleRef?: RoleRef; subjects?: unknown };
+  return {
+    kind: obj.kind === 'RoleBinding' ? 'RoleBinding' : 'ClusterRoleBinding', name: obj.metadata?.name ?? '',
+    namespace: obj.metadata?.namespace ?? '', roleRef: o.roleRef ?? { kind: '', name: '' }, subjects: asArray<Subject>(o.subjects),
+  };
+}
+
+export class PolicyIndex {
+  private readonly reflectors: Reflector[];
+  private readonly roleBindings = new Map<string, Map<string, Binding>>();
+  private readonly listeners: Array<() => void> = [];
+  private notifying = false;
+
+  constructor(storage: StorageClient) {
+    this.reflectors = KINDS.map((resource) => new Reflector(storage, collectionPrefix(RBAC_GROUP, resource), {
+      upsert: (key, obj) => { if (resource === 'rolebindings') this.indexBinding(key, obj); this.changed(); },
+      deleted: (key, obj) => { if (resource === 'rolebindings') this.unindexBinding(key, obj); this.changed(); },
+      synced: () => this.changed(),
+    }));
+  }
+
+  start(): this {
+    for (const r of this.reflectors) r.start();
+    return this;
+  }
+
+  stop(): void {
+    for (const r of this.reflectors) r.stop();
+  }
+
+  /** Resolves true once every kind has been listed. */
+  async waitForSync(timeoutMs: number): Promise<boolean> {
+    return (await Promise.all(this.reflectors.map((r) => r.waitForSync(timeoutMs)))).every(Boolean);
+  }
+
+  get synced(): boolean {
+    return this.reflectors.every((r) => r.synced);
+  }
+
+  /** `listener` runs after every change to the policy has been taken in. */
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** Listeners hear once per burst of changes (a relist brings many), after all of them are in. */
+  private changed(): void {
+    if (this.notifying) return;
+    this.notifying = true;
+    setImmediate(() => {
+      this.notifying = false;
+      for (const l of this.listeners) l();
+    });
+  }
+
+  private indexBinding(key: string, obj: ApiObject): void {
+    const ns = obj.metadata?.namespace ?? '';
+    if (!this.roleBindings.has(ns)) this.roleBindings.set(ns, new Map());
+    this.roleBindings.get(ns)!.set(key, bindingOf(obj));
+  }
+
+  private unindexBinding(key: string, obj: ApiObject): void {
+    const ns = obj.metadata?.namespace ?? '';
+    this.roleBindings.get(ns)?.delete(key);
+    if (this.roleBindings.get(ns)?.size === 0) this.roleBindings.delete(ns);
+  }
+
+  clusterRoleBindings(): Binding[] {
+    return [...this.reflectors[3].items.values()].map(bindingOf);
+  }
+
+  roleBindingsIn(namespace: string): Binding[] {
+    return [...(this.roleBindings.get(namespace)?.values() ?? [])];
+  }
+
+  clusterRole(name: string): ApiObject | undefined {
+    return this.reflectors[1].items.get(objectKey(RBAC_GROUP, 'clusterroles', '', name));
+  }
+
+  /** The rules of the role a binding in `namespace` refers to; throws RoleNotFound. */
+  roleRules(ref: RoleRef, namespace: string): PolicyRule[] {
+    const role = ref.kind === 'Role'
+      ? this.reflectors[0].items.get(objectKey(RBAC_GROUP, 'roles', namespace, ref.name))
+      : ref.kind === 'ClusterRole' ? this.clusterRole(ref.name) : undefined;
+    if (!role) throw new RoleNotFound(ref.kind || 'Role', ref.name);
+    return asArray<PolicyRule>((role as ApiObject & { rules?: unknown }).rules);
+  }
+}
