@@ -29,6 +29,7 @@ import { serveSubresource } from './subresources.js';
 import { serveWatch, type WatchOptions } from './watch.js';
 import type { WatchHub } from './hub.js';
 import type { Allocator } from './serviceallocator.js';
+import { IssuerDiscovery } from './issuerdiscovery.js';
 
 export interface GatewayDeps {
   registry: Registry;
@@ -149,6 +150,7 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
   const readyChecks: Check[] = [...healthChecks, ...deps.startupChecks,
     { name: 'shutdown', run: () => { if (deps.isShuttingDown()) throw new Error('shutting down'); } }];
   const metrics = new GatewayMetrics();
+  deps.backends.decisions?.registerMetrics(metrics.registry);
   app.use(compression(deps.features('APIResponseCompression')));
   app.use(metrics.middleware());
   app.use(errors);
@@ -163,6 +165,8 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
   });
   app.use(authenticate(deps.backends));
   app.use(authorize(deps.backends));
+  const issuerDiscovery = new IssuerDiscovery(deps.backends);
+  app.use(async (ctx, next) => (IssuerDiscovery.serves(ctx.path) && ctx.method === 'GET' ? issuerDiscovery.serve(ctx, serverAddress()) : next()));
   app.use(async (ctx) => (ctx.path === '/metrics' && ctx.method === 'GET' ? metrics.serve(ctx, () => deps.backends.serviceMetrics.scrape()) : route(ctx, deps, serverAddress())));
   return app;
 }
@@ -258,7 +262,10 @@ export interface TlsFiles {
   ca: Buffer;
 }
 
+/** Request headers may total this much, as upstream's 1 MiB: an oversized credential is refused as such, not cut off. */
+const MAX_HEADER_BYTES = 1 << 20;
+
 /** An HTTPS server that asks for (but does not require) a client certificate. */
 export function createHttpsServer(app: Koa, tls: TlsFiles): https.Server {
-  return https.createServer({ ...tls, requestCert: true, rejectUnauthorized: false }, app.callback());
+  return https.createServer({ ...tls, requestCert: true, rejectUnauthorized: false, maxHeaderSize: MAX_HEADER_BYTES }, app.callback());
 }

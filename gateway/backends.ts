@@ -22,6 +22,10 @@ import type { AdmissionClient } from '../internal/rpc/gen/svc/admission/v1/Admis
 import type { AdmitRequest } from '../internal/rpc/gen/svc/admission/v1/AdmitRequest.js';
 import type { AdmitResponse__Output } from '../internal/rpc/gen/svc/admission/v1/AdmitResponse.js';
 import type { UserInfo__Output } from '../internal/rpc/gen/svc/authn/v1/UserInfo.js';
+import type { DecisionCache } from './decisions.js';
+import type { IssueServiceAccountTokenRequest } from '../internal/rpc/gen/svc/authn/v1/IssueServiceAccountTokenRequest.js';
+import type { IssueServiceAccountTokenResponse__Output } from '../internal/rpc/gen/svc/authn/v1/IssueServiceAccountTokenResponse.js';
+import type { GetServiceAccountIssuerResponse__Output } from '../internal/rpc/gen/svc/authn/v1/GetServiceAccountIssuerResponse.js';
 
 export type UserInfo = UserInfo__Output;
 export type { AdmitRequest };
@@ -40,6 +44,8 @@ export class Backends {
   private readonly authn: AuthenticationClient;
   private readonly authz: AuthorizationClient;
   private readonly admission: AdmissionClient;
+  /** Keeps authorization decisions while they hold, when set. */
+  decisions?: DecisionCache;
   /** The metrics of the services that serve them (authn, authz). */
   readonly serviceMetrics: MetricsScraper;
 
@@ -55,8 +61,18 @@ export class Backends {
     return unary<AuthenticateResponse__Output>(this.authn, this.authn.Authenticate, req, 10_000).catch(rpcFailure('authentication'));
   }
 
+  /** Signs a service-account token (TokenRequest); failures never carry the token. */
+  issueServiceAccountToken(req: IssueServiceAccountTokenRequest): Promise<IssueServiceAccountTokenResponse__Output> {
+    return unary<IssueServiceAccountTokenResponse__Output>(this.authn, this.authn.IssueServiceAccountToken, req, 10_000).catch(issuingFailure);
+  }
+
+  serviceAccountIssuer(): Promise<GetServiceAccountIssuerResponse__Output> {
+    return unary<GetServiceAccountIssuerResponse__Output>(this.authn, this.authn.GetServiceAccountIssuer, {}, 10_000).catch(rpcFailure('authentication'));
+  }
+
   authorize(req: AuthorizeRequest): Promise<AuthorizeResponse__Output> {
-    return unary<AuthorizeResponse__Output>(this.authz, this.authz.Authorize, req, 10_000).catch(rpcFailure('authorization'));
+    const ask = (r: AuthorizeRequest) => unary<AuthorizeResponse__Output>(this.authz, this.authz.Authorize, r, 10_000).catch(rpcFailure('authorization'));
+    return this.decisions ? this.decisions.authorize(req, ask) : ask(req);
   }
 
   /** Whether the user's RBAC rules cover the rules asked for (escalation prevention). */
@@ -93,6 +109,13 @@ function rpcFailure(service: string) {
     if (isServiceError(err) && UNREACHABLE.has(err.code)) throw serviceUnavailable(`the ${service} service is unavailable: ${err.details}`);
     throw internalError(`${service}: ${(err as Error).message}`);
   };
+}
+
+/** No signing key: the token sub-resource is not served, as upstream; a refused request is the caller's error. */
+function issuingFailure(err: unknown): never {
+  if (isServiceError(err) && err.code === grpc.status.FAILED_PRECONDITION) throw new StatusError(404, 'NotFound', `the server could not find the requested resource (${err.details})`);
+  if (isServiceError(err) && err.code === grpc.status.INVALID_ARGUMENT) throw new StatusError(400, 'BadRequest', err.details);
+  return rpcFailure('authentication')(err);
 }
 
 /** Maps a storage failure on one object to the API error a client expects. */

@@ -1,7 +1,7 @@
 // The sub-resources of the built-in kinds: `status` (the kind's status strategy),
 // `scale` (an autoscaling/v1 Scale view of spec.replicas), `finalize` (a
-// namespace's spec.finalizers), `binding`, `eviction`, and `log` (which needs a
-// node agent).
+// namespace's spec.finalizers), `binding`, `eviction`, `token` (a service
+// account's TokenRequest) and `log` (which needs a node agent).
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { isObject } from '../internal/apimachinery/meta.js';
 import { StatusError, badRequest, conflict, methodNotAllowed, staleConflict } from '../internal/apimachinery/status.js';
@@ -13,6 +13,7 @@ import * as verbs from './handlers.js';
 import { Objects } from './objects.js';
 import { patchObject, readPartialPatch, readPartialUpdate } from './patch.js';
 import { writeBody, writeObject, formatOf } from './respond.js';
+import { serveTokenRequest } from './tokenrequest.js';
 
 /** Routes a sub-resource request by name and verb; 405 for a verb it does not serve. */
 export async function serveSubresource(r: ResourceRequest, backends: Backends): Promise<void> {
@@ -29,6 +30,7 @@ export async function serveSubresource(r: ResourceRequest, backends: Backends): 
     case 'finalize': return serveFinalize(r, backends);
     case 'binding': return serveBinding(r, backends);
     case 'eviction': return serveEviction(r, backends);
+    case 'token': return serveTokenRequest(r, backends);
     default: throw new StatusError(404, 'NotFound', `the server could not find the requested resource (${r.info.resource}/${sub})`);
   }
 }

@@ -4,7 +4,7 @@ import { admissionFlags } from '../../internal/config/services.js';
 import { initTracing } from '../../internal/tracing/index.js';
 import { runServer } from '../../internal/rpc/index.js';
 import { StorageClient } from '../../internal/storage/client.js';
-import { AdmissionChain, admissionService, buildPlugins, type AdmissionPlugin } from '../../internal/admission/index.js';
+import { AdmissionChain, admissionService, buildPlugins, impliedPlugins, type AdmissionPlugin } from '../../internal/admission/index.js';
 
 const flags = parseArgsOrExit('admission', admissionFlags);
 initTracing('admission');
@@ -12,7 +12,9 @@ initTracing('admission');
 const storage = new StorageClient(flags.string('storage-address'));
 let plugins: AdmissionPlugin[];
 try {
-  plugins = buildPlugins(flags.list('enable-admission-plugins'), flags.list('disable-admission-plugins'), { store: storage });
+  const disable = flags.list('disable-admission-plugins');
+  const implied = impliedPlugins(flags.list('authorization-mode')).filter((p) => !disable.includes(p));
+  plugins = buildPlugins([...new Set([...flags.list('enable-admission-plugins'), ...implied])], disable, { store: storage });
 } catch (err) {
   process.stderr.write(`admission: ${(err as Error).message}\n`);
   process.exit(1);

@@ -4,24 +4,48 @@ import { authnFlags } from '../../internal/config/services.js';
 import { initTracing } from '../../internal/tracing/index.js';
 import { runServer } from '../../internal/rpc/index.js';
 import { Registry } from 'prom-client';
-import { authnService, buildAuthenticationChain, oidcFlags, type BuiltChain } from '../../internal/authn/index.js';
 import { metricsService } from '../../internal/metrics/index.js';
+import { pkiPaths } from '../../internal/pki/index.js';
+import { StorageClient } from '../../internal/storage/client.js';
+import {
+  authnService, buildAuthenticationChain, issuingHandlers, oidcFlags, startStoredTokens, type BuiltChain, type StoredTokens,
+} from '../../internal/authn/index.js';
 
 const flags = parseArgsOrExit('authn', authnFlags);
 const registry = new Registry();
 initTracing('authn');
 
+/** How long the start waits for the mirrors of stored objects before serving anyway (they keep syncing). */
+const SYNC_TIMEOUT_MS = 2_000;
+
+const storage = new StorageClient(flags.string('storage-address'));
 let built: BuiltChain;
+let stored: StoredTokens;
 try {
+  stored = startStoredTokens({
+    enableBootstrapTokenAuth: flags.bool('enable-bootstrap-token-auth'),
+    keyFiles: flags.array('service-account-key-file'),
+    signingKeyFile: flags.string('service-account-signing-key-file'),
+    defaultKeyFile: flags.string('tls-private-key-file') || pkiPaths(flags.string('data-dir')).servingKey,
+    issuers: flags.array('service-account-issuer'),
+    apiAudiences: flags.list('api-audiences'),
+    maxExpirationSeconds: flags.string('service-account-max-token-expiration') ? Math.floor(flags.duration('service-account-max-token-expiration') / 1000) : 0,
+    extendExpiration: flags.bool('service-account-extend-token-expiration'),
+    lookup: flags.bool('service-account-lookup'),
+    jwksUri: flags.string('service-account-jwks-uri'),
+  }, storage);
   built = buildAuthenticationChain({
     clientCaFile: flags.string('client-ca-file'),
     tokenAuthFile: flags.string('token-auth-file'),
     anonymousAuth: flags.bool('anonymous-auth'),
     authorizationModes: flags.list('authorization-mode'),
+    tokenAuthenticators: stored.authenticators,
     jwt: {
       oidc: oidcFlags(flags),
       authenticationConfigFile: flags.string('authentication-config'),
       anonymousAuthSet: flags.given.has('anonymous-auth'),
+      disallowedIssuers: flags.array('service-account-issuer'),
+      apiAudiences: stored.apiAudiences,
       registry,
       log: (message) => process.stderr.write(`authn: ${message}\n`),
     },
@@ -30,8 +54,11 @@ try {
   process.stderr.write(`authn: ${(err as Error).message}\n`);
   process.exit(1);
 }
-for (const warning of built.warnings) process.stderr.write(`authn: warning: ${warning}\n`);
+for (const warning of [...stored.warnings, ...built.warnings]) process.stderr.write(`authn: warning: ${warning}\n`);
+if (!(await stored.waitForSync(SYNC_TIMEOUT_MS))) process.stderr.write('authn: warning: storage has not answered yet: bootstrap and service-account tokens are accepted once it does\n');
 
 const logRefusal = (remote: string, error: string) =>
   process.stderr.write(`authn: unable to authenticate the request from ${remote || 'unknown'}: ${error}\n`);
-await runServer('authn', flags.string('listen'), [authnService(built.chain, logRefusal), metricsService(registry)], { afterStop: () => built.close() });
+await runServer('authn', flags.string('listen'), [
+  authnService(built.chain, logRefusal, issuingHandlers(stored.issuer, stored.lookup, stored.info)), metricsService(registry),
+], { afterStop: () => { built.close(); stored.stop(); storage.close(); } });

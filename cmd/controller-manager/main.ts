@@ -1,5 +1,6 @@
-// The controller-manager: namespace deletion, garbage collection and ClusterRole aggregation, as a client
-// of a gateway's HTTPS API. Flags and wiring.
+// The controller-manager: namespace deletion, garbage collection, ClusterRole
+// aggregation and the bootstrap-token controllers, as a client of a gateway's
+// HTTPS API. Flags and wiring.
 import { readFileSync } from 'node:fs';
 import { controllerManagerFlags } from '../../internal/config/services.js';
 import { parseArgsOrExit } from '../../internal/config/flags.js';
@@ -7,6 +8,9 @@ import { ApiClient } from '../../internal/client/index.js';
 import { GarbageCollector } from '../../internal/controllers/gc.js';
 import { NamespaceController } from '../../internal/controllers/namespace.js';
 import { ClusterRoleAggregationController } from '../../internal/controllers/aggregation.js';
+import { BootstrapSigner } from '../../internal/controllers/bootstrapsigner.js';
+import { TokenCleaner } from '../../internal/controllers/tokencleaner.js';
+import { selectControllers, type CatalogEntry, type Controller } from '../../internal/controllers/selection.js';
 import { discovered } from '../../internal/controllers/discovery.js';
 import { pkiPaths } from '../../internal/pki/index.js';
 import { initTracing, shutdownTracing } from '../../internal/tracing/index.js';
@@ -19,19 +23,30 @@ const client = new ApiClient({
   server, ca: readFileSync(pki.caCert), cert: readFileSync(pki.controllerManagerCert), key: readFileSync(pki.controllerManagerKey), userAgent: 'svc-controller-manager',
 });
 const resources = discovered(client);
-const namespaces = new NamespaceController(client, resources);
-const collector = new GarbageCollector(client);
-const aggregation = new ClusterRoleAggregationController(client);
 
-await namespaces.start();
-await aggregation.start();
-await collector.start(await resources());
+const catalog: CatalogEntry[] = [
+  { name: 'namespace-controller', alias: 'namespace', create: () => new NamespaceController(client, resources) },
+  { name: 'clusterrole-aggregation-controller', alias: 'clusterrole-aggregation', create: () => new ClusterRoleAggregationController(client) },
+  {
+    name: 'garbage-collector-controller', alias: 'garbagecollector',
+    create: () => { const gc = new GarbageCollector(client); return { start: async () => gc.start(await resources()), stop: () => gc.stop() }; },
+  },
+  { name: 'bootstrap-signer-controller', alias: 'bootstrapsigner', disabledByDefault: true, create: () => new BootstrapSigner(client) },
+  { name: 'token-cleaner-controller', alias: 'tokencleaner', disabledByDefault: true, create: () => new TokenCleaner(client) },
+];
+
+let running: Controller[];
+try {
+  running = selectControllers(catalog, flags.list('controllers')).map((c) => c.create());
+} catch (err) {
+  console.error(`controller-manager: --controllers: ${(err as Error).message}`);
+  process.exit(2);
+}
+for (const controller of running) await controller.start();
 console.log(`controller-manager running against ${server}`);
 
 async function shutdown(): Promise<void> {
-  namespaces.stop();
-  aggregation.stop();
-  collector.stop();
+  for (const controller of running) controller.stop();
   client.close();
   await shutdownTracing();
   process.exit(0);

@@ -13,8 +13,10 @@ import { parseFeatureGates } from '../../internal/config/features.js';
 const IN_FLIGHT_GRACE_MS = 2000;
 import { Backends } from '../../gateway/backends.js';
 import { WatchHub } from '../../gateway/hub.js';
+import { DecisionCache } from '../../gateway/decisions.js';
 import { createApp, createHttpsServer } from '../../gateway/app.js';
 import { ensureInitialNamespaces } from '../../gateway/namespaces.js';
+import { ensureClusterInfo } from '../../gateway/clusterinfo.js';
 import { ServiceAllocator } from '../../gateway/serviceallocator.js';
 
 const flags = parseArgsOrExit('gateway', gatewayFlags);
@@ -47,6 +49,8 @@ const backends = new Backends({
 const nc = await connect({ servers: flags.string('nats-url'), name: 'gateway', maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true });
 const hub = new WatchHub(nc, backends.storage);
 await hub.start();
+backends.decisions = new DecisionCache(nc);
+await backends.decisions.start();
 
 let bootstrapped = false;
 let rbacReconciled = false;
@@ -83,12 +87,13 @@ console.log(`gateway serving on https://${flags.string('bind-address')}:${port} 
 /** The address clients reach the API at: the bound one, or the loopback address when bound to every address. */
 const apiAddress = (bound: string): string => (bound === '0.0.0.0' || bound === '::' || bound === '' ? '127.0.0.1' : bound);
 
-/** Creates the initial namespaces and the API's service once storage answers, then starts the loops that keep them. */
+/** Creates the initial namespaces, the API's service and cluster-info once storage answers, then starts the loops that keep them. */
 async function bootstrap(): Promise<void> {
   for (;;) {
     try {
       await ensureInitialNamespaces(backends.storage, registry);
       await allocator.ensureDefaults(apiAddress(flags.string('bind-address')), port);
+      await ensureClusterInfo(backends.storage, `https://${apiAddress(flags.string('bind-address'))}:${port}`, readFileSync(pki.caCert));
       break;
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -105,6 +110,7 @@ async function shutdown(): Promise<void> {
   shuttingDown = true;
   await new Promise((resolve) => setTimeout(resolve, flags.duration('shutdown-delay-duration')));
   hub.close();
+  backends.decisions?.close();
   const closed = new Promise((resolve) => server.close(resolve));
   server.closeIdleConnections();
   await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, IN_FLIGHT_GRACE_MS).unref())]);

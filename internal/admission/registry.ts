@@ -2,6 +2,7 @@
 // selection by --enable-admission-plugins / --disable-admission-plugins.
 import type { AdmissionPlugin } from './types.js';
 import { NAMESPACE_LIFECYCLE, NamespaceLifecycle, type NamespaceStore } from './plugins/namespace-lifecycle.js';
+import { NODE_RESTRICTION, NodeRestriction } from './plugins/node-restriction.js';
 
 /** What plugins may need to build themselves. */
 export interface PluginContext {
@@ -17,7 +18,13 @@ interface Registration {
 /** Every known plugin, in run order (the order of the flags does not matter). */
 export const ADMISSION_PLUGINS: Registration[] = [
   { name: NAMESPACE_LIFECYCLE, enabledByDefault: true, create: (ctx) => new NamespaceLifecycle(ctx.store) },
+  { name: NODE_RESTRICTION, enabledByDefault: false, create: (ctx) => new NodeRestriction(ctx.store) },
 ];
+
+/** Plugins the authorization modes call for: NodeRestriction goes with the Node authorizer. */
+export function impliedPlugins(authorizationModes: string[]): string[] {
+  return authorizationModes.includes('Node') ? [NODE_RESTRICTION] : [];
+}
 
 /** A plugin selection the service cannot start with. */
 export class AdmissionConfigError extends Error {}

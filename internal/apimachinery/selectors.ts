@@ -5,7 +5,7 @@ import { qualifiedName } from './validation.js';
 type Labels = Record<string, string> | undefined;
 export type Matcher = (labels: Labels) => boolean;
 
-type Requirement =
+export type LabelRequirement =
   | { key: string; op: 'exists' | '!exists' }
   | { key: string; op: '=' | '!=' | 'in' | 'notin'; values: string[] }
   | { key: string; op: 'gt' | 'lt'; values: [string] };
@@ -36,7 +36,7 @@ function checkValue(value: string, selector: string): string {
   return value;
 }
 
-function parseRequirement(text: string, selector: string): Requirement {
+function parseRequirement(text: string, selector: string): LabelRequirement {
   let m = /^(!?)\s*([^\s!=<>(),]+)$/.exec(text);
   if (m) return { key: checkKey(m[2], selector), op: m[1] ? '!exists' : 'exists' };
   m = /^([^\s!=<>(),]+)\s*(==|=|!=|>|<)\s*([^\s!=<>(),]*)$/.exec(text);
@@ -57,7 +57,7 @@ function parseRequirement(text: string, selector: string): Requirement {
   throw badRequest(`unable to parse requirement: found '${text}', expected: in, notin, =, ==, !=, gt, lt in selector "${selector}"`);
 }
 
-function matches(r: Requirement, labels: Labels): boolean {
+function matches(r: LabelRequirement, labels: Labels): boolean {
   const has = labels !== undefined && Object.prototype.hasOwnProperty.call(labels, r.key);
   const value = has ? labels![r.key] : undefined;
   switch (r.op) {
@@ -68,6 +68,12 @@ function matches(r: Requirement, labels: Labels): boolean {
     case 'gt': return has && /^-?\d+$/.test(value!) && Number(value) > Number(r.values[0]);
     case 'lt': return has && /^-?\d+$/.test(value!) && Number(value) < Number(r.values[0]);
   }
+}
+
+/** The requirements of a label selector; a bad one throws 400. */
+export function parseLabelRequirements(selector: string | undefined | null): LabelRequirement[] {
+  if (!selector || !selector.trim()) return [];
+  return splitTopLevel(selector).map((t) => parseRequirement(t, selector));
 }
 
 /** Parses a label selector; an empty one matches everything; a bad one throws 400. */

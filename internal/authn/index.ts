@@ -18,3 +18,7 @@ export { validateAuthenticationConfiguration, validateJWTAuthenticator, type Com
 export { parseAuthenticationConfig, loadAuthenticationConfig, AuthenticationConfigReloader, AuthenticationConfigError } from './jwtconfig/file.js';
 export { AuthenticationConfigMetrics, apiServerId } from './metrics.js';
 export { setUpJWT, type JWTOptions } from './jwtsetup.js';
+export { BootstrapTokenAuthenticator } from './bootstraptoken.js';
+export { ServiceAccountTokenAuthenticator, type ServiceAccountTokenOptions } from './serviceaccounttoken.js';
+export { startStoredTokens, type StoredTokens, type TokenOptions } from './tokens.js';
+export { issuingHandlers } from './issuing.js';

@@ -23,6 +23,8 @@ export interface AuthnOptions {
   authorizationModes?: string[];
   /** JWT authentication: the --oidc-* flags or --authentication-config. */
   jwt?: JWTOptions;
+  /** Token authenticators built elsewhere (service-account and bootstrap tokens), tried after the token file, before OIDC. */
+  tokenAuthenticators?: TokenAuthenticator[];
 }
 
 /** A configuration the service cannot start with. */
@@ -61,6 +63,7 @@ export function buildAuthenticationChain(opts: AuthnOptions): BuiltChain {
     warnings.push(...file.warnings);
     tokenAuthenticators.push(new TokenFileAuthenticator(file.tokens));
   }
+  tokenAuthenticators.push(...(opts.tokenAuthenticators ?? []));
   const jwt = jwtAuthentication(opts.jwt);
   if (jwt) tokenAuthenticators.push(jwt.authenticators);
   if (tokenAuthenticators.length) requestAuthenticators.push(new BearerTokenAuthenticator(tokenAuthenticators));
@@ -122,8 +125,8 @@ export function authenticateHandler(chain: AuthenticationChain, onRefusal: Refus
 
 export const AUTHN_SERVICE_NAME = 'svc.authn.v1.Authentication';
 
-/** The service entry for serve(). */
-export function authnService(chain: AuthenticationChain, onRefusal?: RefusalLogger) {
-  const handlers: Handlers = { Authenticate: authenticateHandler(chain, onRefusal) };
+/** The service entry for serve(); `more` adds handlers of the other RPCs (token issuing). */
+export function authnService(chain: AuthenticationChain, onRefusal?: RefusalLogger, more: Handlers = {}) {
+  const handlers: Handlers = { Authenticate: authenticateHandler(chain, onRefusal), ...more };
   return { name: AUTHN_SERVICE_NAME, definition: api.svc.authn.v1.Authentication.service, handlers };
 }

@@ -1,4 +1,5 @@
-// The authorizers that need no configuration.
+// The authorizers that need no configuration; their answers hold as long as the
+// process runs.
 import { GROUP_MASTERS } from '../names/index.js';
 import { verdict, type Attributes, type Authorizer, type RuleLister, type RulesAnswer, type Verdict } from './types.js';
 
@@ -6,7 +7,7 @@ const NO_RULES: RulesAnswer = { resourceRules: [], nonResourceRules: [], incompl
 
 export class AlwaysAllowAuthorizer implements Authorizer, RuleLister {
   async authorize(): Promise<Verdict> {
-    return verdict('ALLOW');
+    return verdict('ALLOW', '', undefined, 'process');
   }
 
   async rulesFor(): Promise<RulesAnswer> {
@@ -18,7 +19,7 @@ export class AlwaysAllowAuthorizer implements Authorizer, RuleLister {
  * chain may still allow, and a chain where none does denies. */
 export class AlwaysDenyAuthorizer implements Authorizer, RuleLister {
   async authorize(): Promise<Verdict> {
-    return verdict('NO_OPINION', 'Everything is forbidden.');
+    return verdict('NO_OPINION', 'Everything is forbidden.', undefined, 'process');
   }
 
   async rulesFor(): Promise<RulesAnswer> {
@@ -37,6 +38,6 @@ export class PrivilegedGroupAuthorizer implements Authorizer, RuleLister {
 
   async authorize(attributes: Attributes): Promise<Verdict> {
     const member = attributes.user.groups.some((g) => this.groups.includes(g));
-    return verdict(member ? 'ALLOW' : 'NO_OPINION');
+    return verdict(member ? 'ALLOW' : 'NO_OPINION', '', undefined, 'process');
   }
 }

@@ -1,4 +1,5 @@
-// The authorization service's RPCs: Authorize over the authorizer chain,
+// The authorization service's RPCs: Authorize over the authorizer chain (the
+// decision, how long it stays true and the policy generation it was made at),
 // CoversRules (escalation checks) over the RBAC rules, RulesReview over the
 // chain's enumerable rules, PolicyStatus for the bootstrap policy.
 import { api, type Handlers } from '../rpc/index.js';
@@ -13,7 +14,8 @@ import type { RBACAuthorizer } from '../rbac/authorizer.js';
 import { compact, uncovered } from '../rbac/covers.js';
 import { RoleNotFound } from '../rbac/index.js';
 import type { PolicyRule } from '../rbac/types.js';
-import type { Attributes, Authorizer, RuleLister, RuleShape, UserInfo } from './types.js';
+import type { PolicyGeneration } from './generation.js';
+import type { Attributes, Authorizer, RuleLister, RuleShape, UserInfo, Validity } from './types.js';
 
 const NO_USER: UserInfo = { username: '', uid: '', groups: [], extra: {} };
 
@@ -25,11 +27,22 @@ export function attributesOf(request: AuthorizeRequest): Attributes {
   };
 }
 
+function validityFields(validity: Validity): Pick<AuthorizeResponse, 'validity' | 'ttlMs'> {
+  if (typeof validity === 'object') return { validity: 'FOR_TTL', ttlMs: Math.max(0, Math.floor(validity.ttlMs)) };
+  const names = { uncacheable: 'UNCACHEABLE', process: 'UNTIL_PROCESS_CHANGES', policy: 'UNTIL_POLICY_CHANGES' } as const;
+  return { validity: names[validity], ttlMs: 0 };
+}
+
 /** The Authorize handler over an authorizer. */
-export function authorizeHandler(authorizer: Authorizer) {
+export function authorizeHandler(authorizer: Authorizer, generation?: PolicyGeneration) {
   return async (request: AuthorizeRequest): Promise<AuthorizeResponse> => {
+    // Read before deciding: a change during the decision makes it older than the newest generation, never newer.
+    const at = generation?.current ?? '';
     const answer = await authorizer.authorize(attributesOf(request));
-    return { decision: answer.decision, reason: answer.reason, evaluationError: answer.error ?? '' };
+    return {
+      decision: answer.decision, reason: answer.reason, evaluationError: answer.error ?? '',
+      ...validityFields(generation ? answer.validity ?? 'policy' : 'uncacheable'), generation: at,
+    };
   };
 }
 
@@ -77,9 +90,9 @@ export interface PolicyServices {
 }
 
 /** The service entry for serve(). */
-export function authzService(authorizer: Authorizer & RuleLister, policy: PolicyServices) {
+export function authzService(authorizer: Authorizer & RuleLister, policy: PolicyServices, generation?: PolicyGeneration) {
   const handlers: Handlers = {
-    Authorize: authorizeHandler(authorizer),
+    Authorize: authorizeHandler(authorizer, generation),
     CoversRules: coversRulesHandler(policy.rbac),
     RulesReview: rulesReviewHandler(authorizer),
     PolicyStatus: async () => ({ bootstrapped: policy.bootstrapped() }),

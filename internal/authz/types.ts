@@ -1,5 +1,5 @@
 // The shapes every authorizer shares: the attributes of one request and a
-// decision with a reason a user can read.
+// decision with a reason a user can read and how long it stays true.
 import type { UserInfo__Output as UserInfo } from '../rpc/gen/svc/authn/v1/UserInfo.js';
 import type { ResourceAttributes__Output as ResourceAttributes } from '../rpc/gen/svc/authz/v1/ResourceAttributes.js';
 import type { NonResourceAttributes__Output as NonResourceAttributes } from '../rpc/gen/svc/authz/v1/NonResourceAttributes.js';
@@ -15,20 +15,40 @@ export interface Attributes {
 
 export type Decision = 'ALLOW' | 'DENY' | 'NO_OPINION';
 
+/**
+ * How long a verdict stays true: not at all, until the authorization process
+ * changes, until the policy generation changes, or for a number of milliseconds
+ * (and never past a generation change).
+ */
+export type Validity = 'uncacheable' | 'process' | 'policy' | { ttlMs: number };
+
 export interface Verdict {
   decision: Decision;
   /** Why, shown to the user in the 403 message; may be empty. */
   reason: string;
   /** An error met while deciding; the decision still stands. */
   error?: string;
+  /** How long the verdict stays true; `policy` when not said. */
+  validity?: Validity;
 }
 
 /** One link of the chain: allow, deny, or no opinion to pass the request on. */
 export interface Authorizer {
   authorize(attributes: Attributes): Promise<Verdict>;
+  /** Releases what the authorizer holds (a chain replaced by a reload). */
+  close?(): void;
 }
 
-export const verdict = (decision: Decision, reason = '', error?: string): Verdict => ({ decision, reason, error });
+export const verdict = (decision: Decision, reason = '', error?: string, validity?: Validity): Verdict =>
+  ({ decision, reason, error, ...(validity ? { validity } : {}) });
+
+const rank = (v: Validity): number => (v === 'uncacheable' ? 0 : typeof v === 'object' ? 1 : v === 'policy' ? 2 : 3);
+
+/** The shorter-lived of two validities: a chain's verdict holds only as long as every answer it rests on. */
+export function narrower(a: Validity, b: Validity): Validity {
+  if (typeof a === 'object' && typeof b === 'object') return a.ttlMs <= b.ttlMs ? a : b;
+  return rank(a) <= rank(b) ? a : b;
+}
 
 /** The rules a user holds as one authorizer can enumerate them (SelfSubjectRulesReview). */
 export interface RulesAnswer {

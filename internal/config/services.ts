@@ -17,9 +17,10 @@ export const storageFlags: FlagSet = {
   'etcd-compaction-interval': { type: 'duration', default: '', help: 'alias of --history-window' },
 };
 
-// Authn reads it too: anonymous access is off when AlwaysAllow is among the modes.
+// Authn reads it too (anonymous access is off when AlwaysAllow is among the modes), and admission
+// (NodeRestriction goes with Node).
 const authorizationMode: FlagSet = {
-  'authorization-mode': { type: 'list', default: 'AlwaysAllow', help: 'ordered authorizers: Node, RBAC, AlwaysAllow, AlwaysDeny' },
+  'authorization-mode': { type: 'list', default: 'AlwaysAllow', help: 'ordered authorizers: Node, RBAC, ABAC, Webhook, AlwaysAllow, AlwaysDeny' },
 };
 
 const oidcFlags: FlagSet = {
@@ -34,6 +35,21 @@ const oidcFlags: FlagSet = {
   'oidc-signing-algs': { type: 'list', default: 'RS256', help: 'accepted signing algorithms: RS256,RS384,RS512,ES256,ES384,ES512,PS256,PS384,PS512' },
 };
 
+/** Bootstrap and service-account tokens (authn); the launcher fills in the serving key and the data dir. */
+const serviceAccountTokenFlags: FlagSet = {
+  'enable-bootstrap-token-auth': { type: 'bool', default: 'false', help: 'accept bootstrap tokens (Secrets of type bootstrap.svc.io/token in svc-system)' },
+  'service-account-key-file': { type: 'array', default: '', help: 'PEM file of RSA/ECDSA keys (public or private) that verify service-account tokens; repeatable (default: the serving key)' },
+  'service-account-signing-key-file': { type: 'string', default: '', help: 'PEM private key that signs service-account tokens (default: the serving key)' },
+  'service-account-issuer': { type: 'array', default: 'https://kubernetes.default.svc.cluster.local', help: 'issuer of service-account tokens; repeatable: the first signs, all are accepted' },
+  'api-audiences': { type: 'list', default: '', help: "the API's audiences, which tokens must name (default: the issuers)" },
+  'service-account-max-token-expiration': { type: 'duration', default: '', help: 'longest lifetime of a requested token (default: no limit)' },
+  'service-account-extend-token-expiration': { type: 'bool', default: 'true', help: "give node agents' pod-bound tokens of 3607s a year, warning after 3607s" },
+  'service-account-lookup': { type: 'bool', default: 'true', help: 'refuse Secret-based tokens whose Secret or ServiceAccount is gone' },
+  'service-account-jwks-uri': { type: 'string', default: '', help: 'jwks_uri of the issuer discovery document (default: the API server\'s /openid/v1/jwks)' },
+  'tls-private-key-file': { type: 'string', default: '', help: 'key of --tls-cert-file' },
+  ...dataDir,
+};
+
 export const authnFlags: FlagSet = {
   ...listen(DEFAULT_PORTS.authn), ...storagePeer, ...authorizationMode,
   'token-auth-file': { type: 'string', default: '', help: 'CSV file of static bearer tokens: token,user,uid,"group1,group2"' },
@@ -41,14 +57,21 @@ export const authnFlags: FlagSet = {
   'anonymous-auth': { type: 'bool', default: 'true', help: 'treat requests without credentials as system:anonymous (never with --authorization-mode=AlwaysAllow)' },
   ...oidcFlags,
   'authentication-config': { type: 'string', default: '', help: 'AuthenticationConfiguration file (JWT authenticators, anonymous section); reloaded when it changes; not with --oidc-* flags' },
+  ...serviceAccountTokenFlags,
 };
 
 export const authzFlags: FlagSet = {
   ...listen(DEFAULT_PORTS.authz), ...storagePeer, ...natsUrl, ...authorizationMode,
+  'authorization-policy-file': { type: 'string', default: '', help: 'ABAC policy file, one JSON policy a line (with --authorization-mode=ABAC)' },
+  'authorization-webhook-config-file': { type: 'string', default: '', help: 'client configuration file of the authorization webhook (with --authorization-mode=Webhook)' },
+  'authorization-webhook-version': { type: 'string', default: 'v1beta1', help: 'SubjectAccessReview version sent to the webhook: v1beta1 or v1' },
+  'authorization-webhook-cache-authorized-ttl': { type: 'duration', default: '5m', help: 'how long allowed webhook answers are kept' },
+  'authorization-webhook-cache-unauthorized-ttl': { type: 'duration', default: '30s', help: 'how long other webhook answers are kept' },
+  'authorization-config': { type: 'string', default: '', help: 'AuthorizationConfiguration file (apiserver.config.svc.io/v1); excludes --authorization-mode and --authorization-webhook-*' },
 };
 
 export const admissionFlags: FlagSet = {
-  ...listen(DEFAULT_PORTS.admission), ...storagePeer, ...natsUrl,
+  ...listen(DEFAULT_PORTS.admission), ...storagePeer, ...natsUrl, ...authorizationMode,
   'enable-admission-plugins': { type: 'list', default: '', help: 'admission plugins to enable besides the defaults' },
   'disable-admission-plugins': { type: 'list', default: '', help: 'default admission plugins to disable' },
 };
@@ -73,6 +96,7 @@ export const gatewayFlags: FlagSet = {
 export const controllerManagerFlags: FlagSet = {
   ...dataDir,
   server: { type: 'string', default: 'https://127.0.0.1:6443', help: "the gateway to work through (its client certificate and CA come from --data-dir's PKI)" },
+  controllers: { type: 'list', default: '*', help: "controllers to run: '*' the default ones, 'name' adds one, '-name' removes one (bootstrapsigner and tokencleaner are off by default)" },
 };
 
 export const SERVICE_FLAGS = {

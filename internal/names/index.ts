@@ -69,6 +69,9 @@ export const EXEC_INFO_ENV = `${PRODUCT.toUpperCase()}_EXEC_INFO`;
 /** Prefix of the NATS subjects on which storage publishes committed changes. */
 export const NATS_EVENTS_PREFIX = `${PRODUCT}.storage.v1.events`;
 
+/** The NATS subject on which the authorization service announces its policy generation. */
+export const NATS_AUTHZ_GENERATION_SUBJECT = `${PRODUCT}.authz.v1.generation`;
+
 /** The group of the server's own configuration files (AuthenticationConfiguration, ...). */
 export const GROUP_APISERVER_CONFIG = group('apiserver.config');
 
@@ -87,3 +90,25 @@ export const USER_KUBE_PROXY = 'system:kube-proxy';
 export const GROUP_NODES = 'system:nodes';
 export const GROUP_MONITORING = 'system:monitoring';
 export const GROUP_SERVICEACCOUNTS = 'system:serviceaccounts';
+
+/** Bootstrap tokens (document 2): their Secrets, users, groups and the signed ConfigMap. */
+export const SECRET_TYPE_BOOTSTRAP_TOKEN = labelKey('token', 'bootstrap');
+export const BOOTSTRAP_TOKEN_SECRET_PREFIX = 'bootstrap-token-';
+export const BOOTSTRAP_USER_PREFIX = 'system:bootstrap:';
+export const GROUP_BOOTSTRAPPERS = 'system:bootstrappers';
+export const CLUSTER_INFO_CONFIGMAP = 'cluster-info';
+export const CLUSTER_INFO_KUBECONFIG_KEY = 'kubeconfig';
+export const CLUSTER_INFO_JWS_PREFIX = 'jws-kubeconfig-';
+
+/** Service accounts: user names, groups, the private claim of their tokens and the legacy token Secrets. */
+export const SERVICE_ACCOUNT_USER_PREFIX = 'system:serviceaccount:';
+export const SERVICE_ACCOUNT_CLAIM = DOMAIN;
+export const SECRET_TYPE_SERVICE_ACCOUNT_TOKEN = labelKey('service-account-token');
+export const SERVICE_ACCOUNT_NAME_ANNOTATION = labelKey('service-account.name');
+export const SERVICE_ACCOUNT_UID_ANNOTATION = labelKey('service-account.uid');
+export const LEGACY_TOKEN_INVALID_SINCE_LABEL = labelKey('legacy-token-invalid-since');
+/** The issuer of Secret-based tokens and the claims they carry. */
+export const LEGACY_SERVICE_ACCOUNT_ISSUER = `${PRODUCT}/serviceaccount`;
+export const legacyServiceAccountClaim = (name: string): string => `${DOMAIN}/serviceaccount/${name}`;
+/** The extra keys of a service account's user info. */
+export const serviceAccountExtraKey = (name: string): string => labelKey(name, 'authentication');

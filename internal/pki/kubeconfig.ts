@@ -49,3 +49,12 @@ export async function writeAdminKubeconfig(dataDir: string, server: string, path
   });
   return path;
 }
+
+/** The client configuration ConfigMap cluster-info publishes: the server and its CA, no credentials. */
+export function clusterInfoKubeconfig(server: string, caPem: Buffer): string {
+  return YAML.stringify({
+    apiVersion: 'v1', kind: 'Config',
+    clusters: [{ name: '', cluster: { 'certificate-authority-data': caPem.toString('base64'), server } }],
+    contexts: null, 'current-context': '', preferences: {}, users: null,
+  });
+}

@@ -68,7 +68,7 @@ export class Cluster {
     const a = this.addresses;
     const common: Record<Service, string[]> = {
       storage: [`--listen=${a.storage}`, `--nats-url=${this.natsUrl}`, `--data-dir=${this.dataDir}`],
-      authn: [`--listen=${a.authn}`, `--storage-address=${a.storage}`, `--client-ca-file=${pkiPaths(this.dataDir).caCert}`],
+      authn: [`--listen=${a.authn}`, `--storage-address=${a.storage}`, `--client-ca-file=${pkiPaths(this.dataDir).caCert}`, `--data-dir=${this.dataDir}`],
       authz: [`--listen=${a.authz}`, `--storage-address=${a.storage}`, `--nats-url=${this.natsUrl}`],
       admission: [`--listen=${a.admission}`, `--storage-address=${a.storage}`, `--nats-url=${this.natsUrl}`],
       gateway: [`--secure-port=${this.port}`, `--data-dir=${this.dataDir}`, `--nats-url=${this.natsUrl}`, `--storage-address=${a.storage}`,
@@ -143,8 +143,10 @@ export class Cluster {
     return { ca: readFileSync(p.caCert), cert: readFileSync(p.adminCert), key: readFileSync(p.adminKey) };
   }
 
-  /** One HTTPS request as the admin user (or anonymously with anonymous: true). */
-  request(method: string, path: string, opts: { body?: unknown; headers?: Record<string, string>; anonymous?: boolean; timeoutMs?: number } = {}): Promise<Response> {
+  /** One HTTPS request as the admin user (anonymously with anonymous: true, or with another client certificate). */
+  request(method: string, path: string, opts: {
+    body?: unknown; headers?: Record<string, string>; anonymous?: boolean; timeoutMs?: number; clientCert?: { cert: string; key: string };
+  } = {}): Promise<Response> {
     const tls = this.tls();
     const payload = opts.body === undefined ? undefined : typeof opts.body === 'string' || Buffer.isBuffer(opts.body) ? opts.body : JSON.stringify(opts.body);
     // An explicit length: Node sends no body with a DELETE otherwise.
@@ -154,7 +156,7 @@ export class Cluster {
     return new Promise((resolve, reject) => {
       const req = https.request({
         host: '127.0.0.1', port: this.port, method, path, headers, ca: tls.ca,
-        ...(opts.anonymous ? {} : { cert: tls.cert, key: tls.key }), timeout: opts.timeoutMs ?? 15_000,
+        ...(opts.anonymous ? {} : opts.clientCert ?? { cert: tls.cert, key: tls.key }), timeout: opts.timeoutMs ?? 15_000,
       }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c) => chunks.push(c));

@@ -1,0 +1,13 @@
+// Audiences of tokens. A review may ask whether a token is valid for some
+// audiences; empty means the server's own API audiences.
+
+/** The audiences in both lists, in the order of the first. */
+export const intersect = (a: string[], b: string[]): string[] => a.filter((x) => b.includes(x));
+
+/** For tokens that name no audience (bootstrap, static): valid for the API's audiences only,
+ * so a review asking for other audiences does not recognise them. */
+export function audienceAgnostic<T extends { audiences: string[] }>(found: T, requested: string[], apiAudiences: string[]): T | undefined {
+  if (requested.length === 0) return found;
+  const common = intersect(requested, apiAudiences);
+  return common.length ? { ...found, audiences: common } : undefined;
+}
