@@ -102,7 +102,7 @@ export async function serveTokenRequest(r: ResourceRequest, backends: Backends):
   const answer: ApiObject = {
     kind: 'TokenRequest', apiVersion,
     metadata: { name, namespace, creationTimestamp: nowTimestamp() },
-    spec: { ...spec, ...(bound ? { boundObjectRef: { ...spec.boundObjectRef, uid: bound.ref.uid } } : {}) },
+    spec: { ...spec },
     status: { token: '', expirationTimestamp: null },
   };
   if (!isDryRun(r.query)) {
