@@ -46,6 +46,7 @@ try {
       authenticationConfigFile: flags.string('authentication-config'),
       anonymousAuthSet: flags.given.has('anonymous-auth'),
       disallowedIssuers: flags.array('service-account-issuer'),
+      apiAudiences: stored.apiAudiences,
       registry,
       log: (message) => process.stderr.write(`authn: ${message}\n`),
     },
