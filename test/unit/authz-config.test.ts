@@ -101,7 +101,7 @@ describe('authorization configuration file', () => {
 
   it('loads a good file, with several webhooks and gRPC authorizers', () => {
     const good = load(config([
-      { type: 'Node', name: 'node' }, { type: 'Webhook', name: 'first', webhook: webhook({ matchConditions: [{ expression: "request.resourceAttributes.__namespace__ == 'kube-system'" }] }) },
+      { type: 'Node', name: 'node' }, { type: 'Webhook', name: 'first', webhook: webhook({ matchConditions: [{ expression: "request.resourceAttributes.namespace == 'kube-system'" }] }) },
       { type: 'Webhook', name: 'second', webhook: webhook() }, { type: 'GRPC', name: 'groups', grpc: { address: '127.0.0.1:1', timeout: '1s', failurePolicy: 'NoOpinion' } },
       { type: 'AlwaysDeny', name: 'rest' },
     ]));
