@@ -8,6 +8,7 @@ import { StatusError, badRequest, conflict, invalid, type StatusCause } from '..
 import { group, ownGroup } from '../internal/names/index.js';
 import type { ObjectRef } from '../internal/rpc/gen/svc/authn/v1/ObjectRef.js';
 import { DEFAULT_EXPIRATION_SECONDS, MAX_EXPIRATION_SECONDS, MIN_EXPIRATION_SECONDS } from '../internal/serviceaccount/issuer.js';
+import { admit } from './admit.js';
 import type { Backends } from './backends.js';
 import { isDryRun, readObject } from './body.js';
 import type { ResourceRequest } from './context.js';
@@ -105,6 +106,8 @@ export async function serveTokenRequest(r: ResourceRequest, backends: Backends):
     spec: { ...spec },
     status: { token: '', expirationTimestamp: null },
   };
+  // Admission sees the request as the token sub-resource of the account (NodeRestriction keeps a node to its own pods' tokens).
+  await admit(backends, r.def, 'CREATE', r.user, answer, undefined, isDryRun(r.query), { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' }, 'token');
   if (!isDryRun(r.query)) {
     const issued = await backends.issueServiceAccountToken({
       namespace, serviceAccount: { name, uid: sa.metadata?.uid ?? '' }, audiences: spec.audiences,

@@ -7,6 +7,7 @@ import { Registry } from 'prom-client';
 import { metricsService } from '../../internal/metrics/index.js';
 import { pkiPaths } from '../../internal/pki/index.js';
 import { StorageClient } from '../../internal/storage/client.js';
+import { authorizerTypes } from '../../internal/authz/startup.js';
 import {
   authnService, buildAuthenticationChain, issuingHandlers, oidcFlags, startStoredTokens, type BuiltChain, type StoredTokens,
 } from '../../internal/authn/index.js';
@@ -38,7 +39,7 @@ try {
     clientCaFile: flags.string('client-ca-file'),
     tokenAuthFile: flags.string('token-auth-file'),
     anonymousAuth: flags.bool('anonymous-auth'),
-    authorizationModes: flags.list('authorization-mode'),
+    authorizationModes: authorizerTypes(flags),
     webhook: {
       configFile: flags.string('authentication-token-webhook-config-file'),
       version: flags.string('authentication-token-webhook-version'),
@@ -56,6 +57,8 @@ try {
       oidc: oidcFlags(flags),
       authenticationConfigFile: flags.string('authentication-config'),
       anonymousAuthSet: flags.given.has('anonymous-auth'),
+      disallowedIssuers: flags.array('service-account-issuer'),
+      apiAudiences: stored.apiAudiences,
       registry,
       log: (message) => process.stderr.write(`authn: ${message}\n`),
     },

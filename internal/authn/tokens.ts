@@ -44,6 +44,8 @@ export interface StoredTokens {
   issuer: TokenIssuer;
   lookup: ObjectLookup;
   info: IssuerInfo;
+  /** The audiences of the API itself (--api-audiences, else the issuers). */
+  apiAudiences: string[];
   warnings: string[];
   /** Resolves once the mirrors hold the first list (false on timeout). */
   waitForSync(timeoutMs: number): Promise<boolean>;
@@ -102,7 +104,7 @@ export function startStoredTokens(opts: TokenOptions, storage: StorageClient): S
     issuer: opts.issuers[0], apiAudiences, maxExpirationSeconds: opts.maxExpirationSeconds, extendExpiration: opts.extendExpiration,
   });
   return {
-    authenticators, issuer, lookup, warnings,
+    authenticators, issuer, lookup, warnings, apiAudiences,
     info: { issuer: opts.issuers[0], keys: verifying, jwksUri: opts.jwksUri },
     waitForSync: async (timeoutMs) => (await Promise.all([lookup.waitForSync(timeoutMs), secrets?.waitForSync(timeoutMs) ?? true])).every(Boolean),
     stop: () => { lookup.stop(); secrets?.stop(); },

@@ -21,6 +21,7 @@ export const storageFlags: FlagSet = {
 // (NodeRestriction goes with Node).
 const authorizationMode: FlagSet = {
   'authorization-mode': { type: 'list', default: 'AlwaysAllow', help: 'ordered authorizers: Node, RBAC, ABAC, Webhook, AlwaysAllow, AlwaysDeny' },
+  'authorization-config': { type: 'string', default: '', help: 'AuthorizationConfiguration file (apiserver.config.svc.io/v1); excludes --authorization-mode and --authorization-webhook-*' },
 };
 
 /** Token webhook (authn). */
@@ -87,7 +88,6 @@ export const authzFlags: FlagSet = {
   'authorization-webhook-version': { type: 'string', default: 'v1beta1', help: 'SubjectAccessReview version sent to the webhook: v1beta1 or v1' },
   'authorization-webhook-cache-authorized-ttl': { type: 'duration', default: '5m', help: 'how long allowed webhook answers are kept' },
   'authorization-webhook-cache-unauthorized-ttl': { type: 'duration', default: '30s', help: 'how long other webhook answers are kept' },
-  'authorization-config': { type: 'string', default: '', help: 'AuthorizationConfiguration file (apiserver.config.svc.io/v1); excludes --authorization-mode and --authorization-webhook-*' },
 };
 
 export const admissionFlags: FlagSet = {

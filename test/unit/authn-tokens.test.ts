@@ -134,13 +134,16 @@ describe('authn refuses bad token flags at start', () => {
     child.on('exit', (code) => { clearTimeout(timer); resolve({ code, stderr }); });
   });
 
-  it('a repeated issuer, an issuer that is not a URL, an unreadable key file', async () => {
+  it('a repeated issuer, an issuer that is not a URL, an OIDC issuer that is the service-account issuer, an unreadable key file', async () => {
     const repeated = await run(['--service-account-issuer=https://a.example', '--service-account-issuer=https://a.example']);
     expect(repeated.code).to.equal(1);
     expect(repeated.stderr).to.include('service-account-issuer "https://a.example" is already specified');
     const notUrl = await run(['--service-account-issuer=https://[bad']);
     expect(notUrl.code).to.equal(1);
     expect(notUrl.stderr).to.include("contained a ':' but was not a valid URL");
+    const overlap = await run(['--oidc-issuer-url=https://kubernetes.default.svc.cluster.local', '--oidc-client-id=x']);
+    expect(overlap.code).to.equal(1);
+    expect(overlap.stderr).to.include('URL must not overlap with disallowed issuers: [https://kubernetes.default.svc.cluster.local]');
     const missing = await run(['--service-account-key-file=/nonexistent/sa.pub']);
     expect(missing.code).to.equal(1);
     expect(missing.stderr).to.include("cannot read key file '/nonexistent/sa.pub'");
