@@ -7,6 +7,10 @@ import {
   type Authenticated, type TokenAuthenticator,
 } from '../../internal/authn/index.js';
 import { KubeconfigError, parseWebhookKubeconfig } from '../../internal/webhook/kubeconfig.js';
+import { RequestHeaderAuthenticator, parseCaBundle } from '../../internal/authn/index.js';
+import { createCa, issueLeaf, loadCa } from '../../internal/pki/certs.js';
+
+const der = (pem: string): Buffer => parseCaBundle(pem)[0].der;
 
 const headers = (authorization: string) => new Map([['authorization', [authorization]]]);
 
@@ -30,6 +34,34 @@ describe('authn edge', () => {
       const present = ['authorization', 'x-remote-user', 'x-remote-extra-a', 'x-proxy-user', 'x-proxy-extra-b', 'accept', 'impersonate-user'];
       expect(credentialHeaderNames(present, { usernameHeaders: ['x-proxy-user'], groupHeaders: [], extraHeaderPrefixes: ['x-proxy-extra-'], allowedNames: [] }))
         .to.deep.equal(['authorization', 'x-remote-user', 'x-remote-extra-a', 'x-proxy-user', 'x-proxy-extra-b']);
+    });
+  });
+
+  describe('request headers', () => {
+    const config = { usernameHeaders: ['x-remote-user'], groupHeaders: ['x-remote-group'], extraHeaderPrefixes: ['x-remote-extra-'], allowedNames: ['front-proxy'] };
+    let authenticator: RequestHeaderAuthenticator;
+    let proxy: Buffer;
+    let other: Buffer;
+    before(async () => {
+      const caPem = await createCa('front-proxy-ca', 1);
+      const ca = await loadCa(caPem.certPem, caPem.keyPem);
+      proxy = der((await issueLeaf(ca, { commonName: 'front-proxy', usage: 'client', validityDays: 1 })).certPem);
+      other = der((await issueLeaf(ca, { commonName: 'intruder', usage: 'client', validityDays: 1 })).certPem);
+      authenticator = new RequestHeaderAuthenticator(parseCaBundle(caPem.certPem), config);
+    });
+    const credentials = (peerCertificates: Buffer[]) => ({
+      peerCertificates, remoteAddress: '', audiences: [], path: '/',
+      headers: new Map([['x-remote-user', ['jane']], ['x-remote-group', ['a,b', 'c']], ['x-remote-extra-bad%zz', ['1']], ['x-remote-extra-acme.com%2fk', ['2']]]),
+    });
+
+    it('reads the headers behind an allowed certificate; a key that does not decode is kept as sent', async () => {
+      const found = await authenticator.authenticate(credentials([proxy]));
+      expect(found?.user).to.deep.equal(newUser('jane', { groups: ['a,b', 'c'], extra: { 'bad%zz': ['1'], 'acme.com/k': ['2'] } }));
+    });
+
+    it('has no opinion without a certificate and refuses a common name not allowed', async () => {
+      expect(await authenticator.authenticate(credentials([]))).to.equal(undefined);
+      await authenticator.authenticate(credentials([other])).then(() => expect.fail('accepted'), (err) => expect(err.message).to.contain('cn=intruder is not in the allowed list'));
     });
   });
 
