@@ -40,6 +40,7 @@ try {
     tokenAuthFile: flags.string('token-auth-file'),
     anonymousAuth: flags.bool('anonymous-auth'),
     authorizationModes: authorizerTypes(flags),
+    apiAudiences: stored.apiAudiences,
     webhook: {
       configFile: flags.string('authentication-token-webhook-config-file'),
       version: flags.string('authentication-token-webhook-version'),

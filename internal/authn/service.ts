@@ -26,6 +26,8 @@ export interface AuthnOptions {
   authorizationModes?: string[];
   /** JWT authentication: the --oidc-* flags or --authentication-config. */
   jwt?: JWTOptions;
+  /** The API's own audiences (--api-audiences, else the issuers): those of static and webhook tokens that name none. */
+  apiAudiences?: string[];
   /** The token webhook; none without a configuration file. */
   webhook?: WebhookTokenOptions;
   /** The authenticating proxy: its CA (none disables it) and headers. */
@@ -86,13 +88,13 @@ export function buildAuthenticationChain(opts: AuthnOptions): BuiltChain {
   if (opts.tokenAuthFile) {
     const file = configured('--token-auth-file', () => loadTokenFile(opts.tokenAuthFile!));
     warnings.push(...file.warnings);
-    tokenAuthenticators.push(new TokenFileAuthenticator(file.tokens));
+    tokenAuthenticators.push(new TokenFileAuthenticator(file.tokens, opts.apiAudiences));
   }
   tokenAuthenticators.push(...(opts.tokenAuthenticators ?? []));
   const jwt = jwtAuthentication(opts.jwt);
   if (jwt) tokenAuthenticators.push(jwt.authenticators);
   if (opts.webhook?.configFile) {
-    tokenAuthenticators.push(configured('--authentication-token-webhook-config-file', () => webhookTokenAuthenticator(opts.webhook!)));
+    tokenAuthenticators.push(configured('--authentication-token-webhook-config-file', () => webhookTokenAuthenticator({ apiAudiences: opts.apiAudiences, ...opts.webhook! })));
   }
   if (tokenAuthenticators.length) requestAuthenticators.push(new BearerTokenAuthenticator(tokenAuthenticators));
   let anonymousAuth = opts.anonymousAuth;

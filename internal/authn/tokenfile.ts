@@ -3,6 +3,7 @@
 // comma-separated groups when quoted ("group1,group2"). Read once at start.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { audienceAgnostic } from './audiences.js';
 import { parseCsv } from './csv.js';
 import { newUser, type Authenticated, type TokenAuthenticator, type User } from './types.js';
 
@@ -62,15 +63,16 @@ const digest = (token: string): Buffer => createHash('sha256').update(token).dig
 export class TokenFileAuthenticator implements TokenAuthenticator {
   private readonly byDigest = new Map<string, { digest: Buffer; user: User }>();
 
-  constructor(tokens: Map<string, User>) {
+  /** apiAudiences: the server's own, the only ones static tokens are valid for. */
+  constructor(tokens: Map<string, User>, private readonly apiAudiences: string[] = []) {
     for (const [token, user] of tokens) this.byDigest.set(digest(token).toString('hex'), { digest: digest(token), user });
   }
 
-  async authenticateToken(token: string): Promise<Authenticated | undefined> {
+  async authenticateToken(token: string, audiences: string[] = []): Promise<Authenticated | undefined> {
     const presented = digest(token);
     const entry = this.byDigest.get(presented.toString('hex'));
     if (!entry || !timingSafeEqual(entry.digest, presented)) return undefined;
     const { user } = entry;
-    return { user: { ...user, groups: [...user.groups], extra: {} }, audiences: [], authenticator: 'token-file' };
+    return audienceAgnostic({ user: { ...user, groups: [...user.groups], extra: {} }, audiences: [], authenticator: 'token-file' }, audiences, this.apiAudiences);
   }
 }

@@ -8,6 +8,7 @@
 import { group } from '../names/index.js';
 import { WebhookClient, type RetryPolicy } from '../webhook/client.js';
 import { loadWebhookKubeconfig } from '../webhook/kubeconfig.js';
+import { intersect } from './audiences.js';
 import { CachedTokenAuthenticator } from './tokencache.js';
 import { AuthenticationError, newUser, type Authenticated, type TokenAuthenticator } from './types.js';
 
@@ -22,7 +23,6 @@ export interface ReviewPoster {
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => Boolean(v) && typeof v === 'object' && !Array.isArray(v);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
-const intersect = (a: string[], b: string[]): string[] => a.filter((x) => b.includes(x));
 
 function extraOf(v: unknown): Record<string, string[]> {
   return isObj(v) ? Object.fromEntries(Object.entries(v).map(([k, values]) => [k, strings(values)])) : {};

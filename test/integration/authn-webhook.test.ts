@@ -11,6 +11,7 @@ import { TokenWebhook, type Answer } from '../lib/tokenwebhook.js';
 const WHOAMI = '/apis/authentication.svc.io/v1/selfsubjectreviews';
 const TOKEN_REVIEWS = '/apis/authentication.svc.io/v1/tokenreviews';
 const CACHE_TTL_MS = 3000;
+const API_AUDIENCE = 'https://kubernetes.default.svc.cluster.local';
 
 /** The webhook's decisions, by token; the answer carries the version it was asked in. */
 const answers: Answer = (review) => {
@@ -52,7 +53,8 @@ describe('webhook token authentication', function () {
       expect(res.status, res.text).to.equal(201);
       expect(res.body.status.userInfo).to.deep.equal({ username: 'wh-alice', uid: '42', groups: ['wh-devs', 'system:authenticated'], extra: { 'example.com/team': ['blue'] } });
       const review = webhook.reviews.find((r) => r.spec.token === 'wh-alice');
-      expect(review).to.deep.equal({ apiVersion: 'authentication.svc.io/v1beta1', kind: 'TokenReview', spec: { token: 'wh-alice' } });
+      // Asked for the API's own audiences (here the default issuer), as upstream asks.
+      expect(review).to.deep.equal({ apiVersion: 'authentication.svc.io/v1beta1', kind: 'TokenReview', spec: { token: 'wh-alice', audiences: [API_AUDIENCE] } });
     });
 
     it('caches an answer: the webhook is asked once while the TTL lasts, again after it', async () => {
@@ -87,6 +89,13 @@ describe('webhook token authentication', function () {
       const none = await c.request('POST', TOKEN_REVIEWS, { body: { spec: { token: 'wh-aud', audiences: ['aud-c'] } } });
       expect(none.body.status.authenticated).to.equal(false);
       expect(webhook.count('wh-aud')).to.equal(2);
+    });
+
+    it('static tokens are valid for the API audiences only', async () => {
+      const own = await c.request('POST', TOKEN_REVIEWS, { body: { spec: { token: 'static-token', audiences: [API_AUDIENCE, 'other'] } } });
+      expect(own.body.status).to.deep.include({ authenticated: true, audiences: [API_AUDIENCE] });
+      const other = await c.request('POST', TOKEN_REVIEWS, { body: { spec: { token: 'static-token', audiences: ['other'] } } });
+      expect(other.body.status.authenticated).to.equal(false);
     });
 
     it('a webhook that does not answer costs that token a 401 after a bounded time, and holds up no one else', async () => {
