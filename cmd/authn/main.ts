@@ -40,6 +40,18 @@ try {
     tokenAuthFile: flags.string('token-auth-file'),
     anonymousAuth: flags.bool('anonymous-auth'),
     authorizationModes: authorizerTypes(flags),
+    webhook: {
+      configFile: flags.string('authentication-token-webhook-config-file'),
+      version: flags.string('authentication-token-webhook-version'),
+      cacheTtlMs: flags.duration('authentication-token-webhook-cache-ttl'),
+    },
+    requestHeader: {
+      clientCaFile: flags.string('requestheader-client-ca-file'),
+      usernameHeaders: flags.list('requestheader-username-headers').map((h) => h.toLowerCase()),
+      groupHeaders: flags.list('requestheader-group-headers').map((h) => h.toLowerCase()),
+      extraHeaderPrefixes: flags.list('requestheader-extra-headers-prefix').map((h) => h.toLowerCase()),
+      allowedNames: flags.list('requestheader-allowed-names'),
+    },
     tokenAuthenticators: stored.authenticators,
     jwt: {
       oidc: oidcFlags(flags),
@@ -61,5 +73,5 @@ if (!(await stored.waitForSync(SYNC_TIMEOUT_MS))) process.stderr.write('authn: w
 const logRefusal = (remote: string, error: string) =>
   process.stderr.write(`authn: unable to authenticate the request from ${remote || 'unknown'}: ${error}\n`);
 await runServer('authn', flags.string('listen'), [
-  authnService(built.chain, logRefusal, issuingHandlers(stored.issuer, stored.lookup, stored.info)), metricsService(registry),
+  authnService(built, logRefusal, issuingHandlers(stored.issuer, stored.lookup, stored.info)), metricsService(registry),
 ], { afterStop: () => { built.close(); stored.stop(); storage.close(); } });

@@ -1,6 +1,7 @@
 // Static bearer tokens from --token-auth-file: one CSV record per token,
 // `token,user,uid[,groups...]`, where a groups column may hold several
 // comma-separated groups when quoted ("group1,group2"). Read once at start.
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseCsv } from './csv.js';
 import { newUser, type Authenticated, type TokenAuthenticator, type User } from './types.js';
@@ -54,12 +55,22 @@ export function loadTokenFile(path: string): TokenFile {
   return parseTokenFile(text, path);
 }
 
+const digest = (token: string): Buffer => createHash('sha256').update(token).digest();
+
+/** Tokens are looked up by their SHA-256 digest and compared in constant time, so
+ * the time an answer takes says nothing about how much of a token was right. */
 export class TokenFileAuthenticator implements TokenAuthenticator {
-  constructor(private readonly tokens: Map<string, User>) {}
+  private readonly byDigest = new Map<string, { digest: Buffer; user: User }>();
+
+  constructor(tokens: Map<string, User>) {
+    for (const [token, user] of tokens) this.byDigest.set(digest(token).toString('hex'), { digest: digest(token), user });
+  }
 
   async authenticateToken(token: string): Promise<Authenticated | undefined> {
-    const user = this.tokens.get(token);
-    if (!user) return undefined;
+    const presented = digest(token);
+    const entry = this.byDigest.get(presented.toString('hex'));
+    if (!entry || !timingSafeEqual(entry.digest, presented)) return undefined;
+    const { user } = entry;
     return { user: { ...user, groups: [...user.groups], extra: {} }, audiences: [], authenticator: 'token-file' };
   }
 }
