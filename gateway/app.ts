@@ -5,16 +5,15 @@ import https from 'node:https';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { FeatureGates } from '../internal/config/features.js';
-import type { TLSSocket } from 'node:tls';
 import { SpanKind, context, extractContext, trace, tracer, SpanStatusCode } from '../internal/tracing/index.js';
-import { StatusError, internalError, methodNotAllowed, unauthorized } from '../internal/apimachinery/status.js';
+import { StatusError, internalError, methodNotAllowed } from '../internal/apimachinery/status.js';
 import type { KindDef, Registry } from '../internal/registry/index.js';
 import { checkHealth } from '../internal/rpc/index.js';
 import type { Backends, UserInfo } from './backends.js';
 import type { ResourceRequest } from './context.js';
 import { requestInfo, type RequestInfo } from './requestinfo.js';
 import { authorizeRequest } from './authorization.js';
-import { impersonatedUser } from './impersonation.js';
+import { authenticate } from './authentication.js';
 import { plainFormatOf, writeBody } from './respond.js';
 import { aggregatedDiscovery, apiGroupDoc, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.js';
 import { openapiV2, openapiV3Document, openapiV3Index, parseV3Path } from './openapi.js';
@@ -96,35 +95,6 @@ async function traced(ctx: Koa.Context, next: Koa.Next): Promise<void> {
   }
 }
 
-/** Client chains by connection: a TLS session presents one chain, read once. */
-const chainsBySocket = new WeakMap<object, Buffer[]>();
-
-/** The TLS client chain, DER, leaf first. */
-function peerCertificates(ctx: Koa.Context): Buffer[] {
-  const socket = ctx.req.socket as TLSSocket;
-  const known = chainsBySocket.get(socket);
-  if (known) return known;
-  const chain: Buffer[] = [];
-  let cert = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate(true) : undefined;
-  while (cert && cert.raw && chain.length < 10) {
-    chain.push(cert.raw);
-    if (!cert.issuerCertificate || cert.issuerCertificate === cert) break;
-    cert = cert.issuerCertificate;
-  }
-  chainsBySocket.set(socket, chain);
-  return chain;
-}
-
-function authenticate(backends: Backends) {
-  return async (ctx: Koa.ParameterizedContext<State>, next: Koa.Next) => {
-    const headers = Object.entries(ctx.headers).map(([name, v]) => ({ name, values: ([] as string[]).concat(v ?? []) }));
-    const res = await backends.authenticate({ headers, peerCertificates: peerCertificates(ctx), remoteAddress: ctx.ip, path: ctx.path });
-    if (!res.authenticated || !res.user) throw unauthorized();
-    ctx.state.user = await impersonatedUser(ctx, backends, res.user);
-    await next();
-  };
-}
-
 function authorize(backends: Backends) {
   return async (ctx: Koa.ParameterizedContext<State>, next: Koa.Next) => {
     const info = requestInfo(ctx.method, ctx.path, new URLSearchParams(ctx.querystring));
@@ -156,6 +126,9 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
   app.use(errors);
   app.use(async (ctx, next) => { ctx.state.cbor = deps.features('CBORServingAndStorage'); await next(); });
   app.use(traced);
+  // Health and metrics are authenticated and authorized like any other path.
+  app.use(authenticate(deps.backends));
+  app.use(authorize(deps.backends));
   app.use(async (ctx, next) => {
     const root = ctx.path.split('/')[1];
     if (root === 'livez') return serveHealth(ctx, root, livezChecks);
@@ -163,8 +136,6 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
     if (root === 'readyz') return serveHealth(ctx, root, readyChecks);
     return next();
   });
-  app.use(authenticate(deps.backends));
-  app.use(authorize(deps.backends));
   const issuerDiscovery = new IssuerDiscovery(deps.backends);
   app.use(async (ctx, next) => (IssuerDiscovery.serves(ctx.path) && ctx.method === 'GET' ? issuerDiscovery.serve(ctx, serverAddress()) : next()));
   app.use(async (ctx) => (ctx.path === '/metrics' && ctx.method === 'GET' ? metrics.serve(ctx, () => deps.backends.serviceMetrics.scrape()) : route(ctx, deps, serverAddress())));
@@ -258,8 +229,8 @@ async function serveResource(ctx: Koa.ParameterizedContext<State>, deps: Gateway
 export interface TlsFiles {
   cert: Buffer;
   key: Buffer;
-  /** The CA whose client certificates are asked for; authn decides whether they count. */
-  ca: Buffer;
+  /** The CAs whose client certificates are asked for; authn decides whether they count. */
+  ca: Buffer[];
 }
 
 /** Request headers may total this much, as upstream's 1 MiB: an oversized credential is refused as such, not cut off. */

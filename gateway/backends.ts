@@ -10,6 +10,7 @@ import {
 import type { AuthenticationClient } from '../internal/rpc/gen/svc/authn/v1/Authentication.js';
 import type { AuthenticateRequest } from '../internal/rpc/gen/svc/authn/v1/AuthenticateRequest.js';
 import type { AuthenticateResponse__Output } from '../internal/rpc/gen/svc/authn/v1/AuthenticateResponse.js';
+import type { AuthenticateTokenRequest } from '../internal/rpc/gen/svc/authn/v1/AuthenticateTokenRequest.js';
 import type { AuthorizationClient } from '../internal/rpc/gen/svc/authz/v1/Authorization.js';
 import type { AuthorizeRequest } from '../internal/rpc/gen/svc/authz/v1/AuthorizeRequest.js';
 import type { AuthorizeResponse__Output } from '../internal/rpc/gen/svc/authz/v1/AuthorizeResponse.js';
@@ -59,6 +60,10 @@ export class Backends {
 
   authenticate(req: AuthenticateRequest): Promise<AuthenticateResponse__Output> {
     return unary<AuthenticateResponse__Output>(this.authn, this.authn.Authenticate, req, 10_000).catch(rpcFailure('authentication'));
+  }
+
+  authenticateToken(req: AuthenticateTokenRequest): Promise<AuthenticateResponse__Output> {
+    return unary<AuthenticateResponse__Output>(this.authn, this.authn.AuthenticateToken, req, 10_000).catch(rpcFailure('authentication'));
   }
 
   /** Signs a service-account token (TokenRequest); failures never carry the token. */

@@ -44,10 +44,11 @@ async function accessStatus(backends: Backends, user: UserInfo, spec: Spec) {
 }
 
 async function tokenStatus(backends: Backends, spec: Spec) {
-  const res = await backends.authenticate({ headers: [{ name: 'authorization', values: [`Bearer ${spec.token ?? ''}`] }], peerCertificates: [], remoteAddress: '', audiences: Array.isArray(spec.audiences) ? spec.audiences : [] });
-  const anonymous = res.authenticator === 'anonymous';
-  if (!res.authenticated || !res.user || anonymous) return { authenticated: false, user: {}, ...(res.error ? { error: res.error } : {}) };
-  return { authenticated: true, user: userInfoOf(res.user), audiences: res.audiences };
+  if (typeof spec.token !== 'string' || spec.token === '') throw badRequest('token is required for TokenReview in authentication');
+  const audiences = Array.isArray(spec.audiences) ? spec.audiences.filter((a: unknown) => typeof a === 'string') : [];
+  const res = await backends.authenticateToken({ token: spec.token, audiences });
+  if (!res.authenticated || !res.user) return { authenticated: false, user: {}, ...(res.error ? { error: res.error } : {}) };
+  return { authenticated: true, user: userInfoOf(res.user), ...(res.audiences.length ? { audiences: res.audiences } : {}) };
 }
 
 const nonEmpty = (field: string, v: string[]) => (v.length ? { [field]: v } : {});
@@ -84,5 +85,9 @@ export async function answerEphemeral(r: ResourceRequest, backends: Backends, ob
     return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 } as ApiObject;
   }
   const answer = ANSWERS[r.def.kind];
-  return answer ? { ...obj, status: await answer(r, backends, obj) } : obj;
+  if (!answer) return obj;
+  const status = await answer(r, backends, obj);
+  // A token review never hands the token back.
+  if (r.def.kind === 'TokenReview') return { ...obj, spec: { ...specOf(obj), token: undefined }, status };
+  return { ...obj, status };
 }

@@ -7,6 +7,8 @@ import { isObject, nowTimestamp } from '../internal/apimachinery/meta.js';
 import { StatusError, badRequest, conflict, invalid, type StatusCause } from '../internal/apimachinery/status.js';
 import { group, ownGroup } from '../internal/names/index.js';
 import type { ObjectRef } from '../internal/rpc/gen/svc/authn/v1/ObjectRef.js';
+import { DEFAULT_EXPIRATION_SECONDS, MAX_EXPIRATION_SECONDS, MIN_EXPIRATION_SECONDS } from '../internal/serviceaccount/issuer.js';
+import { admit } from './admit.js';
 import type { Backends } from './backends.js';
 import { isDryRun, readObject } from './body.js';
 import type { ResourceRequest } from './context.js';
@@ -14,9 +16,6 @@ import { Objects } from './objects.js';
 import { formatOf, writeBody } from './respond.js';
 
 const AUTHENTICATION_GROUP = group('authentication');
-const DEFAULT_EXPIRATION_SECONDS = 3600;
-const MIN_EXPIRATION_SECONDS = 600;
-const MAX_EXPIRATION_SECONDS = 2 ** 32;
 const BOUND_KINDS: Record<string, string> = { Pod: 'pods', Secret: 'secrets', Node: 'nodes' };
 
 interface Spec {
@@ -104,9 +103,11 @@ export async function serveTokenRequest(r: ResourceRequest, backends: Backends):
   const answer: ApiObject = {
     kind: 'TokenRequest', apiVersion,
     metadata: { name, namespace, creationTimestamp: nowTimestamp() },
-    spec: { ...spec, ...(bound ? { boundObjectRef: { ...spec.boundObjectRef, uid: bound.ref.uid } } : {}) },
+    spec: { ...spec },
     status: { token: '', expirationTimestamp: null },
   };
+  // Admission sees the request as the token sub-resource of the account (NodeRestriction keeps a node to its own pods' tokens).
+  await admit(backends, r.def, 'CREATE', r.user, answer, undefined, isDryRun(r.query), { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' }, 'token');
   if (!isDryRun(r.query)) {
     const issued = await backends.issueServiceAccountToken({
       namespace, serviceAccount: { name, uid: sa.metadata?.uid ?? '' }, audiences: spec.audiences,

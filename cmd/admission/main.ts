@@ -4,6 +4,7 @@ import { admissionFlags } from '../../internal/config/services.js';
 import { initTracing } from '../../internal/tracing/index.js';
 import { runServer } from '../../internal/rpc/index.js';
 import { StorageClient } from '../../internal/storage/client.js';
+import { authorizerTypes } from '../../internal/authz/index.js';
 import { AdmissionChain, admissionService, buildPlugins, impliedPlugins, type AdmissionPlugin } from '../../internal/admission/index.js';
 
 const flags = parseArgsOrExit('admission', admissionFlags);
@@ -13,7 +14,7 @@ const storage = new StorageClient(flags.string('storage-address'));
 let plugins: AdmissionPlugin[];
 try {
   const disable = flags.list('disable-admission-plugins');
-  const implied = impliedPlugins(flags.list('authorization-mode')).filter((p) => !disable.includes(p));
+  const implied = impliedPlugins(authorizerTypes(flags)).filter((p) => !disable.includes(p));
   plugins = buildPlugins([...new Set([...flags.list('enable-admission-plugins'), ...implied])], disable, { store: storage });
 } catch (err) {
   process.stderr.write(`admission: ${(err as Error).message}\n`);

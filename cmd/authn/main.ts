@@ -7,6 +7,7 @@ import { Registry } from 'prom-client';
 import { metricsService } from '../../internal/metrics/index.js';
 import { pkiPaths } from '../../internal/pki/index.js';
 import { StorageClient } from '../../internal/storage/client.js';
+import { authorizerTypes } from '../../internal/authz/startup.js';
 import {
   authnService, buildAuthenticationChain, issuingHandlers, oidcFlags, startStoredTokens, type BuiltChain, type StoredTokens,
 } from '../../internal/authn/index.js';
@@ -38,12 +39,27 @@ try {
     clientCaFile: flags.string('client-ca-file'),
     tokenAuthFile: flags.string('token-auth-file'),
     anonymousAuth: flags.bool('anonymous-auth'),
-    authorizationModes: flags.list('authorization-mode'),
+    authorizationModes: authorizerTypes(flags),
+    apiAudiences: stored.apiAudiences,
+    webhook: {
+      configFile: flags.string('authentication-token-webhook-config-file'),
+      version: flags.string('authentication-token-webhook-version'),
+      cacheTtlMs: flags.duration('authentication-token-webhook-cache-ttl'),
+    },
+    requestHeader: {
+      clientCaFile: flags.string('requestheader-client-ca-file'),
+      usernameHeaders: flags.list('requestheader-username-headers').map((h) => h.toLowerCase()),
+      groupHeaders: flags.list('requestheader-group-headers').map((h) => h.toLowerCase()),
+      extraHeaderPrefixes: flags.list('requestheader-extra-headers-prefix').map((h) => h.toLowerCase()),
+      allowedNames: flags.list('requestheader-allowed-names'),
+    },
     tokenAuthenticators: stored.authenticators,
     jwt: {
       oidc: oidcFlags(flags),
       authenticationConfigFile: flags.string('authentication-config'),
       anonymousAuthSet: flags.given.has('anonymous-auth'),
+      disallowedIssuers: flags.array('service-account-issuer'),
+      apiAudiences: stored.apiAudiences,
       registry,
       log: (message) => process.stderr.write(`authn: ${message}\n`),
     },
@@ -58,5 +74,5 @@ if (!(await stored.waitForSync(SYNC_TIMEOUT_MS))) process.stderr.write('authn: w
 const logRefusal = (remote: string, error: string) =>
   process.stderr.write(`authn: unable to authenticate the request from ${remote || 'unknown'}: ${error}\n`);
 await runServer('authn', flags.string('listen'), [
-  authnService(built.chain, logRefusal, issuingHandlers(stored.issuer, stored.lookup, stored.info)), metricsService(registry),
+  authnService(built, logRefusal, issuingHandlers(stored.issuer, stored.lookup, stored.info)), metricsService(registry),
 ], { afterStop: () => { built.close(); stored.stop(); storage.close(); } });

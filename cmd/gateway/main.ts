@@ -76,7 +76,7 @@ const app = createApp({
 const server = createHttpsServer(app, {
   cert: readFileSync(flags.string('tls-cert-file') || pki.servingCert),
   key: readFileSync(flags.string('tls-private-key-file') || pki.servingKey),
-  ca: readFileSync(pki.caCert),
+  ca: [pki.caCert, flags.string('client-ca-file'), flags.string('requestheader-client-ca-file')].filter(Boolean).map((f) => readFileSync(f)),
 });
 await new Promise<void>((resolve) => server.listen(flags.int('secure-port'), flags.string('bind-address'), resolve));
 const address = server.address();

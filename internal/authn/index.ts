@@ -1,12 +1,15 @@
 // The authentication service: authenticators, their chain and the RPC handler.
 export * from './types.js';
 export { AuthenticationChain, UnionAuthenticator, withAuthenticatedGroup, anonymous, NO_CREDENTIALS, type Outcome } from './chain.js';
-export { BearerTokenAuthenticator, bearerToken } from './bearer.js';
+export { BearerTokenAuthenticator, SPACE_BEFORE_TOKEN_WARNING, authenticateToken, bearerToken, parseBearer } from './bearer.js';
+export { RequestHeaderAuthenticator, credentialHeaderNames, type RequestHeaderConfig } from './requestheader.js';
+export { WebhookTokenAuthenticator, webhookTokenAuthenticator, TOKEN_REVIEW_VERSIONS, type TokenReviewVersion, type WebhookTokenOptions } from './webhook.js';
+export { CachedTokenAuthenticator } from './tokencache.js';
 export { TokenFileAuthenticator, TokenFileError, loadTokenFile, parseTokenFile, type TokenFile } from './tokenfile.js';
 export { X509Authenticator, Certificate, parseCaBundle, verifyClientChain } from './x509.js';
 export { parseCsv, CsvError } from './csv.js';
 export {
-  AUTHN_SERVICE_NAME, AuthnConfigError, authenticateHandler, authnService, buildAuthenticationChain, credentialsOf, toUserInfo,
+  AUTHN_SERVICE_NAME, AuthnConfigError, authenticateHandler, authenticateTokenHandler, authnService, buildAuthenticationChain, credentialsOf, toUserInfo,
   type AuthnOptions, type BuiltChain,
 } from './service.js';
 export { oidcFlags, type OidcFlags } from './jwt/oidcflags.js';
@@ -21,4 +24,4 @@ export { setUpJWT, type JWTOptions } from './jwtsetup.js';
 export { BootstrapTokenAuthenticator } from './bootstraptoken.js';
 export { ServiceAccountTokenAuthenticator, type ServiceAccountTokenOptions } from './serviceaccounttoken.js';
 export { startStoredTokens, type StoredTokens, type TokenOptions } from './tokens.js';
-export { issuingHandlers, MIN_EXPIRATION_SECONDS } from './issuing.js';
+export { issuingHandlers } from './issuing.js';

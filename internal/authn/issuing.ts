@@ -6,13 +6,11 @@ import { grpc, RpcError, type Handlers } from '../rpc/index.js';
 import type { IssueServiceAccountTokenRequest__Output as IssueRequest } from '../rpc/gen/svc/authn/v1/IssueServiceAccountTokenRequest.js';
 import type { IssueServiceAccountTokenResponse } from '../rpc/gen/svc/authn/v1/IssueServiceAccountTokenResponse.js';
 import type { GetServiceAccountIssuerResponse } from '../rpc/gen/svc/authn/v1/GetServiceAccountIssuerResponse.js';
-import { NoSigningKeyError, type BoundKind, type TokenIssuer } from '../serviceaccount/issuer.js';
+import { MIN_EXPIRATION_SECONDS, NoSigningKeyError, type BoundKind, type TokenIssuer } from '../serviceaccount/issuer.js';
 import { jwks } from '../serviceaccount/keys.js';
 import type { BoundResource, ObjectLookup } from '../serviceaccount/lookup.js';
 import type { IssuerInfo } from './tokens.js';
 
-/** The shortest lifetime a token may be asked for, as upstream. */
-export const MIN_EXPIRATION_SECONDS = 600;
 const MIRROR_WAIT_MS = 3000;
 const BOUND_RESOURCES: Record<BoundKind, BoundResource> = { Pod: 'pods', Secret: 'secrets', Node: 'nodes' };
 

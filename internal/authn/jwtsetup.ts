@@ -17,6 +17,8 @@ export interface JWTOptions {
   anonymousAuthSet?: boolean;
   /** Issuers JWT authenticators may not claim (the service-account issuers). */
   disallowedIssuers?: string[];
+  /** The API's own audiences: ID tokens are valid for these only (a review asking for others does not recognise them). */
+  apiAudiences?: string[];
   /** Where the reload metrics are registered. */
   registry?: Registry;
   log?: (message: string) => void;
@@ -47,7 +49,7 @@ export function setUpJWT(opts: JWTOptions): JWTSetup | undefined {
   if (!file) {
     const entry = opts.oidc && fromFlags(opts.oidc, disallowed);
     if (!entry) return undefined;
-    const authenticators = new JWTAuthenticatorSet({ log });
+    const authenticators = new JWTAuthenticatorSet(opts.apiAudiences ?? [], { log });
     authenticators.replace([entry]);
     return { authenticators, close: () => authenticators.close() };
   }
@@ -56,7 +58,7 @@ export function setUpJWT(opts: JWTOptions): JWTSetup | undefined {
   if (loaded.config.anonymous && opts.anonymousAuthSet) {
     throw new AuthenticationConfigError('anonymous: Forbidden: --anonymous-auth flag cannot be set when anonymous field is configured in authentication configuration file');
   }
-  const authenticators = new JWTAuthenticatorSet({ log });
+  const authenticators = new JWTAuthenticatorSet(opts.apiAudiences ?? [], { log });
   authenticators.replace(entriesOf(loaded));
   const metrics = new AuthenticationConfigMetrics(opts.registry ?? new Registry());
   const reloader = new AuthenticationConfigReloader({

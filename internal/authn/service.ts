@@ -6,10 +6,13 @@ import type { Handlers } from '../rpc/index.js';
 import type { AuthenticateRequest__Output as AuthenticateRequest } from '../rpc/gen/svc/authn/v1/AuthenticateRequest.js';
 import type { AuthenticateResponse } from '../rpc/gen/svc/authn/v1/AuthenticateResponse.js';
 import type { UserInfo } from '../rpc/gen/svc/authn/v1/UserInfo.js';
-import { BearerTokenAuthenticator } from './bearer.js';
-import { AuthenticationChain, NO_CREDENTIALS } from './chain.js';
+import type { AuthenticateTokenRequest__Output as AuthenticateTokenRequest } from '../rpc/gen/svc/authn/v1/AuthenticateTokenRequest.js';
+import { BearerTokenAuthenticator, authenticateToken } from './bearer.js';
+import { AuthenticationChain, NO_CREDENTIALS, withAuthenticatedGroup } from './chain.js';
+import { RequestHeaderAuthenticator, credentialHeaderNames, type RequestHeaderConfig } from './requestheader.js';
 import { loadTokenFile, TokenFileAuthenticator } from './tokenfile.js';
 import type { RequestAuthenticator, RequestCredentials, TokenAuthenticator, User } from './types.js';
+import { webhookTokenAuthenticator, type WebhookTokenOptions } from './webhook.js';
 import { X509Authenticator } from './x509.js';
 import { setUpJWT, type JWTOptions, type JWTSetup } from './jwtsetup.js';
 
@@ -23,6 +26,12 @@ export interface AuthnOptions {
   authorizationModes?: string[];
   /** JWT authentication: the --oidc-* flags or --authentication-config. */
   jwt?: JWTOptions;
+  /** The API's own audiences (--api-audiences, else the issuers): those of static and webhook tokens that name none. */
+  apiAudiences?: string[];
+  /** The token webhook; none without a configuration file. */
+  webhook?: WebhookTokenOptions;
+  /** The authenticating proxy: its CA (none disables it) and headers. */
+  requestHeader?: RequestHeaderConfig & { clientCaFile: string };
   /** Token authenticators built elsewhere (service-account and bootstrap tokens), tried after the token file, before OIDC. */
   tokenAuthenticators?: TokenAuthenticator[];
 }
@@ -32,6 +41,10 @@ export class AuthnConfigError extends Error {}
 
 export interface BuiltChain {
   chain: AuthenticationChain;
+  /** The bearer token authenticators, in order, for token reviews. */
+  tokenAuthenticators: TokenAuthenticator[];
+  /** The authenticating proxy's headers, when one is configured. */
+  requestHeader?: RequestHeaderConfig;
   /** Things worth logging at start (skipped token records, ...). */
   warnings: string[];
   /** Stops background work (key fetches, following the configuration file). */
@@ -46,26 +59,43 @@ function clientCertificateAuthenticator(path: string): X509Authenticator {
   }
 }
 
-/** The authenticators in the order of the Kubernetes API server: client
- * certificates, then bearer tokens; anonymous last. */
+/** Builds one part of the chain; a failure is a configuration error naming the part. */
+function configured<T>(what: string, build: () => T): T {
+  try {
+    return build();
+  } catch (err) {
+    throw new AuthnConfigError(`${what}: ${(err as Error).message}`);
+  }
+}
+
+/** The authenticating proxy, when its CA is configured. */
+function requestHeaderAuthenticator(opts: AuthnOptions): RequestHeaderAuthenticator | undefined {
+  const config = opts.requestHeader;
+  if (!config?.clientCaFile) return undefined;
+  return configured('--requestheader-client-ca-file', () => RequestHeaderAuthenticator.fromFile(config.clientCaFile, config));
+}
+
+/** The authenticators in the order of the Kubernetes API server: the
+ * authenticating proxy, client certificates, then bearer tokens (static file,
+ * JWT, the webhook last); anonymous after all of them. */
 export function buildAuthenticationChain(opts: AuthnOptions): BuiltChain {
   const warnings: string[] = [];
   const requestAuthenticators: RequestAuthenticator[] = [];
   const tokenAuthenticators: TokenAuthenticator[] = [];
+  const proxy = requestHeaderAuthenticator(opts);
+  if (proxy) requestAuthenticators.push(proxy);
   if (opts.clientCaFile) requestAuthenticators.push(clientCertificateAuthenticator(opts.clientCaFile));
   if (opts.tokenAuthFile) {
-    let file;
-    try {
-      file = loadTokenFile(opts.tokenAuthFile);
-    } catch (err) {
-      throw new AuthnConfigError((err as Error).message);
-    }
+    const file = configured('--token-auth-file', () => loadTokenFile(opts.tokenAuthFile!));
     warnings.push(...file.warnings);
-    tokenAuthenticators.push(new TokenFileAuthenticator(file.tokens));
+    tokenAuthenticators.push(new TokenFileAuthenticator(file.tokens, opts.apiAudiences));
   }
   tokenAuthenticators.push(...(opts.tokenAuthenticators ?? []));
   const jwt = jwtAuthentication(opts.jwt);
   if (jwt) tokenAuthenticators.push(jwt.authenticators);
+  if (opts.webhook?.configFile) {
+    tokenAuthenticators.push(configured('--authentication-token-webhook-config-file', () => webhookTokenAuthenticator({ apiAudiences: opts.apiAudiences, ...opts.webhook! })));
+  }
   if (tokenAuthenticators.length) requestAuthenticators.push(new BearerTokenAuthenticator(tokenAuthenticators));
   let anonymousAuth = opts.anonymousAuth;
   if (anonymousAuth && opts.authorizationModes?.includes('AlwaysAllow')) {
@@ -77,7 +107,7 @@ export function buildAuthenticationChain(opts: AuthnOptions): BuiltChain {
   const chain = fileAnonymous
     ? new AuthenticationChain(requestAuthenticators, fileAnonymous.enabled, fileAnonymous.conditions.map((c) => c.path))
     : new AuthenticationChain(requestAuthenticators, anonymousAuth);
-  return { chain, warnings, close: () => jwt?.close() };
+  return { chain, tokenAuthenticators, requestHeader: proxy && opts.requestHeader, warnings, close: () => jwt?.close() };
 }
 
 function jwtAuthentication(opts: JWTOptions | undefined): JWTSetup | undefined {
@@ -96,6 +126,7 @@ export function credentialsOf(request: AuthenticateRequest): RequestCredentials 
   }
   return {
     headers, peerCertificates: request.peerCertificates ?? [], remoteAddress: request.remoteAddress ?? '', audiences: request.audiences ?? [], path: request.path ?? '',
+    warnings: [],
   };
 }
 
@@ -109,24 +140,48 @@ export const toUserInfo = (user: User): UserInfo => ({
 /** Told of every presented credential that was refused. */
 export type RefusalLogger = (remoteAddress: string, error: string) => void;
 
+const refused = (error: string, warnings: string[] = []): AuthenticateResponse =>
+  ({ authenticated: false, user: null, error, audiences: [], authenticator: '', warnings, credentialHeaders: [] });
+
 /** The Authenticate handler over a chain. */
-export function authenticateHandler(chain: AuthenticationChain, onRefusal: RefusalLogger = () => undefined) {
+export function authenticateHandler(chain: AuthenticationChain, onRefusal: RefusalLogger = () => undefined, requestHeader?: RequestHeaderConfig) {
   return async (request: AuthenticateRequest): Promise<AuthenticateResponse> => {
     const credentials = credentialsOf(request);
     const outcome = await chain.authenticate(credentials);
+    const warnings = credentials.warnings ?? [];
     if (!outcome.authenticated) {
       if (outcome.error !== NO_CREDENTIALS) onRefusal(credentials.remoteAddress, outcome.error);
-      return { authenticated: false, user: null, error: outcome.error, audiences: [], authenticator: '' };
+      return refused(outcome.error, warnings);
     }
     const { user, audiences, authenticator } = outcome.result;
-    return { authenticated: true, user: toUserInfo(user), error: '', audiences, authenticator };
+    return {
+      authenticated: true, user: toUserInfo(user), error: '', audiences, authenticator, warnings,
+      credentialHeaders: credentialHeaderNames(credentials.headers.keys(), requestHeader),
+    };
+  };
+}
+
+/** The AuthenticateToken handler: the token authenticators alone, as a TokenReview asks. */
+export function authenticateTokenHandler(tokenAuthenticators: TokenAuthenticator[]) {
+  return async (request: AuthenticateTokenRequest): Promise<AuthenticateResponse> => {
+    if (!request.token || tokenAuthenticators.length === 0) return refused(request.token ? 'no token authenticator is configured' : 'no token');
+    try {
+      const found = withAuthenticatedGroup(await authenticateToken(tokenAuthenticators, request.token, request.audiences ?? []));
+      return { authenticated: true, user: toUserInfo(found.user), error: '', audiences: found.audiences, authenticator: found.authenticator, warnings: [], credentialHeaders: [] };
+    } catch (err) {
+      return refused((err as Error).message);
+    }
   };
 }
 
 export const AUTHN_SERVICE_NAME = 'svc.authn.v1.Authentication';
 
 /** The service entry for serve(); `more` adds handlers of the other RPCs (token issuing). */
-export function authnService(chain: AuthenticationChain, onRefusal?: RefusalLogger, more: Handlers = {}) {
-  const handlers: Handlers = { Authenticate: authenticateHandler(chain, onRefusal), ...more };
+export function authnService(built: BuiltChain, onRefusal?: RefusalLogger, more: Handlers = {}) {
+  const handlers: Handlers = {
+    Authenticate: authenticateHandler(built.chain, onRefusal, built.requestHeader),
+    AuthenticateToken: authenticateTokenHandler(built.tokenAuthenticators),
+    ...more,
+  };
   return { name: AUTHN_SERVICE_NAME, definition: api.svc.authn.v1.Authentication.service, handlers };
 }

@@ -44,34 +44,49 @@ export interface StoredTokens {
   issuer: TokenIssuer;
   lookup: ObjectLookup;
   info: IssuerInfo;
+  /** The audiences of the API itself (--api-audiences, else the issuers). */
+  apiAudiences: string[];
   warnings: string[];
   /** Resolves once the mirrors hold the first list (false on timeout). */
   waitForSync(timeoutMs: number): Promise<boolean>;
   stop(): void;
 }
 
-function loadKeys(opts: TokenOptions, warnings: string[]): { verifying: TokenKey[]; signing?: TokenKey } {
-  const useDefault = opts.keyFiles.length === 0 || !opts.signingKeyFile;
-  if (useDefault && !existsSync(opts.defaultKeyFile)) {
-    warnings.push(`no service-account key: ${opts.defaultKeyFile} does not exist; service-account tokens are neither issued nor accepted`);
-    return { verifying: [] };
+/** A key file given by flag must load; the default key may be absent (then that part is off, with a warning). */
+function loadKeyFile<T>(given: boolean, path: string, load: (path: string) => T, what: string, warnings: string[]): T | undefined {
+  if (!given && !existsSync(path)) {
+    warnings.push(`no service-account ${what} key: ${path} does not exist`);
+    return undefined;
   }
-  const files = opts.keyFiles.length ? opts.keyFiles : [opts.defaultKeyFile];
   try {
-    const signing = loadSigningKey(opts.signingKeyFile || opts.defaultKeyFile);
-    const verifying = files.flatMap(loadVerifyingKeys);
-    if (!verifying.some((k) => k.kid === signing.kid)) {
-      warnings.push('the service-account signing key is not among the verifying keys (--service-account-key-file): the tokens it signs are refused');
-    }
-    return { verifying, signing };
+    return load(path);
   } catch (err) {
     throw new AuthnConfigError((err as Error).message);
   }
 }
 
+function loadKeys(opts: TokenOptions, warnings: string[]): { verifying: TokenKey[]; signing?: TokenKey } {
+  const signing = loadKeyFile(Boolean(opts.signingKeyFile), opts.signingKeyFile || opts.defaultKeyFile, loadSigningKey, 'signing', warnings);
+  const files = opts.keyFiles.length ? opts.keyFiles : [opts.defaultKeyFile];
+  const verifying = files.flatMap((f) => loadKeyFile(opts.keyFiles.length > 0, f, loadVerifyingKeys, 'verifying', warnings) ?? []);
+  if (signing && !verifying.some((k) => k.kid === signing.kid)) {
+    warnings.push('the service-account signing key is not among the verifying keys (--service-account-key-file): the tokens it signs are refused');
+  }
+  return { verifying, signing };
+}
+
+/** Issuers as upstream accepts them: at least one, no repeats, a URL when they contain a colon. */
+function checkIssuers(issuers: string[]): void {
+  if (issuers.length === 0) throw new AuthnConfigError('--service-account-issuer: at least one issuer is required');
+  issuers.forEach((issuer, i) => {
+    if (issuers.indexOf(issuer) !== i) throw new AuthnConfigError(`service-account-issuer "${issuer}" is already specified`);
+    if (issuer.includes(':') && !URL.canParse(issuer)) throw new AuthnConfigError(`service-account-issuer "${issuer}" contained a ':' but was not a valid URL`);
+  });
+}
+
 /** Starts the mirrors of stored objects and builds the authenticators and the issuer. */
 export function startStoredTokens(opts: TokenOptions, storage: StorageClient): StoredTokens {
-  if (opts.issuers.length === 0) throw new AuthnConfigError('--service-account-issuer: at least one issuer is required');
+  checkIssuers(opts.issuers);
   const warnings: string[] = [];
   const { verifying, signing } = loadKeys(opts, warnings);
   const apiAudiences = opts.apiAudiences.length ? opts.apiAudiences : opts.issuers;
@@ -89,7 +104,7 @@ export function startStoredTokens(opts: TokenOptions, storage: StorageClient): S
     issuer: opts.issuers[0], apiAudiences, maxExpirationSeconds: opts.maxExpirationSeconds, extendExpiration: opts.extendExpiration,
   });
   return {
-    authenticators, issuer, lookup, warnings,
+    authenticators, issuer, lookup, warnings, apiAudiences,
     info: { issuer: opts.issuers[0], keys: verifying, jwksUri: opts.jwksUri },
     waitForSync: async (timeoutMs) => (await Promise.all([lookup.waitForSync(timeoutMs), secrets?.waitForSync(timeoutMs) ?? true])).every(Boolean),
     stop: () => { lookup.stop(); secrets?.stop(); },

@@ -21,6 +21,8 @@ export interface RequestCredentials {
   audiences: string[];
   /** The request path (anonymous access may be limited to some paths). */
   path: string;
+  /** Where authenticators leave warnings for the client (a malformed header ignored, ...). */
+  warnings?: string[];
 }
 
 export interface Authenticated {

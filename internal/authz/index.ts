@@ -15,4 +15,4 @@ export { parseAuthorizationConfig, CONFIG_API_VERSION, CONFIG_KIND } from './con
 export { AuthorizationConfigError } from './config/errors.js';
 export { PolicyGeneration, GenerationPublisher } from './generation.js';
 export { AUTHZ_SERVICE_NAME, attributesOf, authorizeHandler, authzService } from './service.js';
-export { authorizerFromFlags, type Chain } from './startup.js';
+export { authorizerFromFlags, authorizerTypes, type Chain } from './startup.js';

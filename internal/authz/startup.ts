@@ -1,5 +1,7 @@
 // Which chain the service starts with: the configuration file, or the mode list
 // and webhook flags; never both, as upstream refuses.
+import { readFileSync } from 'node:fs';
+import YAML from 'yaml';
 import type { ParsedFlags } from '../config/flags.js';
 import { ConfigController } from './config/controller.js';
 import { AuthzConfigError, buildAuthorizer, type AuthorizerContext } from './modes.js';
@@ -33,4 +35,18 @@ export function authorizerFromFlags(flags: ParsedFlags, context: AuthorizerConte
       unauthorizedTTLMs: flags.duration('authorization-webhook-cache-unauthorized-ttl'),
     },
   });
+}
+
+/** The authorizer types the flags select, for the services that only need to know them (authn turns
+ * anonymous access off with AlwaysAllow, admission adds NodeRestriction with Node). A configuration
+ * file that does not read names none: the authorization service reports it. */
+export function authorizerTypes(flags: ParsedFlags): string[] {
+  const file = flags.string('authorization-config');
+  if (!file) return flags.list('authorization-mode');
+  try {
+    const doc = YAML.parse(readFileSync(file, 'utf8')) as { authorizers?: Array<{ type?: unknown }> };
+    return (Array.isArray(doc?.authorizers) ? doc.authorizers : []).map((a) => String(a?.type ?? ''));
+  } catch {
+    return [];
+  }
 }

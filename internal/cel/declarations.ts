@@ -85,7 +85,7 @@ function variableDecls(opts: DeclarationOptions): Map<string, DeclType> {
       case 'self': case 'oldSelf': decls.set(name, self ?? dynDecl(name)); break;
       case 'claims': decls.set(name, declFromSchema(CLAIMS_SCHEMA, { path: name, typeName: 'claims' })); break;
       case 'user': decls.set(name, declFromSchema(USER_INFO_SCHEMA, { path: name, typeName: USER_INFO_TYPE })); break;
-      case 'request': decls.set(name, declFromSchema(ACCESS_REVIEW_SCHEMA, { path: name, typeName: ACCESS_REVIEW_TYPE })); break;
+      case 'request': decls.set(name, declFromSchema(ACCESS_REVIEW_SCHEMA, { path: name, typeName: ACCESS_REVIEW_TYPE, escape: false })); break;
       case 'authorizer': decls.set(name, authorizerDecl()); break;
       default: decls.set(name, dynDecl(name));
     }

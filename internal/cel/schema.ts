@@ -99,6 +99,9 @@ function withTypeAndObjectMeta(schema: Schema): Schema {
 class DeclBuilder {
   private readonly names = new Set<string>();
 
+  /** escape: property names that are reserved words are spelled `__word__`, as custom resources have them. */
+  constructor(private readonly escape = true) {}
+
   build(schema: Schema, path: string, typePath: string, resourceRoot: boolean): DeclType {
     if (schema[INT_OR_STRING] === true) return dynDecl(path, unboundedString('maxLength', schema.maxLength));
     if (schema[PRESERVE_UNKNOWN_FIELDS] === true) return dynDecl(path);
@@ -159,7 +162,7 @@ class DeclBuilder {
     const required = new Set(s.required ?? []);
     let minSize = 2;
     for (const [property, propSchema] of Object.entries(s.properties ?? {})) {
-      const name = escapeProperty(property);
+      const name = this.escape ? escapeProperty(property) : property;
       if (name === undefined) continue;
       const decl = this.build(propSchema, `${path}.${property}`, `${typePath}.${name}`, false);
       fields.set(name, { property, convert: decl.convert });
@@ -186,10 +189,11 @@ class DeclBuilder {
 /**
  * The declaration of a variable typed by schema. typeName names the root object
  * type (nested objects are named after their path below it); resourceRoot adds
- * apiVersion, kind and metadata as every resource has them.
+ * apiVersion, kind and metadata as every resource has them. Fixed types of the
+ * server's own (a SubjectAccessReview) keep their field names unescaped, as upstream's do.
  */
-export function declFromSchema(schema: Schema, opts: { path: string; typeName: string; resourceRoot?: boolean }): DeclType {
-  return new DeclBuilder().build(schema, opts.path, opts.typeName, opts.resourceRoot ?? false);
+export function declFromSchema(schema: Schema, opts: { path: string; typeName: string; resourceRoot?: boolean; escape?: boolean }): DeclType {
+  return new DeclBuilder(opts.escape ?? true).build(schema, opts.path, opts.typeName, opts.resourceRoot ?? false);
 }
 
 /** Every object declaration in a declaration tree, children first. */

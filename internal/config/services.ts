@@ -21,6 +21,26 @@ export const storageFlags: FlagSet = {
 // (NodeRestriction goes with Node).
 const authorizationMode: FlagSet = {
   'authorization-mode': { type: 'list', default: 'Node,RBAC', help: 'ordered authorizers: Node, RBAC, ABAC, Webhook, AlwaysAllow, AlwaysDeny' },
+  'authorization-config': { type: 'string', default: '', help: 'AuthorizationConfiguration file (apiserver.config.svc.io/v1); excludes --authorization-mode and --authorization-webhook-*' },
+};
+
+/** Token webhook (authn). */
+const tokenWebhookFlags: FlagSet = {
+  'authentication-token-webhook-config-file': { type: 'string', default: '', help: 'kubeconfig-format file naming the TokenReview webhook (server, CA) and this server\'s client credentials' },
+  'authentication-token-webhook-version': { type: 'string', default: 'v1beta1', help: 'version of the TokenReview sent to the webhook: v1beta1 or v1' },
+  'authentication-token-webhook-cache-ttl': { type: 'duration', default: '2m', help: 'how long webhook answers are cached' },
+};
+
+/** The authenticating proxy; authn reads all of them, the gateway asks clients for certificates of its CA. */
+const requestHeaderCa: FlagSet = {
+  'requestheader-client-ca-file': { type: 'string', default: '', help: "CA bundle that verifies the authenticating proxy's client certificate before its headers are trusted" },
+};
+const requestHeaderFlags: FlagSet = {
+  ...requestHeaderCa,
+  'requestheader-username-headers': { type: 'list', default: '', help: 'headers holding the user name, first non-empty wins (e.g. X-Remote-User)' },
+  'requestheader-group-headers': { type: 'list', default: '', help: 'headers whose every value is a group (e.g. X-Remote-Group)' },
+  'requestheader-extra-headers-prefix': { type: 'list', default: '', help: 'header prefixes of extra fields (e.g. X-Remote-Extra-)' },
+  'requestheader-allowed-names': { type: 'list', default: '', help: "common names allowed for the proxy's certificate (empty: any the CA signed)" },
 };
 
 const oidcFlags: FlagSet = {
@@ -55,6 +75,7 @@ export const authnFlags: FlagSet = {
   'token-auth-file': { type: 'string', default: '', help: 'CSV file of static bearer tokens: token,user,uid,"group1,group2"' },
   'client-ca-file': { type: 'string', default: '', help: 'PEM bundle of CAs that sign accepted client certificates' },
   'anonymous-auth': { type: 'bool', default: 'true', help: 'treat requests without credentials as system:anonymous (never with --authorization-mode=AlwaysAllow)' },
+  ...tokenWebhookFlags, ...requestHeaderFlags,
   ...oidcFlags,
   'authentication-config': { type: 'string', default: '', help: 'AuthenticationConfiguration file (JWT authenticators, anonymous section); reloaded when it changes; not with --oidc-* flags' },
   ...serviceAccountTokenFlags,
@@ -67,7 +88,6 @@ export const authzFlags: FlagSet = {
   'authorization-webhook-version': { type: 'string', default: 'v1beta1', help: 'SubjectAccessReview version sent to the webhook: v1beta1 or v1' },
   'authorization-webhook-cache-authorized-ttl': { type: 'duration', default: '5m', help: 'how long allowed webhook answers are kept' },
   'authorization-webhook-cache-unauthorized-ttl': { type: 'duration', default: '30s', help: 'how long other webhook answers are kept' },
-  'authorization-config': { type: 'string', default: '', help: 'AuthorizationConfiguration file (apiserver.config.svc.io/v1); excludes --authorization-mode and --authorization-webhook-*' },
 };
 
 export const admissionFlags: FlagSet = {
@@ -85,6 +105,8 @@ export const gatewayFlags: FlagSet = {
   'admission-address': { type: 'string', default: `127.0.0.1:${DEFAULT_PORTS.admission}`, help: 'address of the admission service' },
   'tls-cert-file': { type: 'string', default: '', help: 'serving certificate (default: generated under --data-dir/pki)' },
   'tls-private-key-file': { type: 'string', default: '', help: 'key of --tls-cert-file' },
+  'client-ca-file': { type: 'string', default: '', help: 'CA bundle of client certificates (asked for in the TLS handshake; authn verifies them)' },
+  ...requestHeaderCa,
   'request-timeout': { type: 'duration', default: '60s', help: 'default timeout of non-watch requests' },
   'min-request-timeout': { type: 'int', default: '1800', help: 'minimum seconds a watch stays open before the server ends it' },
   'feature-gates': { type: 'string', default: '', help: 'feature gates to switch: Name=true|false,...' },

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { FlagError, flagArgs, parseDuration, recordFlag, splitArgs, type FlagSet } from '../config/flags.js';
 import { SERVICE_FLAGS, type ServiceName } from '../config/services.js';
 import { checkHealth } from '../rpc/index.js';
-import { ensurePki, adminKubeconfigPath } from '../pki/index.js';
+import { ensurePki, adminKubeconfigPath, type PkiPaths } from '../pki/index.js';
 import { Child } from './child.js';
 import { freePort } from './ports.js';
 
@@ -40,9 +40,11 @@ export function routeFlags(argv: string[]): { perService: Record<ServiceName, Ma
 
 const entryPoint = (service: string) => fileURLToPath(new URL(`../../cmd/${service}/main.js`, import.meta.url));
 
-function httpsReady(port: number, caPath: string): Promise<boolean> {
+/** Asks the gateway's /readyz as the admin, as any client must authenticate (anonymous access may be off). */
+function httpsReady(port: number, pki: PkiPaths): Promise<boolean> {
+  const tls = { ca: readFileSync(pki.caCert), cert: readFileSync(pki.adminCert), key: readFileSync(pki.adminKey) };
   return new Promise((done) => {
-    const req = https.get({ host: '127.0.0.1', port, path: '/readyz', ca: readFileSync(caPath), timeout: 1000 }, (res) => {
+    const req = https.get({ host: '127.0.0.1', port, path: '/readyz', ...tls, timeout: 1000 }, (res) => {
       res.resume();
       done(res.statusCode === 200);
     });
@@ -125,7 +127,7 @@ export async function launch(argv: string[]): Promise<Launched> {
     for (const s of SERVICE_ORDER) {
       const args = [entryPoint(s), ...flagArgs(perService[s])];
       const child: Child = new Child({ name: s, command: process.execPath, args, healthy: () => healthy() });
-      const healthy = s === 'gateway' ? () => httpsReady(gatewayPort, pki.caCert)
+      const healthy = s === 'gateway' ? () => httpsReady(gatewayPort, pki)
         : s === 'controller-manager' ? () => Promise.resolve(child.tail.some((l) => l.includes(CONTROLLERS_RUNNING)))
           : () => checkHealth(perService[s].get('listen')!);
       await startAndWait(child);

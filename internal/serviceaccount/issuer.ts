@@ -8,6 +8,11 @@ import type { TokenKey } from './keys.js';
 
 export type BoundKind = 'Pod' | 'Secret' | 'Node';
 
+/** TokenRequest lifetimes, as upstream: the default, the shortest and the longest that may be asked for. */
+export const DEFAULT_EXPIRATION_SECONDS = 3600;
+export const MIN_EXPIRATION_SECONDS = 600;
+export const MAX_EXPIRATION_SECONDS = 2 ** 32;
+
 export interface IssueRequest {
   namespace: string;
   serviceAccount: Required<Ref>;

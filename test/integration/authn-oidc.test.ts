@@ -87,6 +87,20 @@ describe('OIDC authentication (--oidc-* flags)', function () {
     expect((await whoami(await provider.sign(claims()))).status).to.equal(201);
   });
 
+  it('in a TokenReview, stands for the API audiences only', async () => {
+    const review = (audiences: string[]) => cluster.request('POST', '/apis/authentication.svc.io/v1/tokenreviews', {
+      body: { apiVersion: 'authentication.svc.io/v1', kind: 'TokenReview', spec: { token: idToken, audiences } },
+    });
+    const idToken = await provider.idToken(claims());
+    const own = await review(['https://kubernetes.default.svc.cluster.local']);
+    expect(own.status).to.equal(201);
+    expect(own.body.status).to.deep.include({ authenticated: true, audiences: ['https://kubernetes.default.svc.cluster.local'] });
+    expect(own.body.status.user.username).to.equal('alice@example.com');
+    const other = await review(['vault']);
+    expect(other.status).to.equal(201);
+    expect(other.body.status.authenticated).to.not.equal(true);
+  });
+
   it('follows a key rotation: the new key is fetched, the old one is gone', async () => {
     const old = provider.currentKey;
     const oldToken = await provider.sign(claims(), { key: old.privateKey, kid: old.kid });

@@ -65,7 +65,10 @@ describe('authorization configuration file', function () {
     expect(await waitFor(() => /listening on 127\.0\.0\.1:(\d+)/.test(exampleLog), 10_000, 50)).to.equal(true);
     examplePort = Number(/listening on 127\.0\.0\.1:(\d+)/.exec(exampleLog)![1]);
     writeConfig([grpcAuthorizer(), { type: 'Node', name: 'node' }, { type: 'RBAC', name: 'rbac' }, webhook()]);
-    c = await new Cluster({ dataDir: dir, flags: { authn: [`--token-auth-file=${tokens}`, '--authorization-mode=Node,RBAC'], authz: [`--authorization-config=${configFile}`] } }).start();
+    c = await new Cluster({ dataDir: dir, flags: {
+      authn: [`--token-auth-file=${tokens}`, `--authorization-config=${configFile}`], authz: [`--authorization-config=${configFile}`],
+      admission: [`--authorization-config=${configFile}`],
+    } }).start();
   });
   after(async () => {
     await c?.stop();
@@ -114,6 +117,22 @@ describe('authorization configuration file', function () {
     expect(await waitFor(async () => (await as('rbac-rita', 'GET', path)).status === 403, 2_000, 20)).to.equal(true);
   });
 
+  it('without NATS every request asks the service; kept decisions return with NATS', async () => {
+    const path = '/api/v1/namespaces/default/configmaps';
+    expect((await as('grpc-gina', 'GET', path)).status).to.equal(200);
+    await c.stopNats();
+    const bypassed = await cacheCount(c, 'bypass');
+    expect(await waitFor(async () => (await as('grpc-gina', 'GET', path)).status === 200 && await cacheCount(c, 'bypass') > bypassed, 10_000)).to.equal(true);
+    const hits = await cacheCount(c, 'hit');
+    for (let i = 0; i < 3; i++) expect((await as('grpc-gina', 'GET', path)).status).to.equal(200);
+    expect(await cacheCount(c, 'hit')).to.equal(hits);
+    await c.restartNats();
+    expect(await waitFor(async () => {
+      await as('grpc-gina', 'GET', path);
+      return await cacheCount(c, 'hit') > hits;
+    }, 15_000, 200)).to.equal(true);
+  });
+
   it('reloads: a bad file keeps the chain in force and is logged, the next good one takes effect', async () => {
     expect((await as('grpc-gina', 'GET', '/api/v1/namespaces/default/secrets')).status).to.equal(200);
     writeFileSync(configFile, 'apiVersion: apiserver.config.svc.io/v1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: Node\n  name: Bad_Name\n');
@@ -139,7 +158,8 @@ describe('authorization configuration file', function () {
   });
 });
 
-async function cacheHits(c: Cluster): Promise<number> {
-  const m = /svc_authorization_decision_cache_requests_total\{result="hit"\} (\d+)/.exec((await c.request('GET', '/metrics')).text);
+async function cacheCount(c: Cluster, result: 'hit' | 'miss' | 'bypass'): Promise<number> {
+  const m = new RegExp(`svc_authorization_decision_cache_requests_total\\{result="${result}"\\} (\\d+)`).exec((await c.request('GET', '/metrics')).text);
   return m ? Number(m[1]) : 0;
 }
+const cacheHits = (c: Cluster) => cacheCount(c, 'hit');

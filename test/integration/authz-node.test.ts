@@ -1,4 +1,4 @@
-// The Node authorizer and NodeRestriction over HTTPS: a node agent
+// The Node authorizer and NodeRestriction over HTTPS: a kubelet
 // (`system:node:n1` in `system:nodes`, by client certificate or static token)
 // reads its own Node, the pods bound to it and what they use, and may change
 // only its own objects; the gateway's decision cache follows the node graph.
@@ -101,7 +101,7 @@ describe('Node authorization and NodeRestriction', function () {
     expect(res.body.message).to.equal('namespaces is forbidden: User "system:node:n1" cannot list resource "namespaces" in API group "" at the cluster scope');
     expect((await asNode('GET', '/api/v1/namespaces/default/services')).status).to.equal(200);
     const elsewhere = await asNode('GET', '/apis/coordination.svc.io/v1/namespaces/default/leases/n1');
-    expect(elsewhere.status).to.equal(403);
+    expect(elsewhere.status, elsewhere.text).to.equal(403);
     expect(elsewhere.body.message).to.contain('can only access leases in the "svc-node-lease" system namespace');
     // Its own lease is allowed: the answer is storage's (it does not exist yet).
     expect((await asNode('GET', '/apis/coordination.svc.io/v1/namespaces/svc-node-lease/leases/n1')).status).to.equal(404);
@@ -120,6 +120,31 @@ describe('Node authorization and NodeRestriction', function () {
     expect((await asNode('GET', path)).status).to.equal(200);
     expect((await c.request('DELETE', '/api/v1/namespaces/default/pods/p3?gracePeriodSeconds=0')).status).to.equal(200);
     expect(await waitFor(async () => (await asNode('GET', path)).status === 403, 5_000, 50)).to.equal(true);
+  });
+
+  it("requests tokens only for the service accounts of its pods, bound to its own pods", async () => {
+    for (const sa of ['sa-used', 'sa-other']) {
+      expect((await c.request('POST', '/api/v1/namespaces/default/serviceaccounts', { body: { metadata: { name: sa } } })).status).to.equal(201);
+    }
+    const created = await c.request('POST', '/api/v1/namespaces/default/pods', { body: pod('p4', 'n1', { serviceAccountName: 'sa-used' }) });
+    expect(created.status).to.equal(201);
+    const theirs = await c.request('POST', '/api/v1/namespaces/default/pods', { body: pod('p5', 'n2', { serviceAccountName: 'sa-used' }) });
+    expect(theirs.status).to.equal(201);
+    const request = (p: { metadata: { name: string; uid: string } } | undefined) => ({
+      apiVersion: 'authentication.svc.io/v1', kind: 'TokenRequest',
+      spec: { audiences: [], ...(p ? { boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: p.metadata.name, uid: p.metadata.uid } } : {}) },
+    });
+    const tokenPath = (sa: string) => `/api/v1/namespaces/default/serviceaccounts/${sa}/token`;
+    expect(await waitFor(async () => (await asNode('POST', tokenPath('sa-used'), request(created.body))).status === 201, 5_000, 50)).to.equal(true);
+    const unrelated = await asNode('POST', tokenPath('sa-other'), request(created.body));
+    expect(unrelated.status).to.equal(403);
+    expect(unrelated.body.message).to.contain("no relationship found between node 'n1' and this object");
+    const elsewhere = await asNode('POST', tokenPath('sa-used'), request(theirs.body));
+    expect(elsewhere.status, elsewhere.text).to.equal(403);
+    expect(elsewhere.body.message).to.contain('node requested token bound to a pod scheduled on a different node');
+    const unbound = await asNode('POST', tokenPath('sa-used'), request(undefined));
+    expect(unbound.status).to.equal(403);
+    expect(unbound.body.message).to.contain('node requested token not bound to a pod');
   });
 
   describe('NodeRestriction', () => {

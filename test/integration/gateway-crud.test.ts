@@ -198,7 +198,7 @@ describe('gateway: resources, errors, discovery and health over HTTPS', function
 
   it('serves /livez, /readyz and /healthz with verbose and exclude', async () => {
     for (const p of ['/livez', '/readyz', '/healthz']) {
-      const res = await c.request('GET', p, { anonymous: true });
+      const res = await c.request('GET', p);
       expect(res.status, p).to.equal(200);
       expect(res.text).to.equal('ok');
     }

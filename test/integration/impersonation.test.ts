@@ -25,6 +25,50 @@ describe('impersonation', function () {
       expect(res.body.status.userInfo).to.deep.equal({ username: 'bob', groups: ['dev', 'system:authenticated'], extra: { scopes: ['view'] } });
     });
 
+    const whoami = async (headers: Record<string, string | string[]>) => {
+      const res = await c.request('POST', WHOAMI, { body: {}, headers: headers as Record<string, string> });
+      expect(res.status, res.text).to.equal(201);
+      return res.body.status.userInfo;
+    };
+
+    it('an impersonated service account gets its groups (unless groups are named)', async () => {
+      expect(await whoami({ 'Impersonate-User': 'system:serviceaccount:ns1:builder' })).to.deep.equal({
+        username: 'system:serviceaccount:ns1:builder', groups: ['system:serviceaccounts', 'system:serviceaccounts:ns1', 'system:authenticated'],
+      });
+      expect((await whoami({ 'Impersonate-User': 'system:serviceaccount:ns1:builder', 'Impersonate-Group': 'ops' })).groups).to.deep.equal(['ops', 'system:authenticated']);
+    });
+
+    it('system:anonymous is in system:unauthenticated only; a named system:unauthenticated suppresses system:authenticated', async () => {
+      expect(await whoami({ 'Impersonate-User': 'system:anonymous' })).to.deep.equal({ username: 'system:anonymous', groups: ['system:unauthenticated'] });
+      expect((await whoami({ 'Impersonate-User': 'bob', 'Impersonate-Group': 'system:unauthenticated' })).groups).to.deep.equal(['system:unauthenticated']);
+    });
+
+    it('each Impersonate-Group line is one group, commas included', async () => {
+      expect((await whoami({ 'Impersonate-User': 'bob', 'Impersonate-Group': ['dev,ops', 'qa'] })).groups).to.deep.equal(['dev,ops', 'qa', 'system:authenticated']);
+    });
+
+    it('extra keys are lower-cased and percent-decoded, every value line kept; a broken escape is a 400', async () => {
+      const info = await whoami({ 'Impersonate-User': 'bob', 'Impersonate-Extra-Example.com%2FScopes': ['a,b', 'c'] });
+      expect(info.extra).to.deep.equal({ 'example.com/scopes': ['a,b', 'c'] });
+      const bad = await c.request('GET', '/api/v1/namespaces', { headers: { 'Impersonate-User': 'bob', 'Impersonate-Extra-Bad%zzKey': 'x' } });
+      expect(bad.status).to.equal(400);
+      expect(bad.body).to.deep.include({ kind: 'Status', reason: 'BadRequest', code: 400 });
+      expect((await c.request('GET', '/readyz')).status).to.equal(200);
+    });
+
+    it('Impersonate-Uid sets the uid and needs Impersonate-User', async () => {
+      expect(await whoami({ 'Impersonate-User': 'bob', 'Impersonate-Uid': 'uid-7' })).to.deep.equal({ username: 'bob', uid: 'uid-7', groups: ['system:authenticated'] });
+      const alone = await c.request('GET', '/api/v1/namespaces', { headers: { 'Impersonate-Uid': 'uid-7' } });
+      expect(alone.status).to.equal(400);
+      expect(alone.body.reason).to.equal('BadRequest');
+    });
+
+    it('kubectl --as a service account shows its groups', async () => {
+      const who = await kubectl(c.kubeconfig, ['auth', 'whoami', '--as=system:serviceaccount:ns1:builder', '-o', 'json']);
+      expect(who.code, who.stderr).to.equal(0);
+      expect(JSON.parse(who.stdout).status.userInfo.groups).to.deep.equal(['system:serviceaccounts', 'system:serviceaccounts:ns1', 'system:authenticated']);
+    });
+
     it('impersonation headers without Impersonate-User are a 400', async () => {
       const res = await c.request('GET', '/api/v1/namespaces', { headers: { 'Impersonate-Group': 'dev' } });
       expect(res.status).to.equal(400);
@@ -38,10 +82,10 @@ describe('impersonation', function () {
     });
   });
 
-  describe('refused (Node,RBAC without bindings: only system:masters may act)', () => {
+  describe('refused (RBAC: alice and bob are granted nothing)', () => {
     let c: Cluster;
     before(async () => {
-      c = await new Cluster({ flags: { authn: [`--token-auth-file=${tokens}`] } }).start();
+      c = await new Cluster({ flags: { authn: [`--token-auth-file=${tokens}`, '--authorization-mode=RBAC'], authz: ['--authorization-mode=RBAC'] } }).start();
     });
     after(async () => { await c?.stop(); });
 

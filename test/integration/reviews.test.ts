@@ -28,7 +28,9 @@ describe('reviews and bindings: answered, never stored', function () {
     expect(good.body.status.user).to.deep.include({ username: 'alice', uid: 'u-1' });
     expect(good.body.status.user.groups).to.include.members(['dev', 'ops']);
     const bad = await c.request('POST', '/apis/authentication.svc.io/v1/tokenreviews', { body: { spec: { token: 'wrong' } } });
-    expect(bad.body.status.authenticated).to.equal(false);
+    expect(bad.status).to.equal(201);
+    expect(bad.body.status).to.deep.equal({ authenticated: false, user: {}, error: 'invalid bearer token' });
+    expect(bad.body.spec).to.not.have.property('token');
   });
 
   it('access reviews ask the authorizer about their subject and attributes', async () => {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { Cluster, waitFor } from '../lib/cluster.js';
+import { OtlpCollector } from '../lib/otlp.js';
 import { kubectl } from '../lib/kubectl.js';
 import { asToken, writeTokenKubeconfig } from '../lib/tokens.js';
 import { pkiPaths } from '../../internal/pki/index.js';
@@ -16,16 +17,25 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
   this.timeout(90_000);
   const dir = mkdtempSync(join(tmpdir(), 'svc-satokens-'));
   let c: Cluster;
-  before(async () => { c = await new Cluster({ flags: { authn: ['--service-account-max-token-expiration=2h'] } }).start(); });
-  after(async () => { await c?.stop(); rmSync(dir, { recursive: true, force: true }); });
+  let collector: OtlpCollector;
+  /** Every token issued or made here, to be looked for where none may appear. */
+  const seen: string[] = [];
+  before(async () => {
+    collector = await new OtlpCollector().start();
+    c = await new Cluster({ flags: { authn: ['--service-account-max-token-expiration=2h'] }, env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint } }).start();
+  });
+  after(async () => { await c?.stop(); await collector?.stop(); rmSync(dir, { recursive: true, force: true }); });
 
   const createSa = async (name: string) => {
     const res = await c.request('POST', SA_PATH, { body: { metadata: { name } } });
     expect(res.status, res.text).to.equal(201);
     return res.body;
   };
-  const requestToken = (name: string, spec: Record<string, unknown> = {}) =>
-    c.request('POST', `${SA_PATH}/${name}/token`, { body: { apiVersion: 'authentication.svc.io/v1', kind: 'TokenRequest', spec } });
+  const requestToken = async (name: string, spec: Record<string, unknown> = {}) => {
+    const res = await c.request('POST', `${SA_PATH}/${name}/token`, { body: { apiVersion: 'authentication.svc.io/v1', kind: 'TokenRequest', spec } });
+    if (res.body?.status?.token) seen.push(res.body.status.token);
+    return res;
+  };
   const review = (token: string, audiences?: string[]) =>
     c.request('POST', '/apis/authentication.svc.io/v1/tokenreviews', { body: { spec: { token, ...(audiences ? { audiences } : {}) } } });
   const refused = async (token: string) => (await asToken(c, token)).status === 401;
@@ -137,7 +147,9 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
     const toSecret = await requestToken('binder', { boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 'anchor' } });
     const toNode = await requestToken('binder', { boundObjectRef: { kind: 'Node', apiVersion: 'v1', name: 'node-b', uid: node.body.metadata.uid } });
     expect(toSecret.status, toSecret.text).to.equal(201);
-    expect(toSecret.body.spec.boundObjectRef.uid).to.equal(secret.body.metadata.uid);
+    expect(toSecret.body.spec.boundObjectRef).to.deep.equal({ kind: 'Secret', apiVersion: 'v1', name: 'anchor' }); // as asked, like upstream
+    const claims = JSON.parse(Buffer.from(toSecret.body.status.token.split('.')[1], 'base64url').toString());
+    expect(claims['svc.io'].secret).to.deep.equal({ name: 'anchor', uid: secret.body.metadata.uid });
     expect(toNode.status, toNode.text).to.equal(201);
     const reviewed = await review(toNode.body.status.token);
     expect(reviewed.body.status.user.extra['authentication.svc.io/node-name']).to.deep.equal(['node-b']);
@@ -208,6 +220,7 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
     for (const [what, make] of cases) {
       it(`refuses ${what}`, async () => {
         const token = await make();
+        seen.push(token);
         const res = await asToken(c, token);
         expect(res.status).to.equal(401);
         expect(res.body).to.deep.equal({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 });
@@ -242,6 +255,21 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
     expect(reviewed.body.status.user.username).to.equal('system:serviceaccount:default:builder');
     await c.request('DELETE', '/api/v1/namespaces/default/secrets/builder-token');
     expect(await waitFor(() => refused(legacy), 5000, 50)).to.equal(true);
+  });
+
+  it('no token appears in spans, metrics or logs', async () => {
+    const signatures = seen.map((t) => t.split('.')[2]).filter((sig) => sig && sig.length > 20);
+    expect(signatures.length).to.be.greaterThan(5);
+    const exported = () => collector.exports.join('');
+    expect(await waitFor(() => exported().includes('IssueServiceAccountToken') && exported().includes('/token'), 20_000, 200)).to.equal(true);
+    const metrics = (await c.request('GET', '/metrics')).text;
+    expect(metrics).to.include('apiserver_request_total');
+    const logs = [...c.logs.values()].flat().join('');
+    for (const sig of signatures) {
+      expect(exported(), 'spans').to.not.include(sig);
+      expect(metrics, 'metrics').to.not.include(sig);
+      expect(logs, 'logs').to.not.include(sig);
+    }
   });
 });
 

@@ -5,6 +5,8 @@ import { OtlpCollector, type CollectedSpan } from '../lib/otlp.js';
 
 const SERVICES = ['gateway', 'authn', 'authz', 'admission', 'storage'];
 const CMS = '/api/v1/namespaces/default/configmaps';
+// The traced create goes to another namespace: the warm-up's authorization decision is kept by the gateway, this one is asked of authz.
+const TRACED_CMS = '/api/v1/namespaces/svc-public/configmaps';
 const SERVER = 2;
 const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { a: '1' } });
 
@@ -32,12 +34,12 @@ describe('tracing: one create is one trace across every service, NATS and watch 
     let registered!: () => void;
     const live = new Promise<void>((resolve) => { registered = resolve; });
     const named = (events: any[], name: string) => events.some((e) => e.object?.metadata?.name === name);
-    const watching = c.watch(`${CMS}?watch=1`, {
+    const watching = c.watch('/api/v1/configmaps?watch=1', {
       until: (events) => { if (named(events, 'warm-up')) registered(); return named(events, 'traced'); }, timeoutMs: 30_000,
     });
     expect((await c.request('POST', CMS, { body: cm('warm-up') })).status).to.equal(201);
     await Promise.race([live, watching]);
-    const created = await c.request('POST', CMS, { body: cm('traced'), headers: { traceparent: `00-${traceId}-${incomingSpanId}-01` } });
+    const created = await c.request('POST', TRACED_CMS, { body: cm('traced'), headers: { traceparent: `00-${traceId}-${incomingSpanId}-01` } });
     expect(created.status).to.equal(201);
     watched = (await watching).events;
     const complete = () => {
@@ -64,7 +66,7 @@ describe('tracing: one create is one trace across every service, NATS and watch 
 
   it('makes the gateway request span a child of the incoming traceparent', () => {
     const roots = spans.filter((s) => s.parentSpanId === incomingSpanId);
-    expect(roots.map((s) => `${s.service} ${s.name}`)).to.deep.equal([`gateway POST ${CMS}`]);
+    expect(roots.map((s) => `${s.service} ${s.name}`)).to.deep.equal([`gateway POST ${TRACED_CMS}`]);
     expect(roots[0].kind).to.equal(SERVER);
   });
 

@@ -39,6 +39,8 @@ export class OidcProvider {
   caPem = '';
   issuer = '';
   keys: SigningKey[] = [];
+  /** Requests served, by path. */
+  readonly hits = new Map<string, number>();
   private server?: https.Server;
   private handler?: (req: any, res: any) => void;
 
@@ -46,7 +48,11 @@ export class OidcProvider {
     const ca = await createCa('oidc-test-ca', 1);
     const leaf = await issueLeaf(await loadCa(ca.certPem, ca.keyPem), { commonName: '127.0.0.1', hosts: ['127.0.0.1'], usage: 'server', validityDays: 1 });
     this.caPem = ca.certPem;
-    this.server = https.createServer({ cert: leaf.certPem, key: leaf.keyPem }, (req, res) => this.handler!(req, res));
+    this.server = https.createServer({ cert: leaf.certPem, key: leaf.keyPem }, (req, res) => {
+      const path = new URL(req.url ?? '/', this.issuer).pathname;
+      this.hits.set(path, (this.hits.get(path) ?? 0) + 1);
+      this.handler!(req, res);
+    });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.issuer = `https://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     await this.rotate();

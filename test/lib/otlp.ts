@@ -41,6 +41,8 @@ export function parseExport(body: any): CollectedSpan[] {
 
 export class OtlpCollector {
   readonly spans: CollectedSpan[] = [];
+  /** Every export as received (JSON text), so a test can look for what must never be exported. */
+  readonly exports: string[] = [];
   /** Requests that could not be read, so a test can say why spans are missing. */
   readonly rejected: string[] = [];
   private readonly server = http.createServer((req, res) => this.handle(req, res));
@@ -82,7 +84,9 @@ export class OtlpCollector {
     });
     req.on('end', () => {
       try {
-        this.spans.push(...parseExport(this.decode(req, Buffer.concat(chunks))));
+        const body = this.decode(req, Buffer.concat(chunks));
+        this.exports.push(JSON.stringify(body));
+        this.spans.push(...parseExport(body));
         res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
       } catch (err) {
         this.rejected.push((err as Error).message);

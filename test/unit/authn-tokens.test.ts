@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +11,9 @@ import { selectControllers, ControllerSelectionError } from '../../internal/cont
 import { KeyFileError, jwks, loadSigningKey, loadVerifyingKeys } from '../../internal/serviceaccount/keys.js';
 import { TokenIssuer } from '../../internal/serviceaccount/issuer.js';
 import { createCa } from '../../internal/pki/certs.js';
+import { userOf } from '../../internal/serviceaccount/claims.js';
+import type { ObjectLookup } from '../../internal/serviceaccount/lookup.js';
+import { TokenValidationError, checkTimes, validateBound, validateLegacy } from '../../internal/serviceaccount/validate.js';
 
 const secret = (data: Record<string, string>) => ({
   apiVersion: 'v1', kind: 'Secret', type: 'bootstrap.svc.io/token',
@@ -115,5 +120,83 @@ describe('service-account keys and issuing', () => {
     expect((decodeJwt(extended.token)['svc.io'] as { warnafter: number }).warnafter).to.equal(now + 3607);
     const other = await issuer.issue({ namespace: 'ns', serviceAccount: { name: 'sa', uid: 'u1' }, audiences: ['vault'], expirationSeconds: 3607, bound: pod });
     expect(decodeJwt(other.token).exp).to.equal(now + 3607);
+  });
+});
+
+describe('authn refuses bad token flags at start', () => {
+  const authn = fileURLToPath(new URL('../../cmd/authn/main.js', import.meta.url));
+  /** Runs authn to its exit (killed after 15 s); resolves with its code and stderr. */
+  const run = (args: string[]): Promise<{ code: number | null; stderr: string }> => new Promise((resolve) => {
+    const child = spawn(process.execPath, [authn, '--listen=127.0.0.1:0', '--storage-address=127.0.0.1:1', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (d) => { stderr += d; });
+    const timer = setTimeout(() => process.kill(child.pid!, 'SIGKILL'), 15_000);
+    child.on('exit', (code) => { clearTimeout(timer); resolve({ code, stderr }); });
+  });
+
+  it('a repeated issuer, an issuer that is not a URL, an OIDC issuer that is the service-account issuer, an unreadable key file', async () => {
+    const repeated = await run(['--service-account-issuer=https://a.example', '--service-account-issuer=https://a.example']);
+    expect(repeated.code).to.equal(1);
+    expect(repeated.stderr).to.include('service-account-issuer "https://a.example" is already specified');
+    const notUrl = await run(['--service-account-issuer=https://[bad']);
+    expect(notUrl.code).to.equal(1);
+    expect(notUrl.stderr).to.include("contained a ':' but was not a valid URL");
+    const overlap = await run(['--oidc-issuer-url=https://kubernetes.default.svc.cluster.local', '--oidc-client-id=x']);
+    expect(overlap.code).to.equal(1);
+    expect(overlap.stderr).to.include('URL must not overlap with disallowed issuers: [https://kubernetes.default.svc.cluster.local]');
+    const missing = await run(['--service-account-key-file=/nonexistent/sa.pub']);
+    expect(missing.code).to.equal(1);
+    expect(missing.stderr).to.include("cannot read key file '/nonexistent/sa.pub'");
+  });
+});
+
+describe('service-account token checks', () => {
+  const now = Date.parse('2030-01-01T00:00:00Z');
+  type Rec = { name: string; uid: string; deletionTimestamp?: string; token?: string };
+  /** The lookup's interface over fixed records. */
+  const lookupOf = (records: Record<string, Rec>) => ({ get: (resource: string, ns: string, name: string) => records[`${resource}/${ns}/${name}`] }) as unknown as ObjectLookup;
+  const claims = (extra: Record<string, unknown> = {}) => ({ 'svc.io': { namespace: 'ns', serviceaccount: { name: 'sa', uid: 'u1' }, ...extra }, jti: 'j1' });
+
+  it('accepts a bound token while its objects exist, naming the pod, node and credential', () => {
+    const lookup = lookupOf({ 'serviceaccounts/ns/sa': { name: 'sa', uid: 'u1' }, 'pods/ns/p': { name: 'p', uid: 'u2' } });
+    const info = validateBound(claims({ pod: { name: 'p', uid: 'u2' }, node: { name: 'n', uid: 'u3' } }), lookup, now);
+    expect(userOf(info)).to.deep.equal({
+      username: 'system:serviceaccount:ns:sa', uid: 'u1', groups: ['system:serviceaccounts', 'system:serviceaccounts:ns'],
+      extra: {
+        'authentication.svc.io/pod-name': ['p'], 'authentication.svc.io/pod-uid': ['u2'], 'authentication.svc.io/credential-id': ['JTI=j1'],
+        'authentication.svc.io/node-name': ['n'], 'authentication.svc.io/node-uid': ['u3'],
+      },
+    });
+  });
+
+  it('refuses when the service account is recreated, or an object was deleted more than a minute ago', () => {
+    const recreated = lookupOf({ 'serviceaccounts/ns/sa': { name: 'sa', uid: 'other' } });
+    expect(() => validateBound(claims(), recreated, now)).to.throw(TokenValidationError, 'service account UID (other) does not match claim (u1)');
+    const justDeleted = lookupOf({ 'serviceaccounts/ns/sa': { name: 'sa', uid: 'u1', deletionTimestamp: new Date(now - 30_000).toISOString() } });
+    expect(validateBound(claims(), justDeleted, now).name).to.equal('sa');
+    const longDeleted = lookupOf({ 'serviceaccounts/ns/sa': { name: 'sa', uid: 'u1', deletionTimestamp: new Date(now - 120_000).toISOString() } });
+    expect(() => validateBound(claims(), longDeleted, now)).to.throw(TokenValidationError, 'has been deleted');
+    const noSecret = lookupOf({ 'serviceaccounts/ns/sa': { name: 'sa', uid: 'u1' } });
+    expect(() => validateBound(claims({ secret: { name: 's', uid: 'u9' } }), noSecret, now)).to.throw(TokenValidationError, 'service account token has been invalidated');
+  });
+
+  it('times: a minute of leeway for exp and nbf', () => {
+    const s = now / 1000;
+    expect(() => checkTimes({ exp: s - 30, nbf: s + 30 }, now)).to.not.throw();
+    expect(() => checkTimes({ exp: s - 90 }, now)).to.throw(TokenValidationError, 'service account token has expired');
+    expect(() => checkTimes({ nbf: s + 90 }, now)).to.throw(TokenValidationError, 'service account token is not valid yet');
+  });
+
+  it('Secret-based tokens: checked against their Secret with lookup on, taken as they are with it off', () => {
+    const legacy = {
+      'svc.io/serviceaccount/namespace': 'ns', 'svc.io/serviceaccount/secret.name': 'tok',
+      'svc.io/serviceaccount/service-account.name': 'sa', 'svc.io/serviceaccount/service-account.uid': 'u1',
+    };
+    expect(validateLegacy(legacy, 'the-token', undefined, now)).to.deep.equal({ namespace: 'ns', name: 'sa', uid: 'u1' });
+    const other = lookupOf({ 'secrets/ns/tok': { name: 'tok', uid: 's1', token: 'another' }, 'serviceaccounts/ns/sa': { name: 'sa', uid: 'u1' } });
+    expect(() => validateLegacy(legacy, 'the-token', other, now)).to.throw(TokenValidationError, "token does not match server's copy");
+    const same = lookupOf({ 'secrets/ns/tok': { name: 'tok', uid: 's1', token: 'the-token' }, 'serviceaccounts/ns/sa': { name: 'sa', uid: 'u1' } });
+    expect(validateLegacy(legacy, 'the-token', same, now).name).to.equal('sa');
+    expect(() => validateLegacy({ ...legacy, 'svc.io/serviceaccount/secret.name': undefined }, 'the-token', same, now)).to.throw(TokenValidationError, 'secretName claim is missing');
   });
 });

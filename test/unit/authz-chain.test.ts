@@ -136,7 +136,8 @@ describe('authorizers beyond RBAC', () => {
 
     it('a false match condition skips the remote end; all true asks it', async () => {
       const remote = counting(verdict('DENY', 'no'));
-      const hook = new GuardedAuthorizer(options({ matchConditions: conditions("request.user == 'alice'", "'system:authenticated' in request.groups") }), remote.call, metrics);
+      const hook = new GuardedAuthorizer(options({ matchConditions: conditions("request.user == 'alice'", "'system:authenticated' in request.groups",
+        "request.resourceAttributes.namespace == 'default'") }), remote.call, metrics);
       expect((await hook.authorize(request)).decision).to.equal('DENY');
       expect((await hook.authorize(asUser('bob', resource('get', 'pods')))).decision).to.equal('NO_OPINION');
       expect(remote.calls).to.have.length(1);

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
-import { AuthzMetrics, ConfigController, NodeGraph, authorizerFromFlags, parseAuthorizationConfig } from '../../internal/authz/index.js';
+import { AuthzMetrics, ConfigController, NodeGraph, authorizerFromFlags, authorizerTypes, parseAuthorizationConfig } from '../../internal/authz/index.js';
 import { parseFlags } from '../../internal/config/flags.js';
 import { authzFlags } from '../../internal/config/services.js';
 
@@ -101,7 +101,7 @@ describe('authorization configuration file', () => {
 
   it('loads a good file, with several webhooks and gRPC authorizers', () => {
     const good = load(config([
-      { type: 'Node', name: 'node' }, { type: 'Webhook', name: 'first', webhook: webhook({ matchConditions: [{ expression: "request.resourceAttributes.__namespace__ == 'kube-system'" }] }) },
+      { type: 'Node', name: 'node' }, { type: 'Webhook', name: 'first', webhook: webhook({ matchConditions: [{ expression: "request.resourceAttributes.namespace == 'kube-system'" }] }) },
       { type: 'Webhook', name: 'second', webhook: webhook() }, { type: 'GRPC', name: 'groups', grpc: { address: '127.0.0.1:1', timeout: '1s', failurePolicy: 'NoOpinion' } },
       { type: 'AlwaysDeny', name: 'rest' },
     ]));
@@ -116,6 +116,14 @@ describe('authorization configuration file', () => {
       expect(() => authorizerFromFlags(flags, context)).to.throw(`--authorization-config can not be specified together with ${legacy.slice(0, legacy.indexOf('='))}`);
     }
     authorizerFromFlags(parseFlags([`--authorization-config=${path}`], authzFlags), context).close();
+  });
+
+  it('tells the other services the types it selects (the file, or the mode list)', () => {
+    const path = join(dir, 'types.yaml');
+    writeFileSync(path, config([{ type: 'Node', name: 'n' }, { type: 'RBAC', name: 'r' }]));
+    expect(authorizerTypes(parseFlags([`--authorization-config=${path}`], authzFlags))).to.deep.equal(['Node', 'RBAC']);
+    expect(authorizerTypes(parseFlags(['--authorization-mode=AlwaysAllow'], authzFlags))).to.deep.equal(['AlwaysAllow']);
+    expect(authorizerTypes(parseFlags([`--authorization-config=${join(dir, 'missing.yaml')}`], authzFlags))).to.deep.equal([]);
   });
 
   it('reloads good, keeps the chain in force over a bad file, and takes the next good one', async () => {

@@ -1,4 +1,4 @@
-// NodeRestriction: a node agent (`system:node:<name>` in `system:nodes`) may
+// NodeRestriction: a node's kubelet (`system:node:<name>` in `system:nodes`) may
 // change only its own Node and the pods bound to it. It may create only mirror
 // pods of itself that use no other objects, delete only its own pods, write
 // only the status of its pods and claims, not set node-restriction labels nor

@@ -5,6 +5,7 @@ import type { Authenticated, TokenAuthenticator } from '../types.js';
 import type { JWTAuthenticatorConfig } from '../jwtconfig/types.js';
 import type { CompiledRules } from '../jwtconfig/validate.js';
 import { aggregateMessage } from '../chain.js';
+import { audienceAgnostic } from '../audiences.js';
 import { AuthenticationError } from '../types.js';
 import { JWTAuthenticator } from './authenticator.js';
 import { ProviderKeys, type ProviderKeysOptions } from './keys.js';
@@ -23,7 +24,8 @@ export class JWTAuthenticatorSet implements TokenAuthenticator {
   private authenticators: JWTAuthenticator[] = [];
   private keys = new Map<string, ProviderKeys>();
 
-  constructor(private readonly keyOptions: Omit<ProviderKeysOptions, 'issuerUrl' | 'discoveryUrl' | 'ca'> = {}) {}
+  /** apiAudiences: the server's own; an ID token names the provider's client, not them. */
+  constructor(private readonly apiAudiences: string[], private readonly keyOptions: Omit<ProviderKeysOptions, 'issuerUrl' | 'discoveryUrl' | 'ca'> = {}) {}
 
   /** Puts a new list in force; providers no longer named stop being fetched. */
   replace(entries: JWTEntry[]): void {
@@ -43,12 +45,12 @@ export class JWTAuthenticatorSet implements TokenAuthenticator {
     this.keys = keys;
   }
 
-  async authenticateToken(token: string): Promise<Authenticated | undefined> {
+  async authenticateToken(token: string, audiences: string[]): Promise<Authenticated | undefined> {
     const errors: Error[] = [];
     for (const authenticator of this.authenticators) {
       try {
         const found = await authenticator.authenticateToken(token);
-        if (found) return found;
+        if (found) return audienceAgnostic(found, audiences, this.apiAudiences);
       } catch (err) {
         errors.push(err as Error);
       }

@@ -5,8 +5,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import YAML from 'yaml';
-import { compile, CompileError, type Program } from '../../cel/index.js';
-import { STATIC_ESTIMATED_COST_LIMIT } from '../../cel/index.js';
+import { compile, CompileError, STATIC_ESTIMATED_COST_LIMIT, type Program } from '../../cel/index.js';
 import { parseDuration } from '../../config/flags.js';
 import { group } from '../../names/index.js';
 import type { FailurePolicy } from '../remote/guarded.js';

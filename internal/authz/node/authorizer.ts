@@ -1,16 +1,16 @@
-// The Node authorizer: a node agent (`system:node:<name>` in `system:nodes`)
+// The Node authorizer: a node's kubelet (`system:node:<name>` in `system:nodes`)
 // may read the objects the graph relates to its node (pods bound to it and what
 // they use), its own Node, its Lease and CSINode, and what every node may do by
 // upstream's node rules; everything else has no opinion. Creates and status
 // writes pass here and are narrowed by the NodeRestriction admission plugin.
-import { NAMESPACE_NODE_LEASE, group } from '../../names/index.js';
+import { GROUP_NODES, NAMESPACE_NODE_LEASE, group } from '../../names/index.js';
 import { fieldRequirements } from '../attributes.js';
 import { verdict, type Attributes, type Authorizer, type ResourceAttributes, type RuleLister, type RulesAnswer, type UserInfo, type Verdict } from '../types.js';
 import { vertex, type NodeGraph, type VertexType } from './graph.js';
 import { rulesAllow } from './rules.js';
 
 export const NODE_USER_PREFIX = 'system:node:';
-export const NODES_GROUP = 'system:nodes';
+export const NODES_GROUP = GROUP_NODES;
 
 /** The node a user speaks for: undefined when not a node, '' when a node of no name. */
 export function nodeIdentity(user: { username: string; groups: string[] }): string | undefined {

@@ -45,13 +45,6 @@ export class NodeGraph {
     return false;
   }
 
-  /** Whether any edge leads to the node (it is known to the graph). */
-  knowsNode(nodeName: string): boolean {
-    const target = vertex('node', '', nodeName);
-    for (const targets of this.out.values()) if (targets.has(target)) return true;
-    return false;
-  }
-
   private link({ from, to }: Edge): void {
     let targets = this.out.get(from);
     if (!targets) this.out.set(from, (targets = new Map()));

@@ -2,7 +2,7 @@
 // remote end is asked at all, answers are kept for their TTLs (allowed ones for
 // authorizedTTL, others for unauthorizedTTL), and a failed call is no opinion
 // or a denial by the failure policy.
-import { CostLimitError, type Program } from '../../cel/index.js';
+import type { Program } from '../../cel/index.js';
 import type { AuthzMetrics } from '../metrics.js';
 import { verdict, type Attributes, type Authorizer, type Verdict } from '../types.js';
 import { sarSpec } from './sar.js';
@@ -92,7 +92,7 @@ export class GuardedAuthorizer implements Authorizer {
       try {
         value = program.evaluate({ request: spec }).value;
       } catch (err) {
-        errors.push(`${program.expression}: ${err instanceof CostLimitError ? err.message : (err as Error).message}`);
+        errors.push(`${program.expression}: ${(err as Error).message}`);
         continue;
       }
       if (value === false) {

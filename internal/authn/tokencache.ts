@@ -1,0 +1,43 @@
+// A cache in front of a slow token authenticator (the webhook): answers are
+// kept for a TTL under an HMAC of the token and the audiences asked for, with a
+// key made at start, so the cache never holds a token and its keys cannot be
+// checked against guessed tokens. Users and "not a token I know" answers are
+// kept; errors (an unreachable service, an error it reported) are not.
+// Concurrent lookups of one key share one call.
+import { createHmac, randomBytes } from 'node:crypto';
+import type { Authenticated, TokenAuthenticator } from './types.js';
+
+const MAX_ENTRIES = 4096;
+
+interface Entry {
+  result: Authenticated | undefined;
+  until: number;
+}
+
+export class CachedTokenAuthenticator implements TokenAuthenticator {
+  private readonly secret = randomBytes(32);
+  private readonly entries = new Map<string, Entry>();
+  private readonly pending = new Map<string, Promise<Authenticated | undefined>>();
+
+  constructor(private readonly inner: TokenAuthenticator, private readonly ttlMs: number, private readonly now: () => number = Date.now) {}
+
+  async authenticateToken(token: string, audiences: string[]): Promise<Authenticated | undefined> {
+    const key = createHmac('sha256', this.secret).update(JSON.stringify(audiences)).update('\0').update(token).digest('base64');
+    const hit = this.entries.get(key);
+    if (hit && hit.until > this.now()) return structuredClone(hit.result);
+    this.entries.delete(key);
+    let call = this.pending.get(key);
+    if (!call) {
+      call = this.inner.authenticateToken(token, audiences).then((result) => { this.remember(key, result); return result; });
+      this.pending.set(key, call);
+      void call.catch(() => undefined).finally(() => this.pending.delete(key));
+    }
+    return structuredClone(await call);
+  }
+
+  private remember(key: string, result: Authenticated | undefined): void {
+    if (this.ttlMs <= 0) return;
+    if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, { result, until: this.now() + this.ttlMs });
+  }
+}
