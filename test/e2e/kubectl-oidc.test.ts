@@ -41,6 +41,9 @@ describe('kubectl with an OIDC exec credential plugin', function () {
           '--oidc-username-claim=email', '--oidc-groups-claim=groups', '--oidc-groups-prefix=oidc:'],
       },
     }).start();
+    // Under RBAC the OIDC group reads what view grants, namespaces included.
+    const bound = await kubectl(cluster.kubeconfig, ['create', 'clusterrolebinding', 'oidc-dev-view', '--clusterrole=view', '--group=oidc:dev']);
+    expect(bound.code, bound.stderr).to.equal(0);
     kubeconfig = join(dir, 'kubeconfig');
     writeFileSync(kubeconfig, stringify({
       apiVersion: 'v1', kind: 'Config', 'current-context': 'oidc',

@@ -43,7 +43,10 @@ describe('authentication before everything', function () {
 
   describe('anonymous access off (AlwaysAllow turns it off, as upstream)', () => {
     let c: Cluster;
-    before(async () => { c = await new Cluster({ flags: { authn: [`--token-auth-file=${tokens}`] } }).start(); });
+    before(async () => {
+      const allowAll = '--authorization-mode=AlwaysAllow';
+      c = await new Cluster({ flags: { authn: [`--token-auth-file=${tokens}`, allowAll], authz: [allowAll] } }).start();
+    });
     after(async () => { await c?.stop(); });
 
     it('health, metrics and API paths answer 401 with a Status to no credential and to an invalid token', async () => {

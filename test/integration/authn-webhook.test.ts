@@ -30,6 +30,9 @@ const answers: Answer = (review) => {
 
 const bearer = (token: string) => ({ anonymous: true, headers: { Authorization: `Bearer ${token}` } });
 
+
+/** Authentication is under test: every authenticated user may do everything. */
+const ALLOW_ALL = '--authorization-mode=AlwaysAllow';
 describe('webhook token authentication', function () {
   this.timeout(120_000);
   const dir = mkdtempSync(join(tmpdir(), 'svc-tokenwebhook-'));
@@ -43,8 +46,8 @@ describe('webhook token authentication', function () {
     before(async () => {
       webhook = await TokenWebhook.create(dir, answers);
       await webhook.start();
-      c = await new Cluster({ flags: { authn: [`--token-auth-file=${tokens}`,
-        `--authentication-token-webhook-config-file=${webhook.writeKubeconfig()}`, `--authentication-token-webhook-cache-ttl=${CACHE_TTL_MS}ms`] } }).start();
+      c = await new Cluster({ flags: { authn: [`--token-auth-file=${tokens}`, ALLOW_ALL,
+        `--authentication-token-webhook-config-file=${webhook.writeKubeconfig()}`, `--authentication-token-webhook-cache-ttl=${CACHE_TTL_MS}ms`], authz: [ALLOW_ALL] } }).start();
     });
     after(async () => { await c?.stop(); await webhook?.stop(); });
 
@@ -124,8 +127,8 @@ describe('webhook token authentication', function () {
     before(async () => {
       webhook = await TokenWebhook.create(dir, answers);
       await webhook.start();
-      c = await new Cluster({ flags: { authn: [`--token-auth-file=${tokens}`, '--authentication-token-webhook-version=v1',
-        `--authentication-token-webhook-config-file=${webhook.writeKubeconfig('v1.kubeconfig', true)}`] } }).start();
+      c = await new Cluster({ flags: { authn: [`--token-auth-file=${tokens}`, '--authentication-token-webhook-version=v1', ALLOW_ALL,
+        `--authentication-token-webhook-config-file=${webhook.writeKubeconfig('v1.kubeconfig', true)}`], authz: [ALLOW_ALL] } }).start();
     });
     after(async () => { await c?.stop(); await webhook?.stop(); });
 
