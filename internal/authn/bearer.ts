@@ -39,7 +39,7 @@ export async function authenticateToken(authenticators: TokenAuthenticator[], to
 }
 
 export class BearerTokenAuthenticator implements RequestAuthenticator {
-  constructor(readonly tokenAuthenticators: TokenAuthenticator[]) {}
+  constructor(private readonly tokenAuthenticators: TokenAuthenticator[]) {}
 
   async authenticate(request: RequestCredentials): Promise<Authenticated | undefined> {
     const { token, warning } = parseBearer(request.headers);

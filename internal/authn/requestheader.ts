@@ -3,6 +3,7 @@
 // request whose client certificate chains to --requestheader-client-ca-file
 // (and, when --requestheader-allowed-names is set, names one of them as its
 // common name); from anyone else they are ignored, and the gateway drops them.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { AuthenticationError, newUser, type Authenticated, type RequestAuthenticator, type RequestCredentials } from './types.js';
 import { parseCaBundle, verifyClientChain, type Certificate } from './x509.js';
@@ -48,7 +49,20 @@ function userFromHeaders(headers: Map<string, string[]>, config: RequestHeaderCo
   return { user: newUser(username, { groups, extra }), audiences: [], authenticator: 'requestheader' };
 }
 
+/** A chain's verdict is kept this long (never past its expiry): every client certificate, the
+ * admin's included, is checked against the proxy CA on each request. */
+const VERDICT_TTL_MS = 5 * 60_000;
+const MAX_VERDICTS = 4096;
+
+/** Why a chain cannot speak for a proxy, or empty when it can. */
+interface Verdict {
+  refusal: string;
+  until: number;
+}
+
 export class RequestHeaderAuthenticator implements RequestAuthenticator {
+  private readonly verdicts = new Map<string, Verdict>();
+
   constructor(private readonly roots: Certificate[], private readonly config: RequestHeaderConfig,
     private readonly clock: () => Date = () => new Date()) {}
 
@@ -58,17 +72,35 @@ export class RequestHeaderAuthenticator implements RequestAuthenticator {
 
   async authenticate(request: RequestCredentials): Promise<Authenticated | undefined> {
     if (request.peerCertificates.length === 0) return undefined;
+    const { refusal } = this.verdictOf(request.peerCertificates);
+    if (refusal) throw new AuthenticationError(`request header authentication: ${refusal}`);
+    return userFromHeaders(request.headers, this.config);
+  }
+
+  private verdictOf(chain: Buffer[]): Verdict {
+    const now = this.clock();
+    const key = createHash('sha256').update(Buffer.concat(chain)).digest('hex');
+    const known = this.verdicts.get(key);
+    if (known && known.until > now.getTime()) return known;
+    const verdict = this.verify(chain, now);
+    this.verdicts.delete(key);
+    if (this.verdicts.size >= MAX_VERDICTS) this.verdicts.delete(this.verdicts.keys().next().value!);
+    this.verdicts.set(key, verdict);
+    return verdict;
+  }
+
+  private verify(chain: Buffer[], now: Date): Verdict {
+    const until = now.getTime() + VERDICT_TTL_MS;
     let chains: Certificate[][];
     try {
-      chains = verifyClientChain(request.peerCertificates, this.roots, this.clock());
+      chains = verifyClientChain(chain, this.roots, now);
     } catch (err) {
-      throw new AuthenticationError(`request header authentication: ${(err as Error).message}`);
+      return { refusal: (err as Error).message, until };
     }
+    const expiry = Math.min(...chains[0].map((c) => c.parsed.notAfter.getTime()));
     const commonName = chains[0][0].parsed.subjectName.getField('CN').at(-1) ?? '';
-    if (this.config.allowedNames.length && !this.config.allowedNames.includes(commonName)) {
-      throw new AuthenticationError(`request header authentication: x509: subject with cn=${commonName} is not in the allowed list`);
-    }
-    return userFromHeaders(request.headers, this.config);
+    const allowed = this.config.allowedNames.length === 0 || this.config.allowedNames.includes(commonName);
+    return { refusal: allowed ? '' : `x509: subject with cn=${commonName} is not in the allowed list`, until: Math.min(until, expiry) };
   }
 }
 

@@ -7,7 +7,7 @@ import {
   type Authenticated, type TokenAuthenticator,
 } from '../../internal/authn/index.js';
 import { KubeconfigError, parseWebhookKubeconfig } from '../../internal/webhook/kubeconfig.js';
-import { RequestHeaderAuthenticator, parseCaBundle } from '../../internal/authn/index.js';
+import { AuthnConfigError, RequestHeaderAuthenticator, buildAuthenticationChain, parseCaBundle } from '../../internal/authn/index.js';
 import { createCa, issueLeaf, loadCa } from '../../internal/pki/certs.js';
 
 const der = (pem: string): Buffer => parseCaBundle(pem)[0].der;
@@ -112,6 +112,18 @@ describe('authn edge', () => {
       expect(await new WebhookTokenAuthenticator(poster({ authenticated: false }), 'v1beta1').authenticateToken('t', [])).to.equal(undefined);
       const other = new WebhookTokenAuthenticator(poster({ authenticated: true, user: { username: 'u' } }, 'authentication.svc.io/v1'), 'v1beta1');
       await other.authenticateToken('t', []).then(() => expect.fail('accepted'), (err) => expect(err.message).to.contain('did not answer a TokenReview'));
+    });
+  });
+
+  describe('configuration errors', () => {
+    it('name the flag: an unknown webhook version, a missing webhook file, a missing proxy CA', () => {
+      const build = (extra: object) => () => buildAuthenticationChain({ anonymousAuth: false, ...extra });
+      expect(build({ webhook: { configFile: '/nonexistent', version: 'v2', cacheTtlMs: 0 } }))
+        .to.throw(AuthnConfigError, '--authentication-token-webhook-config-file: unsupported --authentication-token-webhook-version "v2"');
+      expect(build({ webhook: { configFile: '/nonexistent/webhook.kubeconfig', version: 'v1', cacheTtlMs: 0 } }))
+        .to.throw(AuthnConfigError, "cannot read webhook configuration '/nonexistent/webhook.kubeconfig'");
+      expect(build({ requestHeader: { clientCaFile: '/nonexistent/ca.crt', usernameHeaders: [], groupHeaders: [], extraHeaderPrefixes: [], allowedNames: [] } }))
+        .to.throw(AuthnConfigError, '--requestheader-client-ca-file');
     });
   });
 
