@@ -30,7 +30,8 @@ function rawStatus(c: Cluster, head: string): Promise<string> {
     socket.setEncoding('latin1').on('data', (d: string) => { text += d; });
     socket.setTimeout(10_000, () => socket.destroy(new Error('no answer')));
     socket.on('close', () => resolve(text.split('\r\n')[0]));
-    socket.on('error', reject);
+    // Node may reset the connection right after its answer to a bad request: the answer read counts.
+    socket.on('error', (err) => (text ? resolve(text.split('\r\n')[0]) : reject(err)));
   });
 }
 
