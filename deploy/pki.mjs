@@ -1,4 +1,4 @@
-// Creates, under <data-dir>/pki, the CA and the serving and admin certificates
+// Creates, under <data-dir>/pki, the CA, the serving, admin and controller-manager certificates
 // when missing; existing ones are kept.
 // authn needs the CA before it starts, so installs run this first.
 import { ensurePki } from '../dist/internal/pki/index.js';
