@@ -1,5 +1,7 @@
 // Audiences of tokens. A review may ask whether a token is valid for some
-// audiences; empty means the server's own API audiences.
+// audiences; empty means the server's own API audiences. Which authenticator
+// verifies a JWT is told by the issuer it claims.
+import { decodeJwt } from 'jose';
 
 /** The audiences in both lists, in the order of the first. */
 export const intersect = (a: string[], b: string[]): string[] => a.filter((x) => b.includes(x));
@@ -11,3 +13,17 @@ export function audienceAgnostic<T extends { audiences: string[] }>(found: T, re
   const common = intersect(requested, apiAudiences);
   return common.length ? { ...found, audiences: common } : undefined;
 }
+
+/** The issuer a token claims, read before any check; undefined when it is not a JWT. */
+export function unverifiedIssuer(token: string): string | undefined {
+  try {
+    const iss = decodeJwt(token).iss;
+    return typeof iss === 'string' ? iss : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A JWT's `aud` claim as a list (a string or a list of strings). */
+export const audiencesOf = (aud: unknown): string[] =>
+  (typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud.filter((a): a is string => typeof a === 'string') : []);

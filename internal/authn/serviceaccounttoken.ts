@@ -2,13 +2,13 @@
 // service-account keys. A token whose (unverified) issuer is not one of ours is
 // left to the other authenticators; one that is must verify, name an audience
 // asked for, and pass the object checks of internal/serviceaccount.
-import { compactVerify, decodeJwt } from 'jose';
+import { compactVerify } from 'jose';
 import { LEGACY_SERVICE_ACCOUNT_ISSUER } from '../names/index.js';
-import { audiencesOf, userOf, type TokenClaims } from '../serviceaccount/claims.js';
+import { userOf, type TokenClaims } from '../serviceaccount/claims.js';
 import type { TokenKey } from '../serviceaccount/keys.js';
 import type { ObjectLookup } from '../serviceaccount/lookup.js';
 import { TokenValidationError, checkTimes, validateBound, validateLegacy } from '../serviceaccount/validate.js';
-import { intersect } from './audiences.js';
+import { audiencesOf, intersect, unverifiedIssuer } from './audiences.js';
 import { AuthenticationError, type Authenticated, type TokenAuthenticator } from './types.js';
 
 export interface ServiceAccountTokenOptions {
@@ -20,16 +20,6 @@ export interface ServiceAccountTokenOptions {
   /** --service-account-lookup: check Secret-based tokens against their Secret. */
   lookupLegacy: boolean;
   clock?: () => number;
-}
-
-/** The issuer a token claims, read before any check; undefined when it is not a JWT. */
-function unverifiedIssuer(token: string): string | undefined {
-  try {
-    const iss = decodeJwt(token).iss;
-    return typeof iss === 'string' ? iss : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {

@@ -79,7 +79,3 @@ export function userOf(info: ServiceAccountInfo): { username: string; uid: strin
     groups: [GROUP_SERVICEACCOUNTS, `${GROUP_SERVICEACCOUNTS}:${info.namespace}`], extra,
   };
 }
-
-/** The audiences of a token as a list. */
-export const audiencesOf = (aud: unknown): string[] =>
-  (typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud.filter((a): a is string => typeof a === 'string') : []);

@@ -1,7 +1,8 @@
 // A JWT authenticator of the authentication configuration (or of the --oidc-*
 // flags): tokens whose `iss` is its issuer are verified with the provider's
 // keys and mapped to a user; other tokens are left to other authenticators.
-import { compactVerify, decodeJwt, errors as joseErrors } from 'jose';
+import { compactVerify, errors as joseErrors } from 'jose';
+import { audiencesOf, unverifiedIssuer } from '../audiences.js';
 import type { CompiledRules } from '../jwtconfig/validate.js';
 import type { JWTAuthenticatorConfig } from '../jwtconfig/types.js';
 import { AuthenticationError, type Authenticated, type TokenAuthenticator } from '../types.js';
@@ -14,18 +15,6 @@ export const ALL_SIGNING_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'ES256', 'ES38
 const NOT_BEFORE_SKEW_S = 5 * 60;
 
 const fail = (message: string): never => { throw new AuthenticationError(`oidc: verify token: ${message}`); };
-
-/** The unverified issuer of a JWT; undefined when the token is no JWT. */
-function unverifiedIssuer(token: string): string | undefined {
-  try {
-    const iss = decodeJwt(token).iss;
-    return typeof iss === 'string' ? iss : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-const audiencesOf = (aud: unknown): string[] => (typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud.filter((a) => typeof a === 'string') : []);
 
 export class JWTAuthenticator implements TokenAuthenticator {
   constructor(
