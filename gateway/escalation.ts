@@ -5,14 +5,13 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { forbidden, notFound, type GroupResource } from '../internal/apimachinery/status.js';
-import { GROUP_MASTERS, group } from '../internal/names/index.js';
+import { GROUP_MASTERS, GROUP_RBAC } from '../internal/names/index.js';
 import { escalationMessage } from '../internal/rbac/covers.js';
 import type { CoversRulesRequest } from '../internal/rpc/gen/svc/authz/v1/CoversRulesRequest.js';
 import type { PolicyRule } from '../internal/rbac/types.js';
 import type { Backends, UserInfo } from './backends.js';
 import type { ResourceRequest } from './context.js';
 
-const RBAC_GROUP = group('rbac.authorization');
 const ROLE_KINDS = new Set(['roles', 'clusterroles']);
 const BINDING_KINDS = new Set(['rolebindings', 'clusterrolebindings']);
 
@@ -28,7 +27,7 @@ function onlyGcFields(next: ApiObject, old: ApiObject): boolean {
 }
 
 async function allowed(backends: Backends, user: UserInfo, verb: string, resource: string, namespace: string, name: string): Promise<boolean> {
-  const res = await backends.authorize({ user, resource: { namespace, verb, group: RBAC_GROUP, version: '*', resource, subresource: '', name, fieldSelector: '', labelSelector: '' } });
+  const res = await backends.authorize({ user, resource: { namespace, verb, group: GROUP_RBAC, version: '*', resource, subresource: '', name, fieldSelector: '', labelSelector: '' } });
   return res.decision === 'ALLOW';
 }
 
@@ -36,7 +35,7 @@ async function allowed(backends: Backends, user: UserInfo, verb: string, resourc
 async function confirmCovered(backends: Backends, user: UserInfo, request: Omit<CoversRulesRequest, 'user'>, gr: GroupResource, name: string): Promise<void> {
   const res = await backends.coversRules({ ...request, user });
   const ref = request.roleRef;
-  if (res.roleNotFound && ref) throw notFound({ group: RBAC_GROUP, resource: ref.kind === 'Role' ? 'roles' : 'clusterroles' }, ref.name ?? '');
+  if (res.roleNotFound && ref) throw notFound({ group: GROUP_RBAC, resource: ref.kind === 'Role' ? 'roles' : 'clusterroles' }, ref.name ?? '');
   if (res.covered) return;
   const missing: PolicyRule[] = res.missing.map((m) => ({
     verbs: m.verbs, apiGroups: m.apiGroups, resources: m.resources, resourceNames: m.resourceNames, nonResourceURLs: m.nonResourceUrls,
@@ -49,11 +48,11 @@ async function confirmCovered(backends: Backends, user: UserInfo, request: Omit<
 /** Refuses a create or update of a role or binding that would grant what the writer does not hold. */
 export async function confirmNoEscalation(r: ResourceRequest, backends: Backends, obj: Obj, old?: ApiObject): Promise<void> {
   const resource = r.def.resource;
-  if (r.def.group !== RBAC_GROUP || !(ROLE_KINDS.has(resource) || BINDING_KINDS.has(resource))) return;
+  if (r.def.group !== GROUP_RBAC || !(ROLE_KINDS.has(resource) || BINDING_KINDS.has(resource))) return;
   if (r.user.groups.includes(GROUP_MASTERS) || (old && onlyGcFields(obj, old))) return;
   const namespace = obj.metadata?.namespace ?? '';
   const name = obj.metadata?.name ?? '';
-  const gr = { group: RBAC_GROUP, resource };
+  const gr = { group: GROUP_RBAC, resource };
   if (ROLE_KINDS.has(resource)) {
     if (await allowed(backends, r.user, 'escalate', resource, r.info.namespace, r.info.name)) return;
     return confirmCovered(backends, r.user, { namespace, rules: rulesOf(obj) }, gr, name);

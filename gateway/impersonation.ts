@@ -5,20 +5,19 @@
 // system:authenticated or system:unauthenticated).
 import type Koa from 'koa';
 import { badRequest } from '../internal/apimachinery/status.js';
-import { GROUP_AUTHENTICATED, GROUP_UNAUTHENTICATED, USER_ANONYMOUS, group } from '../internal/names/index.js';
+import { dns1123Label, dns1123Subdomain } from '../internal/apimachinery/validation.js';
+import {
+  GROUP_AUTHENTICATED, GROUP_SERVICEACCOUNTS, GROUP_UNAUTHENTICATED, SERVICE_ACCOUNT_USER_PREFIX, USER_ANONYMOUS, group,
+} from '../internal/names/index.js';
 import type { Backends, UserInfo } from './backends.js';
 import { authorizeRequest } from './authorization.js';
 import type { RequestInfo } from './requestinfo.js';
 
-const SERVICE_ACCOUNT_PREFIX = 'system:serviceaccount:';
-const SERVICE_ACCOUNTS_GROUP = 'system:serviceaccounts';
 const USER = 'impersonate-user';
 const GROUP = 'impersonate-group';
 const UID = 'impersonate-uid';
 const EXTRA_PREFIX = 'impersonate-extra-';
 const AUTHENTICATION_GROUP = group('authentication');
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** What a request asks to act as. */
 interface Impersonation {
@@ -37,9 +36,9 @@ const first = (ctx: Koa.Context, name: string): string => values(ctx, name)[0] ?
 
 /** `system:serviceaccount:<namespace>:<name>` with a valid namespace and name. */
 function serviceAccountOf(username: string): Impersonation['serviceAccount'] {
-  if (!username.startsWith(SERVICE_ACCOUNT_PREFIX)) return undefined;
-  const parts = username.slice(SERVICE_ACCOUNT_PREFIX.length).split(':');
-  if (parts.length !== 2 || !DNS_LABEL.test(parts[0]) || parts[0].length > 63 || !DNS_SUBDOMAIN.test(parts[1]) || parts[1].length > 253) return undefined;
+  if (!username.startsWith(SERVICE_ACCOUNT_USER_PREFIX)) return undefined;
+  const parts = username.slice(SERVICE_ACCOUNT_USER_PREFIX.length).split(':');
+  if (parts.length !== 2 || dns1123Label('', parts[0]).length || dns1123Subdomain('', parts[1]).length) return undefined;
   return { namespace: parts[0], name: parts[1] };
 }
 
@@ -86,7 +85,7 @@ function targets(wanted: Impersonation): RequestInfo[] {
  * implied one, unless the request named it or its opposite. */
 function groupsOf(wanted: Impersonation): string[] {
   const sa = wanted.serviceAccount;
-  const groups = wanted.groups.length || !sa ? [...wanted.groups] : [SERVICE_ACCOUNTS_GROUP, `${SERVICE_ACCOUNTS_GROUP}:${sa.namespace}`];
+  const groups = wanted.groups.length || !sa ? [...wanted.groups] : [GROUP_SERVICEACCOUNTS, `${GROUP_SERVICEACCOUNTS}:${sa.namespace}`];
   if (wanted.username === USER_ANONYMOUS) {
     if (!groups.includes(GROUP_UNAUTHENTICATED)) groups.push(GROUP_UNAUTHENTICATED);
   } else if (!groups.includes(GROUP_AUTHENTICATED) && !groups.includes(GROUP_UNAUTHENTICATED)) {

@@ -2,6 +2,7 @@
 // existing dashboards and alerts apply.
 import type Koa from 'koa';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { endWithNewline } from '../internal/metrics/index.js';
 import type { RequestInfo } from './requestinfo.js';
 
 export class GatewayMetrics {
@@ -49,7 +50,7 @@ export class GatewayMetrics {
   async serve(ctx: Koa.Context, services: () => Promise<string>): Promise<void> {
     const [own, others] = await Promise.all([this.registry.metrics(), services()]);
     ctx.set('Content-Type', this.registry.contentType);
-    ctx.body = (own.endsWith('\n') ? own : `${own}\n`) + others;
+    ctx.body = endWithNewline(own) + others;
   }
 }
 

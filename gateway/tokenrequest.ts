@@ -12,11 +12,11 @@ import { admit } from './admit.js';
 import type { Backends } from './backends.js';
 import { isDryRun, readObject } from './body.js';
 import type { ResourceRequest } from './context.js';
+import { BOUND_RESOURCES, type BoundKind } from '../internal/serviceaccount/issuer.js';
 import { Objects } from './objects.js';
 import { formatOf, writeBody } from './respond.js';
 
 const AUTHENTICATION_GROUP = group('authentication');
-const BOUND_KINDS: Record<string, string> = { Pod: 'pods', Secret: 'secrets', Node: 'nodes' };
 
 interface Spec {
   audiences: string[];
@@ -53,7 +53,7 @@ function specOf(obj: ApiObject, name: string): Spec {
 async function boundObject(r: ResourceRequest, saName: string, ref: NonNullable<Spec['boundObjectRef']>) {
   const kind = ref.kind ?? '';
   const [refGroup] = String(ref.apiVersion ?? 'v1').split('/').reverse().slice(1);
-  const resource = BOUND_KINDS[kind];
+  const resource = Object.hasOwn(BOUND_RESOURCES, kind) ? BOUND_RESOURCES[kind as BoundKind] : undefined;
   if (!resource || refGroup) throw badRequest(`cannot bind token to object of type ${ref.apiVersion ?? ''}, Kind=${kind}`);
   if (!ref.name) throw invalidRequest(saName, [{ reason: 'FieldValueRequired', field: 'spec.boundObjectRef.name', message: 'Required value' }]);
   const def = r.registry.lookup('', 'v1', resource)!;

@@ -4,10 +4,7 @@
 // missing, expired, of another secret or not meant for authentication is
 // simply not recognised, so the request ends as an invalid bearer token.
 import { timingSafeEqual } from 'node:crypto';
-import type { ApiObject } from '../apimachinery/meta.js';
-import {
-  KEY_TOKEN_ID, KEY_TOKEN_SECRET, KEY_USAGE_AUTHENTICATION, dataValue, groupsOf, hasExpired, isBootstrapSecret, parseToken, secretName,
-} from '../bootstraptoken/index.js';
+import { KEY_USAGE_AUTHENTICATION, groupsOf, parseToken, secretName, usableToken } from '../bootstraptoken/index.js';
 import { BOOTSTRAP_USER_PREFIX, NAMESPACE_SYSTEM } from '../names/index.js';
 import type { Reflector } from '../storage/reflector.js';
 import { objectKey } from '../storage/keys.js';
@@ -29,7 +26,9 @@ export class BootstrapTokenAuthenticator implements TokenAuthenticator {
     const parsed = parseToken(token);
     if (!parsed) return undefined;
     const secret = this.secrets.items.get(objectKey('', 'secrets', NAMESPACE_SYSTEM, secretName(parsed.id)));
-    if (!secret || !this.accepts(secret, parsed)) return undefined;
+    // A Secret usable for authentication, of this id and this secret (compared in constant time).
+    const usable = secret && usableToken(secret, KEY_USAGE_AUTHENTICATION, this.clock());
+    if (!secret || !usable || usable.id !== parsed.id || !sameSecret(usable.secret, parsed.secret)) return undefined;
     let groups: string[];
     try {
       groups = groupsOf(secret);
@@ -38,13 +37,5 @@ export class BootstrapTokenAuthenticator implements TokenAuthenticator {
     }
     const found: Authenticated = { user: newUser(`${BOOTSTRAP_USER_PREFIX}${parsed.id}`, { groups }), audiences: [], authenticator: 'bootstrap-token' };
     return audienceAgnostic(found, audiences, this.apiAudiences);
-  }
-
-  private accepts(secret: ApiObject, token: { id: string; secret: string }): boolean {
-    if (!isBootstrapSecret(secret) || secret.metadata?.deletionTimestamp) return false;
-    if (!sameSecret(dataValue(secret, KEY_TOKEN_SECRET) ?? '', token.secret)) return false;
-    return dataValue(secret, KEY_TOKEN_ID) === token.id
-      && !hasExpired(secret, this.clock())
-      && dataValue(secret, KEY_USAGE_AUTHENTICATION) === 'true';
   }
 }

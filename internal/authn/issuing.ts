@@ -6,13 +6,12 @@ import { grpc, RpcError, type Handlers } from '../rpc/index.js';
 import type { IssueServiceAccountTokenRequest__Output as IssueRequest } from '../rpc/gen/svc/authn/v1/IssueServiceAccountTokenRequest.js';
 import type { IssueServiceAccountTokenResponse } from '../rpc/gen/svc/authn/v1/IssueServiceAccountTokenResponse.js';
 import type { GetServiceAccountIssuerResponse } from '../rpc/gen/svc/authn/v1/GetServiceAccountIssuerResponse.js';
-import { MIN_EXPIRATION_SECONDS, NoSigningKeyError, type BoundKind, type TokenIssuer } from '../serviceaccount/issuer.js';
+import { BOUND_RESOURCES, MIN_EXPIRATION_SECONDS, NoSigningKeyError, type BoundKind, type TokenIssuer } from '../serviceaccount/issuer.js';
 import { jwks } from '../serviceaccount/keys.js';
-import type { BoundResource, ObjectLookup } from '../serviceaccount/lookup.js';
+import type { ObjectLookup } from '../serviceaccount/lookup.js';
 import type { IssuerInfo } from './tokens.js';
 
 const MIRROR_WAIT_MS = 3000;
-const BOUND_RESOURCES: Record<BoundKind, BoundResource> = { Pod: 'pods', Secret: 'secrets', Node: 'nodes' };
 
 const invalid = (message: string) => new RpcError(grpc.status.INVALID_ARGUMENT, message);
 
@@ -52,8 +51,9 @@ function describe(info: IssuerInfo): GetServiceAccountIssuerResponse {
 
 /** The handlers of IssueServiceAccountToken and GetServiceAccountIssuer. */
 export function issuingHandlers(issuer: TokenIssuer, lookup: ObjectLookup, info: IssuerInfo): Handlers {
+  const described = describe(info);
   return {
     IssueServiceAccountToken: (req: IssueRequest) => issue(issuer, lookup, req),
-    GetServiceAccountIssuer: async () => describe(info),
+    GetServiceAccountIssuer: async () => described,
   };
 }

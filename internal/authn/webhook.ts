@@ -5,6 +5,7 @@
 // the Kubernetes API server: the review asks for the audiences wanted (those of
 // the request, else the API's); an answer naming none is taken to be valid for
 // the API's audiences; the user is accepted only for audiences in both.
+import { isObject } from '../apimachinery/meta.js';
 import { group } from '../names/index.js';
 import { WebhookClient, type RetryPolicy } from '../webhook/client.js';
 import { loadWebhookKubeconfig } from '../webhook/kubeconfig.js';
@@ -20,12 +21,10 @@ export interface ReviewPoster {
   post(body: unknown): Promise<unknown>;
 }
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => Boolean(v) && typeof v === 'object' && !Array.isArray(v);
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 
 function extraOf(v: unknown): Record<string, string[]> {
-  return isObj(v) ? Object.fromEntries(Object.entries(v).map(([k, values]) => [k, strings(values)])) : {};
+  return isObject(v) ? Object.fromEntries(Object.entries(v).map(([k, values]) => [k, strings(values)])) : {};
 }
 
 export class WebhookTokenAuthenticator implements TokenAuthenticator {
@@ -48,14 +47,14 @@ export class WebhookTokenAuthenticator implements TokenAuthenticator {
       if (typeof status.error === 'string' && status.error) throw new AuthenticationError(status.error);
       return undefined;
     }
-    const user = isObj(status.user) ? status.user : {};
+    const user = isObject(status.user) ? status.user : {};
     if (typeof user.username !== 'string' || !user.username) throw new AuthenticationError('the token webhook answered a user without a name');
     const uid = typeof user.uid === 'string' ? user.uid : '';
     return { user: newUser(user.username, { uid, groups: strings(user.groups), extra: extraOf(user.extra) }), audiences: granted, authenticator: 'webhook' };
   }
 
   /** The status of the webhook's answer; a failed call or an answer of another kind or version is an AuthenticationError. */
-  private async review(token: string, audiences: string[]): Promise<Obj> {
+  private async review(token: string, audiences: string[]): Promise<Record<string, unknown>> {
     const review = { apiVersion: this.apiVersion, kind: 'TokenReview', spec: { token, ...(audiences.length ? { audiences } : {}) } };
     let answer: unknown;
     try {
@@ -63,10 +62,10 @@ export class WebhookTokenAuthenticator implements TokenAuthenticator {
     } catch (err) {
       throw new AuthenticationError(`the token webhook failed: ${(err as Error).message}`);
     }
-    if (!isObj(answer) || answer.kind !== 'TokenReview' || answer.apiVersion !== this.apiVersion) {
+    if (!isObject(answer) || answer.kind !== 'TokenReview' || answer.apiVersion !== this.apiVersion) {
       throw new AuthenticationError(`the token webhook did not answer a TokenReview of ${this.apiVersion}`);
     }
-    return isObj(answer.status) ? answer.status : {};
+    return isObject(answer.status) ? answer.status : {};
   }
 }
 

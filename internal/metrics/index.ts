@@ -17,7 +17,7 @@ export function metricsService(registry: Registry) {
 
 const SCRAPE_TIMEOUT_MS = 2_000;
 
-const endWithNewline = (text: string) => (text === '' || text.endsWith('\n') ? text : `${text}\n`);
+export const endWithNewline = (text: string) => (text === '' || text.endsWith('\n') ? text : `${text}\n`);
 
 /** Collects the metrics of several services; one that is down or serves no
  * Metrics API adds nothing, so /metrics never fails because of another service. */

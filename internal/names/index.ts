@@ -79,6 +79,8 @@ export const GROUP_APISERVER_CONFIG = group('apiserver.config');
  * and the labels that aggregate roles into admin, edit and view. */
 export const BOOTSTRAPPING_LABEL = labelKey('bootstrapping');
 export const BOOTSTRAPPING_RBAC_DEFAULTS = 'rbac-defaults';
+/** The RBAC API group. */
+export const GROUP_RBAC = group('rbac.authorization');
 export const RBAC_AUTOUPDATE_ANNOTATION = labelKey('autoupdate', 'rbac.authorization');
 export const aggregateToLabel = (role: 'admin' | 'edit' | 'view'): string => labelKey(`aggregate-to-${role}`, 'rbac.authorization');
 /** A signer name of the platform, e.g. signerName('kube-apiserver-client'). */

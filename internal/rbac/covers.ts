@@ -10,7 +10,7 @@ const has = (set: string[] | undefined, v: string): boolean => list(set).include
 const hasAll = (set: string[] | undefined, values: string[] | undefined): boolean => list(values).every((v) => has(set, v));
 
 /** One rule per permission it grants. */
-export function breakdown(rule: PolicyRule): PolicyRule[] {
+function breakdown(rule: PolicyRule): PolicyRule[] {
   const out: PolicyRule[] = [];
   for (const apiGroup of list(rule.apiGroups)) {
     for (const resource of list(rule.resources)) {
@@ -29,7 +29,7 @@ export function breakdown(rule: PolicyRule): PolicyRule[] {
 
 // Held resources cover requested ones exactly, by `*`, or a sub-resource by `*/<sub>`.
 function resourcesCover(held: string[] | undefined, wanted: string[] | undefined): boolean {
-  if (has(held, ALL) || hasAll(held, wanted)) return true;
+  if (has(held, ALL)) return true;
   return list(wanted).every((path) => {
     if (has(held, path)) return true;
     const slash = path.indexOf('/');

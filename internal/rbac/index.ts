@@ -1,13 +1,12 @@
 // The RBAC policy in memory: the four kinds mirrored from storage by
 // reflectors, bindings grouped by namespace, so a decision reads no storage.
 import type { ApiObject } from '../apimachinery/meta.js';
-import { group } from '../names/index.js';
+import { GROUP_RBAC } from '../names/index.js';
 import type { StorageClient } from '../storage/client.js';
 import { collectionPrefix, objectKey } from '../storage/keys.js';
 import { Reflector } from '../storage/reflector.js';
 import type { PolicyRule, RoleRef, Subject } from './types.js';
 
-export const RBAC_GROUP = group('rbac.authorization');
 const KINDS = ['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings'] as const;
 
 export interface Binding {
@@ -21,7 +20,7 @@ export interface Binding {
 /** The `<kind> "<name>" not found` error of a missing role, in the API's words. */
 export class RoleNotFound extends Error {
   constructor(kind: string, name: string) {
-    super(`${kind.toLowerCase()}.${RBAC_GROUP} "${name}" not found`);
+    super(`${kind.toLowerCase()}.${GROUP_RBAC} "${name}" not found`);
   }
 }
 
@@ -37,14 +36,16 @@ function bindingOf(obj: ApiObject): Binding {
 
 export class PolicyIndex {
   private readonly reflectors: Reflector[];
+  /** Bindings as decided on, converted once per change: RoleBindings by namespace, ClusterRoleBindings by key. */
   private readonly roleBindings = new Map<string, Map<string, Binding>>();
+  private readonly clusterBindings = new Map<string, Binding>();
   private readonly listeners: Array<() => void> = [];
   private notifying = false;
 
   constructor(storage: StorageClient) {
-    this.reflectors = KINDS.map((resource) => new Reflector(storage, collectionPrefix(RBAC_GROUP, resource), {
-      upsert: (key, obj) => { if (resource === 'rolebindings') this.indexBinding(key, obj); this.changed(); },
-      deleted: (key, obj) => { if (resource === 'rolebindings') this.unindexBinding(key, obj); this.changed(); },
+    this.reflectors = KINDS.map((resource) => new Reflector(storage, collectionPrefix(GROUP_RBAC, resource), {
+      upsert: (key, obj) => { this.indexBinding(resource, key, obj); this.changed(); },
+      deleted: (key, obj) => { this.unindexBinding(resource, key, obj); this.changed(); },
       synced: () => this.changed(),
     }));
   }
@@ -82,13 +83,17 @@ export class PolicyIndex {
     });
   }
 
-  private indexBinding(key: string, obj: ApiObject): void {
+  private indexBinding(resource: string, key: string, obj: ApiObject): void {
+    if (resource === 'clusterrolebindings') this.clusterBindings.set(key, bindingOf(obj));
+    if (resource !== 'rolebindings') return;
     const ns = obj.metadata?.namespace ?? '';
     if (!this.roleBindings.has(ns)) this.roleBindings.set(ns, new Map());
     this.roleBindings.get(ns)!.set(key, bindingOf(obj));
   }
 
-  private unindexBinding(key: string, obj: ApiObject): void {
+  private unindexBinding(resource: string, key: string, obj: ApiObject): void {
+    if (resource === 'clusterrolebindings') this.clusterBindings.delete(key);
+    if (resource !== 'rolebindings') return;
     const ns = obj.metadata?.namespace ?? '';
     this.roleBindings.get(ns)?.delete(key);
     if (this.roleBindings.get(ns)?.size === 0) this.roleBindings.delete(ns);
@@ -97,25 +102,25 @@ export class PolicyIndex {
   /** Whether the object of `resource` (one of the four kinds) is in the index. */
   has(resource: string, namespace: string, name: string): boolean {
     const i = KINDS.indexOf(resource as typeof KINDS[number]);
-    return i >= 0 && this.reflectors[i].items.has(objectKey(RBAC_GROUP, resource, namespace, name));
+    return i >= 0 && this.reflectors[i].items.has(objectKey(GROUP_RBAC, resource, namespace, name));
   }
 
-  clusterRoleBindings(): Binding[] {
-    return [...this.reflectors[3].items.values()].map(bindingOf);
+  clusterRoleBindings(): Iterable<Binding> {
+    return this.clusterBindings.values();
   }
 
-  roleBindingsIn(namespace: string): Binding[] {
-    return [...(this.roleBindings.get(namespace)?.values() ?? [])];
+  roleBindingsIn(namespace: string): Iterable<Binding> {
+    return this.roleBindings.get(namespace)?.values() ?? [];
   }
 
   clusterRole(name: string): ApiObject | undefined {
-    return this.reflectors[1].items.get(objectKey(RBAC_GROUP, 'clusterroles', '', name));
+    return this.reflectors[1].items.get(objectKey(GROUP_RBAC, 'clusterroles', '', name));
   }
 
   /** The rules of the role a binding in `namespace` refers to; throws RoleNotFound. */
   roleRules(ref: RoleRef, namespace: string): PolicyRule[] {
     const role = ref.kind === 'Role'
-      ? this.reflectors[0].items.get(objectKey(RBAC_GROUP, 'roles', namespace, ref.name))
+      ? this.reflectors[0].items.get(objectKey(GROUP_RBAC, 'roles', namespace, ref.name))
       : ref.kind === 'ClusterRole' ? this.clusterRole(ref.name) : undefined;
     if (!role) throw new RoleNotFound(ref.kind || 'Role', ref.name);
     return asArray<PolicyRule>((role as ApiObject & { rules?: unknown }).rules);

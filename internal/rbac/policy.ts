@@ -3,11 +3,11 @@
 // and svc-public, with upstream's rules in the platform's group names.
 import type { ApiObject } from '../apimachinery/meta.js';
 import {
-  BOOTSTRAPPING_LABEL, BOOTSTRAPPING_RBAC_DEFAULTS, GROUP_AUTHENTICATED, GROUP_MASTERS, GROUP_MONITORING, GROUP_NODES, GROUP_SERVICEACCOUNTS,
+  BOOTSTRAPPING_LABEL, BOOTSTRAPPING_RBAC_DEFAULTS, GROUP_AUTHENTICATED, GROUP_MASTERS, GROUP_RBAC, GROUP_MONITORING, GROUP_NODES, GROUP_SERVICEACCOUNTS,
   GROUP_UNAUTHENTICATED, NAMESPACE_PUBLIC, NAMESPACE_SYSTEM, RBAC_AUTOUPDATE_ANNOTATION, USER_KUBE_CONTROLLER_MANAGER, USER_KUBE_PROXY,
   USER_KUBE_SCHEDULER, aggregateToLabel, group, signerName,
 } from '../names/index.js';
-import { RBAC_GROUP } from './index.js';
+
 import type { PolicyRule, RoleRef, Subject } from './types.js';
 
 const CORE = '';
@@ -46,8 +46,8 @@ export interface DefaultBinding {
   subjects: Subject[];
 }
 
-const user = (name: string): Subject => ({ kind: 'User', apiGroup: RBAC_GROUP, name });
-const groupSubject = (name: string): Subject => ({ kind: 'Group', apiGroup: RBAC_GROUP, name });
+const user = (name: string): Subject => ({ kind: 'User', apiGroup: GROUP_RBAC, name });
+const groupSubject = (name: string): Subject => ({ kind: 'Group', apiGroup: GROUP_RBAC, name });
 const serviceAccount = (name: string, namespace = NAMESPACE_SYSTEM): Subject => ({ kind: 'ServiceAccount', name, namespace });
 const aggregatesTo = (role: 'admin' | 'edit' | 'view') => ({ [aggregateToLabel(role)]: 'true' });
 
@@ -97,7 +97,7 @@ const CLUSTER_ROLES: DefaultRole[] = [
   {
     name: 'system:aggregate-to-admin', labels: aggregatesTo('admin'), rules: [
       rule(['create'], [AUTHZ], ['localsubjectaccessreviews']),
-      rule(READ_WRITE, [RBAC_GROUP], ['roles', 'rolebindings']),
+      rule(READ_WRITE, [GROUP_RBAC], ['roles', 'rolebindings']),
     ],
   },
   {
@@ -225,7 +225,7 @@ const CLUSTER_ROLES: DefaultRole[] = [
 ];
 
 const clusterBinding = (role: string, subjects: Subject[], name = role): DefaultBinding =>
-  ({ name, roleRef: { apiGroup: RBAC_GROUP, kind: 'ClusterRole', name: role }, subjects });
+  ({ name, roleRef: { apiGroup: GROUP_RBAC, kind: 'ClusterRole', name: role }, subjects });
 
 const CLUSTER_ROLE_BINDINGS: DefaultBinding[] = [
   clusterBinding('cluster-admin', [groupSubject(GROUP_MASTERS)]),
@@ -245,7 +245,7 @@ const CLUSTER_ROLE_BINDINGS: DefaultBinding[] = [
 
 /** The controllers the controller-manager runs, with their roles (`system:controller:<name>`). */
 const CONTROLLER_ROLES: Record<string, PolicyRule[]> = {
-  'clusterrole-aggregation-controller': [rule(['escalate', 'get', 'list', 'watch', 'update', 'patch'], [RBAC_GROUP], ['clusterroles'])],
+  'clusterrole-aggregation-controller': [rule(['escalate', 'get', 'list', 'watch', 'update', 'patch'], [GROUP_RBAC], ['clusterroles'])],
   'generic-garbage-collector': [rule(['get', 'list', 'watch', 'patch', 'update', 'delete'], ['*'], ['*']), eventsRule],
   'job-controller': [
     rule(['get', 'list', 'watch', 'update', 'patch'], ['batch'], ['jobs']),
@@ -294,7 +294,7 @@ const NAMESPACE_ROLES: DefaultRole[] = [
 ];
 
 const roleBinding = (namespace: string, name: string, role: string, subjects: Subject[]): DefaultBinding =>
-  ({ name, namespace, roleRef: { apiGroup: RBAC_GROUP, kind: 'Role', name: role }, subjects });
+  ({ name, namespace, roleRef: { apiGroup: GROUP_RBAC, kind: 'Role', name: role }, subjects });
 
 const NAMESPACE_ROLE_BINDINGS: DefaultBinding[] = [
   roleBinding(NAMESPACE_SYSTEM, 'system::extension-apiserver-authentication-reader', 'extension-apiserver-authentication-reader',
@@ -320,7 +320,7 @@ const DEFAULT_METADATA = () => ({
 function roleObject(kind: 'Role' | 'ClusterRole', r: DefaultRole): ApiObject {
   const meta = DEFAULT_METADATA();
   const obj: ApiObject & Record<string, unknown> = {
-    apiVersion: `${RBAC_GROUP}/v1`, kind,
+    apiVersion: `${GROUP_RBAC}/v1`, kind,
     metadata: { name: r.name, ...(r.namespace ? { namespace: r.namespace } : {}), labels: { ...r.labels, ...meta.labels }, annotations: meta.annotations },
     rules: structuredClone(r.rules),
   };
@@ -330,7 +330,7 @@ function roleObject(kind: 'Role' | 'ClusterRole', r: DefaultRole): ApiObject {
 
 function bindingObject(kind: 'RoleBinding' | 'ClusterRoleBinding', b: DefaultBinding): ApiObject {
   return {
-    apiVersion: `${RBAC_GROUP}/v1`, kind,
+    apiVersion: `${GROUP_RBAC}/v1`, kind,
     metadata: { name: b.name, ...(b.namespace ? { namespace: b.namespace } : {}), ...DEFAULT_METADATA() },
     roleRef: b.roleRef, subjects: structuredClone(b.subjects),
   } as ApiObject;

@@ -6,13 +6,13 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ApiObject } from '../apimachinery/meta.js';
 import { newUid, nowTimestamp } from '../apimachinery/meta.js';
-import { RBAC_AUTOUPDATE_ANNOTATION } from '../names/index.js';
+import { GROUP_RBAC, RBAC_AUTOUPDATE_ANNOTATION } from '../names/index.js';
 import { isServiceError, grpc } from '../rpc/index.js';
 import type { StorageClient } from '../storage/client.js';
 import { objectKey } from '../storage/keys.js';
 import { decodeStored, encodeStored } from '../storage/objects.js';
 import { uncovered } from './covers.js';
-import { RBAC_GROUP, type PolicyIndex } from './index.js';
+import type { PolicyIndex } from './index.js';
 import { defaultPolicy } from './policy.js';
 import type { PolicyRule, Subject } from './types.js';
 
@@ -55,7 +55,7 @@ const sameRoleRef = (a: Obj, b: Obj) => a.roleRef?.kind === b.roleRef?.kind && a
 const withServerFields = (obj: Obj): Obj => ({ ...obj, metadata: { ...obj.metadata, uid: newUid(), creationTimestamp: nowTimestamp() } });
 
 async function reconcileOne(storage: StorageClient, resource: string, expected: Obj): Promise<void> {
-  const key = objectKey(RBAC_GROUP, resource, expected.metadata?.namespace ?? '', expected.metadata!.name!);
+  const key = objectKey(GROUP_RBAC, resource, expected.metadata?.namespace ?? '', expected.metadata!.name!);
   const found = await storage.get(key).catch((err) => { if (isNotFound(err)) return undefined; throw err; });
   if (!found?.kv) {
     const obj = withServerFields(expected);

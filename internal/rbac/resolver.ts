@@ -38,8 +38,7 @@ export class RuleResolver {
 
   /** Visits the rules that apply to `user` at the cluster scope and, with a namespace, in it. */
   visitRulesFor(user: User, namespace: string, visit: Visitor): void {
-    const bindings = [...this.index.clusterRoleBindings(), ...(namespace ? this.index.roleBindingsIn(namespace) : [])];
-    for (const b of bindings) {
+    for (const b of this.bindingsAt(namespace)) {
       const subject = b.subjects.find((s) => appliesTo(user, s, b.namespace));
       if (!subject) continue;
       let rules: PolicyRule[];
@@ -52,6 +51,12 @@ export class RuleResolver {
       const source = describe(b, subject);
       for (const rule of rules) if (!visit(source, rule, undefined)) return;
     }
+  }
+
+  /** The ClusterRoleBindings, then with a namespace its RoleBindings, without copying either. */
+  private *bindingsAt(namespace: string): Iterable<Binding> {
+    yield* this.index.clusterRoleBindings();
+    if (namespace) yield* this.index.roleBindingsIn(namespace);
   }
 
   /** Every rule that applies, and the errors met (the rules are then incomplete). */

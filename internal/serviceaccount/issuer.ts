@@ -7,6 +7,8 @@ import { usernameOf, type PrivateClaim, type Ref } from './claims.js';
 import type { TokenKey } from './keys.js';
 
 export type BoundKind = 'Pod' | 'Secret' | 'Node';
+/** The resource of each kind a token may be bound to. */
+export const BOUND_RESOURCES: Readonly<Record<BoundKind, 'pods' | 'secrets' | 'nodes'>> = { Pod: 'pods', Secret: 'secrets', Node: 'nodes' };
 
 /** TokenRequest lifetimes, as upstream: the default, the shortest and the longest that may be asked for. */
 export const DEFAULT_EXPIRATION_SECONDS = 3600;

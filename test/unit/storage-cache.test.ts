@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RpcError, api, grpc, serve, type RunningServer } from '../../internal/rpc/index.js';
+import { RpcError, grpc, type RunningServer } from '../../internal/rpc/index.js';
 import { SortedRecords } from '../../internal/storage/cache.js';
+import { serveStorage } from '../lib/storage.js';
 import { StorageClient } from '../../internal/storage/client.js';
 import type { KeyValue } from '../../internal/storage/events.js';
-import { storageHandlers } from '../../internal/storage/service.js';
 import { Store, type StoreOptions } from '../../internal/storage/store.js';
 
 const v = (s: string): Buffer => Buffer.from(s);
@@ -186,9 +186,7 @@ describe('storage watch cache', () => {
   });
 
   it('carries allow_cached through the gRPC service', async () => {
-    const server: RunningServer = await serve('127.0.0.1:0', [
-      { name: 'svc.storage.v1.Storage', definition: api.svc.storage.v1.Storage.service, handlers: storageHandlers(store) },
-    ]);
+    const server: RunningServer = await serveStorage(store);
     const client = new StorageClient(`127.0.0.1:${server.port}`);
     try {
       for (let i = 1; i <= 3; i++) await client.create(`core/pods/ns/p${i}`, v(`${i}`), `u${i}`);

@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, serve, type RunningServer } from '../../internal/rpc/index.js';
+import type { RunningServer } from '../../internal/rpc/index.js';
 import { StorageClient } from '../../internal/storage/client.js';
-import { storageHandlers } from '../../internal/storage/service.js';
+import { serveStorage } from '../lib/storage.js';
 import { Store } from '../../internal/storage/store.js';
 import { Reflector } from '../../internal/storage/reflector.js';
 import { encodeStored } from '../../internal/storage/objects.js';
@@ -21,9 +21,7 @@ describe('storage reflector', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'reflector-'));
     store = await Store.open(join(dir, 'storage'), { compactionIntervalMs: 0 });
-    server = await serve('127.0.0.1:0', [
-      { name: 'svc.storage.v1.Storage', definition: api.svc.storage.v1.Storage.service, handlers: storageHandlers(store) },
-    ]);
+    server = await serveStorage(store);
     client = new StorageClient(`127.0.0.1:${server.port}`);
   });
   after(async () => {
@@ -67,9 +65,7 @@ describe('storage reflector', () => {
       await store.close();
       store = await Store.open(join(dir, 'storage'), { compactionIntervalMs: 0 });
       await store.delete('core/configmaps/ns/c3');
-      server = await serve(`127.0.0.1:${port}`, [
-        { name: 'svc.storage.v1.Storage', definition: api.svc.storage.v1.Storage.service, handlers: storageHandlers(store) },
-      ]);
+      server = await serveStorage(store, `127.0.0.1:${port}`);
       expect(await waitFor(() => seen.includes('delete core/configmaps/ns/c3'), 10_000, 20)).to.equal(true);
       expect(reflector.items.has('core/configmaps/ns/c3')).to.equal(false);
     } finally {

@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, serve, type RunningServer } from '../../internal/rpc/index.js';
+import type { RunningServer } from '../../internal/rpc/index.js';
 import { StorageClient, type StorageEvent } from '../../internal/storage/client.js';
-import { storageHandlers } from '../../internal/storage/service.js';
+import { serveStorage } from '../lib/storage.js';
 import { Store } from '../../internal/storage/store.js';
 
 async function waitUntil(what: string, ok: () => boolean, timeoutMs = 5000): Promise<void> {
@@ -24,9 +24,7 @@ describe('storage gRPC service', () => {
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'storage-svc-'));
     store = await Store.open(join(dir, 'storage'), { compactionIntervalMs: 0 });
-    server = await serve('127.0.0.1:0', [
-      { name: 'svc.storage.v1.Storage', definition: api.svc.storage.v1.Storage.service, handlers: storageHandlers(store) },
-    ]);
+    server = await serveStorage(store);
     client = new StorageClient(`127.0.0.1:${server.port}`);
   });
   after(async () => {

@@ -5,7 +5,7 @@ import type { Authenticated, TokenAuthenticator } from '../types.js';
 import type { JWTAuthenticatorConfig } from '../jwtconfig/types.js';
 import type { CompiledRules } from '../jwtconfig/validate.js';
 import { aggregateMessage } from '../chain.js';
-import { audienceAgnostic } from '../audiences.js';
+import { audienceAgnostic, unverifiedIssuer } from '../audiences.js';
 import { AuthenticationError } from '../types.js';
 import { JWTAuthenticator } from './authenticator.js';
 import { ProviderKeys, type ProviderKeysOptions } from './keys.js';
@@ -47,7 +47,9 @@ export class JWTAuthenticatorSet implements TokenAuthenticator {
 
   async authenticateToken(token: string, audiences: string[]): Promise<Authenticated | undefined> {
     const errors: Error[] = [];
+    const issuer = unverifiedIssuer(token);
     for (const authenticator of this.authenticators) {
+      if (authenticator.issuer !== issuer) continue;
       try {
         const found = await authenticator.authenticateToken(token);
         if (found) return audienceAgnostic(found, audiences, this.apiAudiences);

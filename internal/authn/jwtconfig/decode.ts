@@ -1,6 +1,7 @@
 // Reads an AuthenticationConfiguration document (YAML or JSON) strictly: the
 // apiVersion and kind must be known, unknown fields and values of the wrong
 // type are errors, absent fields take their zero value.
+import { isObject } from '../../apimachinery/meta.js';
 import { parse } from 'yaml';
 import { GROUP_APISERVER_CONFIG } from '../../names/index.js';
 import type { AuthenticationConfiguration } from './types.js';
@@ -46,7 +47,6 @@ const DOCUMENT: Shape = {
   },
 };
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The value for a shape, its zero value when absent; problems go to errors. */
 function decodeValue(value: unknown, shape: Shape, path: string, errors: string[]): unknown {

@@ -1,13 +1,12 @@
 // The rbac.authorization group (v1): Role, ClusterRole, RoleBinding, ClusterRoleBinding.
 import type { ApiObject } from '../../apimachinery/meta.js';
-import { group, ownGroup } from '../../names/index.js';
+import { GROUP_RBAC, ownGroup } from '../../names/index.js';
 import { ageColumn, column, nameColumn } from '../columns.js';
 import { dns1123Subdomain, invalid, notSupported, pathSegmentName, required, type Causes } from '../causes.js';
 import type { KindSpec } from '../define.js';
 import { labelSelector } from '../selectors.js';
 import { asList, asObj, objects, setDefault, type Obj } from '../values.js';
 
-const RBAC_GROUP = group('rbac.authorization');
 const SUBJECT_KINDS = ['Group', 'ServiceAccount', 'User'];
 
 function ruleCauses(rules: unknown, namespaced: boolean): Causes {
@@ -41,7 +40,7 @@ function defaultSubjects(obj: ApiObject): void {
   if (ref && typeof ref.apiGroup === 'string') ref.apiGroup = ownGroup(ref.apiGroup);
   for (const s of objects(obj.subjects)) {
     if (typeof s.apiGroup === 'string') s.apiGroup = ownGroup(s.apiGroup);
-    if (s.kind === 'User' || s.kind === 'Group') setDefault(s, 'apiGroup', RBAC_GROUP);
+    if (s.kind === 'User' || s.kind === 'Group') setDefault(s, 'apiGroup', GROUP_RBAC);
   }
 }
 
@@ -63,7 +62,7 @@ function subjectCauses(field: string, s: Obj, clusterScoped: boolean): Causes {
       break;
     case 'User':
     case 'Group':
-      if (s.apiGroup !== RBAC_GROUP) causes.push(notSupported(`${field}.apiGroup`, s.apiGroup, [RBAC_GROUP]));
+      if (s.apiGroup !== GROUP_RBAC) causes.push(notSupported(`${field}.apiGroup`, s.apiGroup, [GROUP_RBAC]));
       break;
     default:
       causes.push(notSupported(`${field}.kind`, s.kind, SUBJECT_KINDS));
@@ -74,7 +73,7 @@ function subjectCauses(field: string, s: Obj, clusterScoped: boolean): Causes {
 function bindingCauses(obj: ApiObject, old: ApiObject | undefined, roleKinds: string[]): Causes {
   const ref = asObj(obj.roleRef) ?? {};
   const causes: Causes = [];
-  if (ref.apiGroup !== RBAC_GROUP) causes.push(notSupported('roleRef.apiGroup', ref.apiGroup ?? '', [RBAC_GROUP]));
+  if (ref.apiGroup !== GROUP_RBAC) causes.push(notSupported('roleRef.apiGroup', ref.apiGroup ?? '', [GROUP_RBAC]));
   if (!roleKinds.includes(ref.kind as string)) causes.push(notSupported('roleRef.kind', ref.kind ?? '', roleKinds));
   if (typeof ref.name !== 'string' || ref.name === '') causes.push(required('roleRef.name'));
   else causes.push(...pathSegmentName('roleRef.name', ref.name));
