@@ -29,6 +29,8 @@ import { serveWatch, type WatchOptions } from './watch.js';
 import type { WatchHub } from './hub.js';
 import type { Allocator } from './serviceallocator.js';
 import { IssuerDiscovery } from './issuerdiscovery.js';
+import { headerValue } from './headers.js';
+import { refuseExpectation } from './expectation.js';
 
 export interface GatewayDeps {
   registry: Registry;
@@ -57,7 +59,7 @@ async function errors(ctx: Koa.Context, next: Koa.Next): Promise<void> {
     if (!(err instanceof StatusError)) console.error(`gateway: ${ctx.method} ${ctx.path}:`, err);
     if (ctx.res.headersSent) { ctx.res.destroy(); return; }
     ctx.respond = true;
-    for (const [k, v] of Object.entries(status.headers)) ctx.set(k, v);
+    for (const [k, v] of Object.entries(status.headers)) ctx.set(k, headerValue(v));
     writeBody(ctx, status.code, status.toStatus(), plainFormatOf(ctx));
   }
 }
@@ -238,5 +240,6 @@ const MAX_HEADER_BYTES = 1 << 20;
 
 /** An HTTPS server that asks for (but does not require) a client certificate. */
 export function createHttpsServer(app: Koa, tls: TlsFiles): https.Server {
-  return https.createServer({ ...tls, requestCert: true, rejectUnauthorized: false, maxHeaderSize: MAX_HEADER_BYTES }, app.callback());
+  return https.createServer({ ...tls, requestCert: true, rejectUnauthorized: false, maxHeaderSize: MAX_HEADER_BYTES }, app.callback())
+    .on('checkExpectation', refuseExpectation);
 }
