@@ -104,7 +104,7 @@ export const internalError = (message: string) =>
   new StatusError(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
 
 export const requestEntityTooLarge = (limit: number) =>
-  new StatusError(413, 'RequestEntityTooLarge', `the request body is larger than ${limit} bytes`);
+  new StatusError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`);
 
 /** The Status of a successful delete that returns no object. */
 export function success(gr: GroupResource, name: string, uid?: string): Status {
