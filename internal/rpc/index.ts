@@ -55,13 +55,20 @@ type UnaryHandler = (request: any, call: grpc.ServerUnaryCall<any, any>) => Prom
 type StreamHandler = (call: grpc.ServerWritableStream<any, any>) => void | Promise<void>;
 export type Handlers = Record<string, UnaryHandler | StreamHandler>;
 
+/** Error messages travel in a trailer (percent-encoded, up to three bytes a character): one that quotes a huge
+ * request would pass the client's metadata limit, and the call would never end. Longer ones are cut short. */
+const MAX_DETAILS_CHARS = 1024;
+
+const boundedDetails = (message: string): string =>
+  message.length <= MAX_DETAILS_CHARS ? message : `${message.slice(0, MAX_DETAILS_CHARS)}... (${message.length - MAX_DETAILS_CHARS} more characters)`;
+
 function toServiceError(err: unknown): Partial<grpc.ServiceError> {
   if (err instanceof RpcError) {
     const metadata = new grpc.Metadata();
     for (const [k, v] of Object.entries(err.trailers)) metadata.set(k, v);
-    return { code: err.code, details: err.message, metadata };
+    return { code: err.code, details: boundedDetails(err.message), metadata };
   }
-  return { code: grpc.status.INTERNAL, details: (err as Error)?.message ?? String(err) };
+  return { code: grpc.status.INTERNAL, details: boundedDetails((err as Error)?.message ?? String(err)) };
 }
 
 function parentOf(call: { metadata: grpc.Metadata }) {

@@ -65,8 +65,8 @@ describe('fuzz: seeded bad requests over HTTPS and bad messages on the internal 
   this.timeout(300_000);
   const seed = seedFromEnv(DEFAULT_SEED);
   const count = countFromEnv(2000);
-  /** Calls per gRPC service: a quarter of the requests, at least 200. */
-  const grpcCount = Math.max(200, Math.floor(count / 4));
+  /** Calls per gRPC service: an eighth of the requests, at least 250. */
+  const grpcCount = Math.max(250, Math.floor(count / 8));
   let c: Cluster;
   /** The PIDs at the start: the same processes must serve to the end. */
   let started: Map<string, number | undefined>;

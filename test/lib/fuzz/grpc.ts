@@ -163,10 +163,12 @@ interface Outcome {
 }
 
 const identity = (b: Buffer) => b;
+/** Every call is answered well within this, however bad its request. */
+const CALL_TIMEOUT_MS = 10_000;
 
 /** One call with raw bytes; a stream is read until its first message or status, then cancelled. */
 function callRaw(client: grpc.Client, def: grpc.MethodDefinition<any, any>, bytes: Buffer): Promise<Outcome> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + CALL_TIMEOUT_MS;
   return new Promise((resolve) => {
     if (!def.responseStream) {
       client.makeUnaryRequest(def.path, identity, identity, bytes, { deadline }, (err) =>
@@ -188,7 +190,25 @@ function judge(o: Outcome): string | undefined {
   if (o.code === grpc.status.UNKNOWN) return `UNKNOWN: ${o.details}`;
   if (o.code === grpc.status.INTERNAL) return `INTERNAL: ${o.details}`;
   if (o.code === grpc.status.UNAVAILABLE) return `UNAVAILABLE (did the service die?): ${o.details}`;
+  if (o.code === grpc.status.DEADLINE_EXCEEDED) return `no answer within ${CALL_TIMEOUT_MS} ms: ${o.details}`;
   return undefined;
+}
+
+export interface FuzzCall {
+  at: ServiceName;
+  def: grpc.MethodDefinition<any, any>;
+  bytes: Buffer;
+}
+
+/** `count` calls per service, drawn from rng alone. */
+export function drawCalls(rng: Rng, count: number): FuzzCall[] {
+  return TARGETS.flatMap(({ at, definition }) => {
+    const methods = Object.values(definition);
+    return Array.from({ length: count }, () => {
+      const def = rng.pick(methods) as grpc.MethodDefinition<any, any>;
+      return { at, def, bytes: requestBytes(rng, def) };
+    });
+  });
 }
 
 /** Runs `count` fuzzed calls against every service; returns the failures, each with its method and request bytes. */
@@ -199,13 +219,7 @@ export async function fuzzGrpc(addresses: Record<ServiceName, string>, rng: Rng,
     if (!clients.has(at)) clients.set(at, new grpc.Client(addresses[at], grpc.credentials.createInsecure()));
     return clients.get(at)!;
   };
-  const calls = TARGETS.flatMap(({ at, definition }) => {
-    const methods = Object.values(definition);
-    return Array.from({ length: count }, () => {
-      const def = rng.pick(methods) as grpc.MethodDefinition<any, any>;
-      return { at, def, bytes: requestBytes(rng, def) };
-    });
-  });
+  const calls = drawCalls(rng, count);
   const failures: string[] = [];
   try {
     await pool(calls.length, concurrency, async (i) => {
