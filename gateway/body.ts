@@ -9,7 +9,9 @@ import { cborEnabled } from './respond.js';
 /** The largest request body accepted, as the upstream server's 3 MiB. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
+/** The body, refused with 413 once it passes the limit: up front when its Content-Length says so, else while it arrives. */
 export async function readRaw(ctx: Koa.Context): Promise<Buffer> {
+  if (Number(ctx.get('Content-Length')) > MAX_BODY_BYTES) throw requestEntityTooLarge(MAX_BODY_BYTES);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req) {

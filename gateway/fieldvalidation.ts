@@ -2,9 +2,10 @@
 // schema) and duplicate fields of a request body are dropped silently, reported
 // as one `Warning` header each, or refused with one 400 listing them all.
 import type Koa from 'koa';
-import YAML, { isScalar, visit } from 'yaml';
+import { isScalar, visit } from 'yaml';
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { badRequest } from '../internal/apimachinery/status.js';
+import { parseYamlDocument, yamlValue } from '../internal/apimachinery/yaml.js';
 import { checkSchema, type KindDef } from '../internal/registry/index.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
@@ -59,7 +60,7 @@ export function duplicateJsonFields(text: string): string[] {
 
 /** Parses YAML keeping the last of repeated keys, and names the repeated ones. */
 export function parseYamlWithDuplicates(text: string): { value: unknown; duplicates: string[] } {
-  const doc = YAML.parseDocument(text, { uniqueKeys: false });
+  const { doc, aliases } = parseYamlDocument(text, { uniqueKeys: false });
   if (doc.errors.length) throw badRequest(`the request body could not be decoded: ${doc.errors[0].message}`);
   const duplicates: string[] = [];
   visit(doc, {
@@ -72,7 +73,7 @@ export function parseYamlWithDuplicates(text: string): { value: unknown; duplica
       }
     },
   });
-  return { value: doc.toJS(), duplicates };
+  return { value: yamlValue(doc, aliases), duplicates };
 }
 
 function yamlPath(path: readonly unknown[]): string[] {

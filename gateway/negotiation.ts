@@ -1,11 +1,12 @@
 // Content negotiation: which representation a client accepts, how a request
 // body is decoded, and how a response is written.
-import YAML from 'yaml';
+import YAML, { isCollection, visit } from 'yaml';
 import { Encoder as CborEncoder } from 'cbor-x';
 import { duplicateJsonFields, parseYamlWithDuplicates } from './fieldvalidation.js';
-import { badRequest, notAcceptable, unsupportedMediaType } from '../internal/apimachinery/status.js';
+import { StatusError, badRequest, notAcceptable, unsupportedMediaType } from '../internal/apimachinery/status.js';
 import { GROUP_META, MEDIA_PROTOBUF, UPSTREAM_GROUP_META, UPSTREAM_MEDIA_PROTOBUF } from '../internal/names/index.js';
 import { decodeEnvelope, encodeEnvelope } from '../internal/apimachinery/protobuf/index.js';
+import { cborTooDeep, checkJsonDepth, checkValueDepth, tooDeep, valueTooDeep } from '../internal/apimachinery/depth.js';
 
 export interface MediaRange {
   type: string;
@@ -79,36 +80,40 @@ const CBOR_SELF_DESCRIBED = Buffer.from([0xd9, 0xd9, 0xf7]);
 const cbor = new CborEncoder({ useRecords: false, mapsAsObjects: true, tagUint8Array: false, variableMapSize: true });
 
 export const encodeCbor = (value: unknown): Buffer => Buffer.concat([CBOR_SELF_DESCRIBED, cbor.encode(value)]);
+/** Decodes CBOR whose nesting was checked first: the decoder recurses. */
 export function decodeCbor(raw: Buffer): unknown {
+  if (cborTooDeep(raw)) throw tooDeep();
   return cbor.decode(raw.subarray(0, 3).equals(CBOR_SELF_DESCRIBED) ? raw.subarray(3) : raw);
+}
+
+/** Collections nested this deep are written in flow style: block style indents each level, growing with the square of the depth. */
+const BLOCK_DEPTH = 32;
+
+function serializeYaml(body: unknown): string {
+  const doc = new YAML.Document(body);
+  if (valueTooDeep(body, BLOCK_DEPTH)) {
+    visit(doc, {
+      Collection(_key, node, path) {
+        if (path.filter(isCollection).length < BLOCK_DEPTH) return undefined;
+        node.flow = true;
+        return visit.SKIP;
+      },
+    });
+  }
+  return doc.toString({ lineWidth: 0 });
 }
 
 /** Serializes a response body in the negotiated media type. */
 export function serialize(body: unknown, mediaType: string, pretty = false): string | Buffer {
   if (isProtobuf(mediaType)) return encodeEnvelope(body as Record<string, unknown>);
   if (mediaType === MEDIA_CBOR) return encodeCbor(body);
-  if (mediaType === 'application/yaml') return YAML.stringify(body, { lineWidth: 0 });
+  if (mediaType === 'application/yaml') return serializeYaml(body);
   return pretty ? `${JSON.stringify(body, null, 2)}\n` : JSON.stringify(body);
-}
-
-/** Deeper bodies are refused: no object of the API nests nearly this far. */
-const MAX_BODY_DEPTH = 100;
-
-/** Refuses a decoded body nested deeper than MAX_BODY_DEPTH (checked without recursion). */
-export function checkDepth(value: unknown): unknown {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length) {
-    const [v, depth] = stack.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
-    if (depth > MAX_BODY_DEPTH) throw badRequest(`the request body nests deeper than ${MAX_BODY_DEPTH} levels`);
-    for (const child of Object.values(v)) stack.push([child, depth + 1]);
-  }
-  return value;
 }
 
 /** Decodes a request body by its Content-Type; 415 for a type the server does not read. */
 export function decodeBody(raw: Buffer, contentType: string | undefined, cborEnabled = false, duplicates?: string[]): unknown {
-  return checkDepth(decodeBodyAs(raw, contentType, cborEnabled, duplicates));
+  return checkValueDepth(decodeBodyAs(raw, contentType, cborEnabled, duplicates));
 }
 
 function decodeBodyAs(raw: Buffer, contentType: string | undefined, cborEnabled: boolean, duplicates?: string[]): unknown {
@@ -118,6 +123,7 @@ function decodeBodyAs(raw: Buffer, contentType: string | undefined, cborEnabled:
   try {
     if (type === MEDIA_CBOR && cborEnabled) return decodeCbor(raw);
     if (type === 'application/json' || type === '') {
+      checkJsonDepth(text);
       const value = JSON.parse(text);
       duplicates?.push(...duplicateJsonFields(text));
       return value;
@@ -128,6 +134,7 @@ function decodeBodyAs(raw: Buffer, contentType: string | undefined, cborEnabled:
       return parsed.value;
     }
   } catch (err) {
+    if (err instanceof StatusError) throw err;
     throw badRequest(`the request body could not be decoded: ${(err as Error).message}`);
   }
   throw unsupportedMediaType(type, ['application/json', 'application/yaml', MEDIA_PROTOBUF, ...(cborEnabled ? [MEDIA_CBOR] : [])]);

@@ -2,7 +2,6 @@
 // (built-in kinds) and server-side apply, which creates the object when absent.
 // Every write records its manager's fields in `metadata.managedFields`.
 import { isDeepStrictEqual } from 'node:util';
-import YAML from 'yaml';
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { isObject } from '../internal/apimachinery/meta.js';
 import { StatusError, badRequest, notFound, staleConflict, invalid, unsupportedMediaType } from '../internal/apimachinery/status.js';
@@ -19,7 +18,9 @@ import { checkTypeAndScope, createPrepared, writeWithRetry } from './handlers.js
 import { duplicateJsonFields, enforceFieldValidation, fieldValidationOf, unknownFields } from './fieldvalidation.js';
 import { authorizeRequest } from './authorization.js';
 import { cborEnabled, writeObject } from './respond.js';
-import { checkDepth, decodeCbor } from './negotiation.js';
+import { decodeCbor } from './negotiation.js';
+import { checkJsonDepth, checkValueDepth } from '../internal/apimachinery/depth.js';
+import { parseYaml } from '../internal/apimachinery/yaml.js';
 
 const JSON_PATCH = 'application/json-patch+json';
 const MERGE_PATCH = 'application/merge-patch+json';
@@ -85,24 +86,29 @@ function recordOwnership(r: ResourceRequest, live: ApiObject | undefined, next: 
 }
 
 function parseJson(raw: Buffer): unknown {
-  let patch: unknown;
+  const text = raw.toString('utf8');
+  checkJsonDepth(text, 'the patch');
   try {
-    patch = JSON.parse(raw.toString('utf8'));
+    return JSON.parse(text);
   } catch (err) {
     throw badRequest(`error decoding patch: ${(err as Error).message}`);
   }
-  return checkDepth(patch);
 }
 
 function parseApplied(raw: Buffer, cbor: boolean): ApiObject {
-  let doc: unknown;
-  try {
-    doc = cbor ? decodeCbor(raw) : YAML.parse(raw.toString('utf8'));
-  } catch (err) {
-    throw badRequest(`error decoding ${cbor ? 'CBOR' : 'YAML'}: ${(err as Error).message}`);
-  }
-  if (!isObject(checkDepth(doc))) throw badRequest('error decoding YAML: the applied configuration must be an object');
+  const doc = checkValueDepth(cbor ? decodeApplyCbor(raw) : parseYaml(raw.toString('utf8')));
+  if (!isObject(doc)) throw badRequest('error decoding YAML: the applied configuration must be an object');
+  if (Object.hasOwn(doc, 'metadata') && !isObject(doc.metadata)) throw badRequest('error decoding YAML: metadata must be an object');
   return doc as ApiObject;
+}
+
+function decodeApplyCbor(raw: Buffer): unknown {
+  try {
+    return decodeCbor(raw);
+  } catch (err) {
+    if (err instanceof StatusError) throw err;
+    throw badRequest(`error decoding CBOR: ${(err as Error).message}`);
+  }
 }
 
 const optionsError = (message: string) => invalid('PatchOptions', { group: GROUP_META, resource: '' }, '', [forbiddenField('force', message)]);

@@ -106,10 +106,27 @@ const unescape = (s: string) => s.replace(/\\(.)/g, '$1');
 export function parseFieldSelector(selector: string | undefined | null): FieldRequirement[] {
   if (!selector || !selector.trim()) return [];
   return splitEscaped(selector, ',').map((term) => {
-    const m = /^((?:[^\\=!]|\\.)+?)\s*(==|=|!=)(.*)$/.exec(term.trim());
-    if (!m) throw badRequest(`invalid selector: '${selector}'; can't understand '${term}'`);
-    return { field: unescape(m[1].trim()), op: m[2] === '!=' ? '!=' : '=', value: unescape(m[3]) };
+    const parts = splitTerm(term.trim());
+    if (!parts) throw badRequest(`invalid selector: '${selector}'; can't understand '${term}'`);
+    const [field, op, value] = parts;
+    return { field: unescape(field.trim()), op, value: unescape(value) };
   });
+}
+
+/** A term's field, operator (`=`, `==`, `!=`) and value, split at its first unescaped `=` or `!` (a scan, linear in the term). */
+function splitTerm(term: string): [string, '=' | '!=', string] | undefined {
+  for (let i = 0; i < term.length; i++) {
+    const c = term[i];
+    if (c === '\\') {
+      if (i + 1 >= term.length || term[i + 1] === '\n') return undefined;
+      i++;
+    } else if (c === '=' || c === '!') {
+      if (i === 0 || (c === '!' && term[i + 1] !== '=')) return undefined;
+      const value = term.slice(i + (c === '!' || term[i + 1] === '=' ? 2 : 1));
+      return value.includes('\n') ? undefined : [term.slice(0, i), c === '!' ? '!=' : '=', value];
+    }
+  }
+  return undefined;
 }
 
 /** Whether the field values of one object satisfy every requirement. */

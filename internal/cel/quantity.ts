@@ -11,7 +11,8 @@ const MAX_INT64 = 2n ** 63n - 1n;
 const FORMAT_WRONG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 const DECIMAL_SUFFIXES: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
 const BINARY_SUFFIXES: Record<string, number> = { Ki: 10, Mi: 20, Gi: 30, Ti: 40, Pi: 50, Ei: 60 };
-const SHAPE = /^([+-]?)(\d*)(?:\.(\d*))?([eEinumkKMGTP]*[-+]?\d*)$/;
+// The suffix starts with a letter or sign, so each digit has one place: linear in the text's length.
+const SHAPE = /^([+-]?)(\d*)(?:\.(\d*))?((?:[eEinumkKMGTP]+[-+]?|[-+])\d*|)$/;
 
 /** Divides rounding away from zero, as amounts below the precision round up. */
 function divideUp(n: bigint, d: bigint): bigint {

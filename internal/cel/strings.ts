@@ -81,8 +81,16 @@ export function substring(s: string, start: bigint, end?: bigint): string {
 
 // Unicode White_Space, as the platform trims it (no zero-width characters).
 const SPACE = '[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
-const TRIM = new RegExp(`^${SPACE}+|${SPACE}+$`, 'g');
-export const trim = (s: string): string => s.replace(TRIM, '');
+const IS_SPACE = new RegExp(`^${SPACE}$`);
+
+/** Trims by scanning from both ends: a pattern anchored at the end backtracks over every run of spaces. */
+export function trim(s: string): string {
+  let start = 0;
+  let end = s.length;
+  while (start < end && IS_SPACE.test(s[start])) start++;
+  while (end > start && IS_SPACE.test(s[end - 1])) end--;
+  return s.slice(start, end);
+}
 
 export function join(list: readonly unknown[], sep = ''): string {
   for (const item of list) if (typeof item !== 'string') throw runtimeError('join: list must contain only strings');

@@ -2,6 +2,11 @@
 // cannot apply (a failed `test`, a missing path) is 422 and changes nothing.
 import fastJsonPatch from 'fast-json-patch';
 import { StatusError, badRequest } from '../apimachinery/status.js';
+import { MAX_NESTING_DEPTH } from '../apimachinery/depth.js';
+import { isPlainObject } from './schema.js';
+
+/** What copies may add to a document in all, as upstream: the largest request body. */
+export const MAX_COPY_BYTES = 3 * 1024 * 1024;
 
 /** The most operations one patch may carry, as upstream. */
 const MAX_OPERATIONS = 10_000;
@@ -30,12 +35,86 @@ function validateShape(ops: unknown): fastJsonPatch.Operation[] {
 export function applyJsonPatch<T>(doc: T, ops: unknown): T {
   const operations = validateShape(ops);
   try {
-    return fastJsonPatch.applyPatch(structuredClone(doc), structuredClone(operations), true, true).newDocument;
+    let out = structuredClone(doc);
+    const growth = new Growth(out);
+    operations.forEach((op, i) => {
+      growth.check(out, op);
+      out = fastJsonPatch.applyOperation(out, structuredClone(op), true, true, true, i).newDocument;
+    });
+    return out;
   } catch (err) {
     if (!(err instanceof fastJsonPatch.JsonPatchError)) throw err;
     if (MALFORMED.has(err.name)) throw badRequest(`invalid JSON patch: operation ${err.index ?? 0}: ${err.message}`);
     const op = operations[err.index ?? 0];
     const detail = err.name === 'TEST_OPERATION_FAILED' ? `testing value ${op?.path} failed: test operation failed` : `${err.message}: ${op?.path}`;
     throw unprocessable(detail);
+  }
+}
+
+/** Depth and approximate JSON size of a value, walked without recursion; the walk stops once `budget` bytes are passed. */
+function measure(value: unknown, budget: number): { depth: number; bytes: number } {
+  let depth = 0;
+  let bytes = 0;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length && bytes <= budget) {
+    const [v, d] = stack.pop()!;
+    if (typeof v === 'string') bytes += v.length + 2;
+    else if (typeof v !== 'object' || v === null) bytes += String(v).length;
+    else {
+      depth = Math.max(depth, d);
+      bytes += 2;
+      for (const [k, child] of Object.entries(v)) {
+        bytes += Array.isArray(v) ? 1 : k.length + 4;
+        stack.push([child, d + 1]);
+      }
+    }
+  }
+  return { depth, bytes };
+}
+
+/** Managed fields mirror the object's nesting one level deeper, and are written anew after the patch: they do not count. */
+function withoutManagedFields(doc: unknown): unknown {
+  if (!isPlainObject(doc) || !isPlainObject(doc.metadata)) return doc;
+  const { managedFields: _, ...metadata } = doc.metadata;
+  return { ...doc, metadata };
+}
+
+const segments = (pointer: string): number => (pointer.match(/\//g) ?? []).length;
+
+/**
+ * Bounds what a patch makes of a document: copies may add at most
+ * MAX_COPY_BYTES in all, and no operation may nest the document deeper than
+ * any body may be (tracked as an upper bound, so only inserted values are walked).
+ */
+class Growth {
+  private copied = 0;
+  private depth: number;
+
+  constructor(doc: unknown) {
+    this.depth = measure(withoutManagedFields(doc), Infinity).depth;
+  }
+
+  check(doc: unknown, op: fastJsonPatch.Operation): void {
+    let inserted = 0;
+    if (op.op === 'add' || op.op === 'replace') inserted = measure(op.value, Infinity).depth;
+    else if (op.op === 'move') inserted = this.depth - segments(op.from);
+    else if (op.op === 'copy') inserted = this.copy(doc, op.from);
+    this.depth = Math.max(this.depth, segments(op.path) + inserted);
+    if (this.depth > MAX_NESTING_DEPTH) throw unprocessable(`the patched object would nest deeper than ${MAX_NESTING_DEPTH} levels`);
+  }
+
+  private copy(doc: unknown, from: string): number {
+    let value: unknown;
+    try {
+      value = fastJsonPatch.getValueByPointer(doc, from);
+    } catch {
+      return 0; // the operation itself reports the missing path
+    }
+    const { depth, bytes } = measure(value, MAX_COPY_BYTES - this.copied);
+    this.copied += bytes;
+    if (this.copied > MAX_COPY_BYTES) {
+      throw unprocessable(`Unable to complete the copy, the accumulated size increase of copy is ${this.copied}, exceeding the limit ${MAX_COPY_BYTES}`);
+    }
+    return depth;
   }
 }

@@ -18,8 +18,8 @@ const BAD_PRIMITIVE_LIST = 'invalid patch format of primitive list';
 
 const unprocessable = (message: string) => new StatusError(422, 'Invalid',
   'the server rejected our request due to an error in our request', { causes: [{ message }] });
-/** Upstream answers the remaining patch errors as unclassified server errors. */
-const patchError = (message: string) => new StatusError(500, '', message);
+/** The remaining malformed patches (unknown directives, items without their merge key, mixed lists) are the client's 400. */
+const patchError = (message: string) => badRequest(message);
 
 const goValue = (v: unknown): string => (isPlainObject(v) ? `map[${Object.entries(v).map(([k, x]) => `${k}:${goValue(x)}`).join(' ')}]` : String(v));
 const noMergeKey = (m: Obj, key: string) => patchError(`map: ${goValue(m)} does not contain declared merge key: ${key}`);

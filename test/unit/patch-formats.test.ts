@@ -110,8 +110,8 @@ describe('patch formats', () => {
       expect(reordered.spec).to.deep.equal({ containers: [{ name: 'b' }, { name: 'a' }] });
     });
 
-    it('answers an error when the patch list disagrees with $setElementOrder', () => {
-      statusOf(() => sp(pod([{ name: 'a' }]), { spec: { '$setElementOrder/containers': [{ name: 'a' }], containers: [{ name: 'z' }] } }), 500);
+    it('answers 400 when the patch list disagrees with $setElementOrder', () => {
+      statusOf(() => sp(pod([{ name: 'a' }]), { spec: { '$setElementOrder/containers': [{ name: 'a' }], containers: [{ name: 'z' }] } }), 400);
     });
 
     it('deletes list items with $patch: delete and replaces lists with $patch: replace', () => {
@@ -124,7 +124,7 @@ describe('patch formats', () => {
       const base = { metadata: { name: 'p', labels: { a: '1', b: '2' } } };
       expect(sp(base, { metadata: { labels: { c: '3', $patch: 'replace' } } })).to.deep.equal({ metadata: { name: 'p', labels: { c: '3' } } });
       expect(sp(base, { metadata: { labels: { $patch: 'delete' } } })).to.deep.equal({ metadata: { name: 'p', labels: {} } });
-      statusOf(() => sp(base, { metadata: { labels: { $patch: 'shred' } } }), 500);
+      statusOf(() => sp(base, { metadata: { labels: { $patch: 'shred' } } }), 400);
     });
 
     it('removes keys set to null and ignores unknown directives', () => {
@@ -152,8 +152,8 @@ describe('patch formats', () => {
       expect(out.spec).to.deep.equal({ containers: [{ name: 'b', env: [{ name: 'X', value: '1' }] }] });
     });
 
-    it('fails on an item without its merge key and on lists of lists', () => {
-      statusOf(() => sp(pod([{ name: 'a' }]), { spec: { containers: [{ image: 'x' }] } }), 500);
+    it('answers 400 for an item without its merge key, 422 for lists of lists', () => {
+      statusOf(() => sp(pod([{ name: 'a' }]), { spec: { containers: [{ image: 'x' }] } }), 400);
       statusOf(() => sp({ metadata: { name: 'p', finalizers: ['a'] } }, { metadata: { finalizers: [['b']] } }), 422);
     });
 

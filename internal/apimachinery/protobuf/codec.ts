@@ -269,8 +269,8 @@ function readSpecial(r: Reader, kind: Kind, m: Message): unknown {
     case Kind.Duration: return formatDuration(varints[m.num.duration] ?? 0);
     case Kind.Quantity: return blobs[m.num.string]?.toString('utf8') || '0';
     case Kind.IntOrString: return varints[m.num.type] === 1 ? blobs[m.num.strVal]?.toString('utf8') ?? '' : varints[m.num.intVal] ?? 0;
-    case Kind.RawExtension: return decodeRaw(blobs[m.num.raw]);
-    case Kind.FieldsV1: return decodeRaw(blobs[m.num.Raw]);
+    case Kind.RawExtension: return decodeRaw(blobs[m.num.raw], r.depth);
+    case Kind.FieldsV1: return decodeRaw(blobs[m.num.Raw], r.depth);
   }
   return undefined;
 }
@@ -307,9 +307,9 @@ function readStrings(r: Reader, number: number): string[] {
 }
 
 /** Embedded raw data: an enveloped Protobuf object or JSON. */
-function decodeRaw(raw: Buffer | undefined): unknown {
+function decodeRaw(raw: Buffer | undefined, depth: number): unknown {
   if (!raw || raw.length === 0) return undefined;
-  if (hasPrefix(raw)) return decodeEnvelope(raw);
+  if (hasPrefix(raw)) return decodeEnvelope(raw, undefined, depth);
   try {
     return JSON.parse(raw.toString('utf8'));
   } catch {
@@ -376,11 +376,11 @@ export function encodeEnvelope(obj: JsonObject, messageName?: string): Buffer {
  * The JSON form of an enveloped object, apiVersion and kind set from the
  * envelope; `messageName` decodes envelopes whose type is left empty.
  */
-export function decodeEnvelope(bytes: Uint8Array, messageName?: string): JsonObject {
+export function decodeEnvelope(bytes: Uint8Array, messageName?: string, depth = 0): JsonObject {
   if (!hasPrefix(bytes)) throw new ProtobufError('data does not start with the Protobuf prefix 6b 38 73 00');
   const schema = getSchema();
   const unknown = schema.message(MESSAGE_NAMES.unknown);
-  const r = new Reader(asBuffer(bytes), PROTOBUF_PREFIX.length);
+  const r = new Reader(asBuffer(bytes), PROTOBUF_PREFIX.length, bytes.length, depth);
   let typeMeta: JsonObject = {};
   let rawStart = -1;
   let rawEnd = -1;

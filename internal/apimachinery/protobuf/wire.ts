@@ -2,6 +2,7 @@
 // one-byte length slot that is widened afterwards when needed, so encoding
 // needs a single pass over the object and no size pre-computation.
 import { ProtobufError } from './errors.js';
+import { MAX_NESTING_DEPTH } from '../depth.js';
 
 export const WIRE_VARINT = 0;
 export const WIRE_FIXED64 = 1;
@@ -9,6 +10,7 @@ export const WIRE_BYTES = 2;
 export const WIRE_FIXED32 = 5;
 
 const TWO_32 = 4294967296;
+const MAX_MESSAGE_DEPTH = 2 * MAX_NESTING_DEPTH;
 
 /** Node's fast paths behind `toString('utf8')` and `write(s, 'utf8')`, without their argument handling. */
 interface NodeBuffer extends Buffer {
@@ -158,7 +160,8 @@ export class Reader {
   pos: number;
   private readonly buf: NodeBuffer;
 
-  constructor(buf: Buffer, start = 0, public end = buf.length) {
+  /** `depth`: messages already open around this data (an envelope inside another's raw field starts deeper). */
+  constructor(buf: Buffer, start = 0, public end = buf.length, public depth = 0) {
     this.buf = buf as NodeBuffer;
     this.pos = start;
   }
@@ -204,6 +207,8 @@ export class Reader {
 
   /** Narrows the reader to the length-delimited value that follows; returns what `leave` restores. */
   enter(): number {
+    // Messages nest by recursion when decoded: bounded like any body's nesting (a map entry is a message of its own).
+    if (++this.depth > MAX_MESSAGE_DEPTH) throw new ProtobufError(`exceeded max depth of ${MAX_MESSAGE_DEPTH} nested messages`);
     const len = this.uint();
     const outer = this.end;
     if (this.pos + len > outer) this.truncated();
@@ -212,6 +217,7 @@ export class Reader {
   }
 
   leave(outer: number): void {
+    this.depth--;
     this.end = outer;
   }
 
