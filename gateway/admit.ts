@@ -48,9 +48,12 @@ export async function admit(backends: Backends, def: KindDef, op: Operation, use
     dryRun, options: Buffer.from(JSON.stringify(options)),
   });
   if (!res.allowed) {
+    // A chain that could not reach a service it reads asks the client to retry, as any 503 does.
+    const retry = res.code === 503;
     throw new StatusError(res.code || 403, res.reason || 'Forbidden', res.message || 'admission refused the request',
       { name: meta.name, kind: def.resource, ...(def.group ? { group: def.group } : {}),
-        ...(res.causes.length ? { causes: res.causes.map((c) => ({ reason: c.type, message: c.message, field: c.field })) } : {}) });
+        ...(res.causes.length ? { causes: res.causes.map((c) => ({ reason: c.type, message: c.message, field: c.field })) } : {}),
+        ...(retry ? { retryAfterSeconds: 1 } : {}) }, retry ? { 'Retry-After': '1' } : {});
   }
   return res.object.length ? JSON.parse(res.object.toString('utf8')) : obj;
 }

@@ -1,7 +1,6 @@
 // The gateway: an HTTPS Koa app that authenticates, authorizes and routes each
 // request of the REST protocol to the other services.
 import Koa from 'koa';
-import https from 'node:https';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { FeatureGates } from '../internal/config/features.js';
@@ -29,6 +28,10 @@ import { serveWatch, type WatchOptions } from './watch.js';
 import type { WatchHub } from './hub.js';
 import type { Allocator } from './serviceallocator.js';
 import { IssuerDiscovery } from './issuerdiscovery.js';
+import { InflightLimiter, type InflightLimits } from './inflight.js';
+import { requestDeadline } from './timeout.js';
+import { requestScope } from './stray.js';
+import { headerValue } from './headers.js';
 
 export interface GatewayDeps {
   registry: Registry;
@@ -43,6 +46,10 @@ export interface GatewayDeps {
   features: FeatureGates;
   /** While the process is younger than this, unfinished start-up work does not fail /livez. */
   livezGracePeriodMs: number;
+  /** `--max-requests-inflight` and `--max-mutating-requests-inflight`. */
+  inflight: InflightLimits;
+  /** `--request-timeout` in milliseconds (0: none). */
+  requestTimeoutMs: number;
 }
 
 type State = { info: RequestInfo; user: UserInfo; cbor: boolean };
@@ -57,7 +64,7 @@ async function errors(ctx: Koa.Context, next: Koa.Next): Promise<void> {
     if (!(err instanceof StatusError)) console.error(`gateway: ${ctx.method} ${ctx.path}:`, err);
     if (ctx.res.headersSent) { ctx.res.destroy(); return; }
     ctx.respond = true;
-    for (const [k, v] of Object.entries(status.headers)) ctx.set(k, v);
+    for (const [k, v] of Object.entries(status.headers)) ctx.set(k, headerValue(v));
     writeBody(ctx, status.code, status.toStatus(), plainFormatOf(ctx));
   }
 }
@@ -95,13 +102,24 @@ async function traced(ctx: Koa.Context, next: Koa.Next): Promise<void> {
   }
 }
 
+async function resolveInfo(ctx: Koa.ParameterizedContext<State>, next: Koa.Next): Promise<void> {
+  ctx.state.info = requestInfo(ctx.method, ctx.path, new URLSearchParams(ctx.querystring));
+  await next();
+}
+
 function authorize(backends: Backends) {
   return async (ctx: Koa.ParameterizedContext<State>, next: Koa.Next) => {
-    const info = requestInfo(ctx.method, ctx.path, new URLSearchParams(ctx.querystring));
-    ctx.state.info = info;
     const q = ctx.query;
-    await authorizeRequest(backends, ctx.state.user, info, { fieldSelector: String(q.fieldSelector ?? ''), labelSelector: String(q.labelSelector ?? '') });
+    await authorizeRequest(backends, ctx.state.user, ctx.state.info, { fieldSelector: String(q.fieldSelector ?? ''), labelSelector: String(q.labelSelector ?? '') });
     await next();
+  };
+}
+
+/** Whether a request names a resource (and sub-resource) the registry serves. */
+function servedBy(registry: Registry) {
+  return (info: RequestInfo): boolean => {
+    const def = registry.lookup(info.group, info.version, info.resource);
+    return Boolean(def) && (!info.subresource || Boolean(def!.subresources?.includes(info.subresource)));
   };
 }
 
@@ -119,15 +137,20 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
   }))];
   const readyChecks: Check[] = [...healthChecks, ...deps.startupChecks,
     { name: 'shutdown', run: () => { if (deps.isShuttingDown()) throw new Error('shutting down'); } }];
-  const metrics = new GatewayMetrics();
+  const metrics = new GatewayMetrics(servedBy(deps.registry));
+  const inflight = new InflightLimiter(deps.inflight, metrics);
   deps.backends.decisions?.registerMetrics(metrics.registry);
+  app.use(requestScope);
   app.use(compression(deps.features('APIResponseCompression')));
   app.use(metrics.middleware());
   app.use(errors);
+  app.use(requestDeadline(deps.requestTimeoutMs));
   app.use(async (ctx, next) => { ctx.state.cbor = deps.features('CBORServingAndStorage'); await next(); });
   app.use(traced);
   // Health and metrics are authenticated and authorized like any other path.
   app.use(authenticate(deps.backends));
+  app.use(resolveInfo);
+  app.use(inflight.middleware());
   app.use(authorize(deps.backends));
   app.use(async (ctx, next) => {
     const root = ctx.path.split('/')[1];
@@ -224,19 +247,4 @@ async function serveResource(ctx: Koa.ParameterizedContext<State>, deps: Gateway
     case 'deletecollection': return verbs.deleteCollection(r, deps.backends);
     default: throw methodNotAllowed(ctx.method, ctx.path);
   }
-}
-
-export interface TlsFiles {
-  cert: Buffer;
-  key: Buffer;
-  /** The CAs whose client certificates are asked for; authn decides whether they count. */
-  ca: Buffer[];
-}
-
-/** Request headers may total this much, as upstream's 1 MiB: an oversized credential is refused as such, not cut off. */
-const MAX_HEADER_BYTES = 1 << 20;
-
-/** An HTTPS server that asks for (but does not require) a client certificate. */
-export function createHttpsServer(app: Koa, tls: TlsFiles): https.Server {
-  return https.createServer({ ...tls, requestCert: true, rejectUnauthorized: false, maxHeaderSize: MAX_HEADER_BYTES }, app.callback());
 }

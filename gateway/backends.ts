@@ -1,10 +1,10 @@
 // The gateway's gRPC clients of the other services, and how their failures
 // become API errors.
-import { api, clientOptions, grpc, isServiceError, trailers, unary } from '../internal/rpc/index.js';
+import { api, clientOptions, grpc, isServiceError, isUnreachable, trailers, unary } from '../internal/rpc/index.js';
 import { StorageClient, STORAGE_ERROR_KEY } from '../internal/storage/client.js';
 import { MetricsScraper } from '../internal/metrics/index.js';
 import {
-  StatusError, alreadyExists, gone, internalError, notFound, serviceUnavailable, staleConflict, tooLargeResourceVersion,
+  StatusError, alreadyExists, badRequest, gone, internalError, notFound, serviceUnavailable, staleConflict, tooLargeResourceVersion,
   type GroupResource,
 } from '../internal/apimachinery/status.js';
 import type { AuthenticationClient } from '../internal/rpc/gen/svc/authn/v1/Authentication.js';
@@ -106,12 +106,10 @@ export class Backends {
   }
 }
 
-const UNREACHABLE = new Set([grpc.status.UNAVAILABLE, grpc.status.DEADLINE_EXCEEDED, grpc.status.CANCELLED]);
-
 /** A failed call to a service the request cannot do without. */
 function rpcFailure(service: string) {
   return (err: unknown): never => {
-    if (isServiceError(err) && UNREACHABLE.has(err.code)) throw serviceUnavailable(`the ${service} service is unavailable: ${err.details}`);
+    if (isUnreachable(err)) throw serviceUnavailable(`the ${service} service is unavailable: ${(err as grpc.ServiceError).details}`);
     throw internalError(`${service}: ${(err as Error).message}`);
   };
 }
@@ -132,8 +130,10 @@ export function storageError(err: unknown, gr: GroupResource, name: string): Sta
     case grpc.status.ALREADY_EXISTS: return alreadyExists(gr, name);
     case grpc.status.FAILED_PRECONDITION: return staleConflict(gr, name);
     case grpc.status.OUT_OF_RANGE: return revisionError(err);
+    // Storage refuses only arguments that came from the request (a key, a limit, a continue key).
+    case grpc.status.INVALID_ARGUMENT: return badRequest(err.details);
     default:
-      if (UNREACHABLE.has(err.code)) return serviceUnavailable(`storage is unavailable: ${err.details}`);
+      if (isUnreachable(err)) return serviceUnavailable(`storage is unavailable: ${err.details}`);
       return internalError(err.details);
   }
 }

@@ -8,6 +8,7 @@ import { badRequest } from '../internal/apimachinery/status.js';
 import { parseYamlDocument, yamlValue } from '../internal/apimachinery/yaml.js';
 import { checkJsonDepth } from '../internal/apimachinery/depth.js';
 import { checkSchema, type KindDef } from '../internal/registry/index.js';
+import { addWarning } from './headers.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 const DIRECTIVES: FieldValidation[] = ['Ignore', 'Warn', 'Strict'];
@@ -113,5 +114,5 @@ export function enforceFieldValidation(ctx: Koa.Context, directive: FieldValidat
   const problems = [...unknown.map((f) => `unknown field "${f}"`), ...duplicates.map((f) => `duplicate field "${f}"`)];
   if (problems.length === 0) return;
   if (directive === 'Strict') throw badRequest(`strict decoding error: ${problems.join(', ')}`);
-  for (const p of problems) ctx.append('Warning', `299 - ${JSON.stringify(p)}`);
+  for (const p of problems) addWarning(ctx, p);
 }

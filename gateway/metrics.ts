@@ -20,27 +20,39 @@ export class GatewayMetrics {
     name: 'apiserver_current_inflight_requests', help: 'Maximal number of currently used inflight request limit of this apiserver per request kind in last second.',
     labelNames: ['request_kind'], registers: [this.registry],
   });
+  readonly dropped = new Counter({
+    name: 'apiserver_dropped_requests_total', help: "Number of requests dropped with 'Try again later' response",
+    labelNames: ['request_kind'], registers: [this.registry],
+  });
+  private readonly terminations = new Counter({
+    name: 'apiserver_request_terminations_total', help: 'Number of requests which apiserver terminated in self-defense.',
+    labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component', 'code'], registers: [this.registry],
+  });
   readonly deprecated = new Gauge({
     name: 'apiserver_requested_deprecated_apis', help: 'Gauge of deprecated APIs that have been requested, broken out by API group, version, resource, subresource, and removed_release.',
     labelNames: ['group', 'version', 'resource', 'subresource', 'removed_release'], registers: [this.registry],
   });
 
-  constructor() {
+  /** `served` tells whether a request names a resource (and sub-resource) the server has: only those get their own series. */
+  constructor(private readonly served: (info: RequestInfo) => boolean) {
     collectDefaultMetrics({ register: this.registry });
+    for (const kind of ['readOnly', 'mutating']) this.dropped.inc({ request_kind: kind }, 0);
   }
 
-  /** Counts and times every request; watches are counted as long-running while open. */
+  /** Counts and times every request; requests the server cut short (429, 504) count as terminations too. */
   middleware() {
     return async (ctx: Koa.Context, next: Koa.Next): Promise<void> => {
       const started = process.hrtime.bigint();
-      const kind = ctx.method === 'GET' || ctx.method === 'HEAD' ? 'readOnly' : 'mutating';
-      this.inflight.inc({ request_kind: kind });
       try {
         await next();
       } finally {
-        this.inflight.dec({ request_kind: kind });
-        const labels = labelsOf(ctx.state.info as RequestInfo | undefined, ctx);
-        this.requests.inc({ ...labels, code: String(ctx.status) });
+        const labels = this.labelsOf(ctx.state.info as RequestInfo | undefined, ctx);
+        const code = String(ctx.status);
+        this.requests.inc({ ...labels, code });
+        if (ctx.state.terminated) {
+          const { dry_run: _dryRun, ...termination } = labels;
+          this.terminations.inc({ ...termination, code });
+        }
         if (labels.verb !== 'WATCH') this.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
       }
     };
@@ -52,13 +64,24 @@ export class GatewayMetrics {
     ctx.set('Content-Type', this.registry.contentType);
     ctx.body = endWithNewline(own) + others;
   }
+
+  /** Labels from a bounded set: a path that names no served resource (any junk URL) shares the empty ones. */
+  private labelsOf(info: RequestInfo | undefined, ctx: Koa.Context) {
+    const known = info?.isResourceRequest === true && this.served(info);
+    const scope = !known ? '' : info.name ? 'resource' : info.namespace ? 'namespace' : 'cluster';
+    return {
+      verb: verbOf(info, ctx), dry_run: ctx.query.dryRun ? 'All' : '', group: known ? info.group : '', version: known ? info.version : '',
+      resource: known ? info.resource : '', subresource: known ? info.subresource : '', scope, component: 'apiserver',
+    };
+  }
 }
 
-function labelsOf(info: RequestInfo | undefined, ctx: Koa.Context) {
-  const verb = (info?.verb ?? ctx.method.toLowerCase()).toUpperCase();
-  const scope = !info?.isResourceRequest ? '' : info.name ? 'resource' : info.namespace ? 'namespace' : 'cluster';
-  return {
-    verb, dry_run: ctx.query.dryRun ? 'All' : '', group: info?.group ?? '', version: info?.version ?? '',
-    resource: info?.resource ?? '', subresource: info?.subresource ?? '', scope, component: 'apiserver',
-  };
+/** The verbs upstream reports; any other method is `other`, so odd methods add no series. */
+const VERBS = new Set(['APPLY', 'CONNECT', 'CREATE', 'DELETE', 'DELETECOLLECTION', 'GET', 'LIST', 'PATCH', 'POST', 'PROXY', 'PUT', 'UPDATE', 'WATCH']);
+
+function verbOf(info: RequestInfo | undefined, ctx: Koa.Context): string {
+  let verb = (info?.verb ?? ctx.method).toUpperCase();
+  if (verb === 'HEAD') verb = 'GET';
+  if (verb === 'PATCH' && ctx.get('Content-Type').startsWith('application/apply-patch')) verb = 'APPLY';
+  return VERBS.has(verb) ? verb : 'other';
 }

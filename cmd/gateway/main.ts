@@ -14,12 +14,15 @@ const IN_FLIGHT_GRACE_MS = 2000;
 import { Backends } from '../../gateway/backends.js';
 import { WatchHub } from '../../gateway/hub.js';
 import { DecisionCache } from '../../gateway/decisions.js';
-import { createApp, createHttpsServer } from '../../gateway/app.js';
+import { createApp } from '../../gateway/app.js';
+import { createHttpsServer } from '../../gateway/server.js';
 import { ensureInitialNamespaces } from '../../gateway/namespaces.js';
 import { ensureClusterInfo } from '../../gateway/clusterinfo.js';
 import { ServiceAllocator } from '../../gateway/serviceallocator.js';
+import { logStrayErrors } from '../../gateway/stray.js';
 
 const flags = parseArgsOrExit('gateway', gatewayFlags);
+logStrayErrors('gateway');
 initTracing('gateway');
 // The Protobuf tables compile on first use; do it now rather than in a request.
 messageNameFor('v1', 'Namespace');
@@ -71,13 +74,15 @@ const app = createApp({
   isShuttingDown: () => shuttingDown,
   features,
   livezGracePeriodMs: flags.duration('livez-grace-period'),
+  inflight: { readOnly: flags.int('max-requests-inflight'), mutating: flags.int('max-mutating-requests-inflight') },
+  requestTimeoutMs: flags.duration('request-timeout'),
 }, () => `${flags.string('bind-address')}:${port}`);
 
 const server = createHttpsServer(app, {
   cert: readFileSync(flags.string('tls-cert-file') || pki.servingCert),
   key: readFileSync(flags.string('tls-private-key-file') || pki.servingKey),
   ca: [pki.caCert, flags.string('client-ca-file'), flags.string('requestheader-client-ca-file')].filter(Boolean).map((f) => readFileSync(f)),
-});
+}, { requestTimeoutMs: flags.duration('request-timeout') });
 await new Promise<void>((resolve) => server.listen(flags.int('secure-port'), flags.string('bind-address'), resolve));
 const address = server.address();
 const port = typeof address === 'object' && address ? address.port : flags.int('secure-port');

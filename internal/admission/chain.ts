@@ -3,7 +3,7 @@
 // plugin on the final object. The first refusal ends the chain. Dry-run writes
 // go through the same chain.
 import { AdmissionError, type AdmissionPlugin, type AdmissionRequest, type Cause, type JsonObject } from './types.js';
-import { internalError } from './errors.js';
+import { pluginFailure } from './errors.js';
 
 export type AdmissionOutcome =
   | { allowed: true; object?: JsonObject; warnings: string[]; auditAnnotations: Record<string, string> }
@@ -32,7 +32,7 @@ export class AdmissionChain {
         warnings.push(...(answer?.warnings ?? []));
         Object.assign(auditAnnotations, answer?.auditAnnotations ?? {});
       } catch (err) {
-        const refusal = err instanceof AdmissionError ? err : internalError(`${plugin.name}: ${(err as Error).message}`);
+        const refusal = err instanceof AdmissionError ? err : pluginFailure(plugin.name, err);
         const { code, reason, message, causes } = refusal;
         return { allowed: false, code, reason, message, causes, warnings, auditAnnotations };
       }

@@ -1,4 +1,5 @@
 // Refusals worded as the Kubernetes API server words its Status errors.
+import { isUnreachable } from '../rpc/index.js';
 import { AdmissionError, type Cause } from './types.js';
 
 export interface GroupResource {
@@ -24,4 +25,10 @@ export function notFound(target: GroupResource, name: string): AdmissionError {
 
 export function internalError(detail: string): AdmissionError {
   return new AdmissionError(500, 'InternalError', `Internal error occurred: ${detail}`, [{ type: '', message: detail, field: '' }]);
+}
+
+/** A plugin's failure: 503 when a service it reads could not be reached (the client should retry), else 500. */
+export function pluginFailure(plugin: string, err: unknown): AdmissionError {
+  if (isUnreachable(err)) return new AdmissionError(503, 'ServiceUnavailable', `${plugin}: the storage service is unavailable: ${(err as Error).message}`);
+  return internalError(`${plugin}: ${(err as Error).message}`);
 }

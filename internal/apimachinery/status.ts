@@ -88,6 +88,14 @@ export const forbidden = (message: string, gr?: GroupResource, name = '') =>
 export const serviceUnavailable = (message: string) =>
   new StatusError(503, 'ServiceUnavailable', message, { retryAfterSeconds: 1 }, { 'Retry-After': '1' });
 
+/** Over the server's concurrency limit: the client should retry after a second, as upstream's max-in-flight filter says. */
+export const tooManyRequests = () =>
+  new StatusError(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds: 1 }, { 'Retry-After': '1' });
+
+/** A request that outlived its deadline (`--request-timeout` or `?timeout=`). */
+export const requestTimeout = () =>
+  new StatusError(504, 'Timeout', 'Timeout: request did not complete within the allotted timeout', {});
+
 export const tooLargeResourceVersion = (requested: number, current: number) =>
   new StatusError(504, 'Timeout', `Too large resource version: ${requested}, current: ${current}`,
     { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 }, { 'Retry-After': '1' });

@@ -47,6 +47,10 @@ export function trailers(err: grpc.ServiceError): Record<string, string> {
 export const isServiceError = (err: unknown): err is grpc.ServiceError =>
   typeof err === 'object' && err !== null && 'code' in err && 'details' in err;
 
+const UNREACHABLE = new Set([grpc.status.UNAVAILABLE, grpc.status.DEADLINE_EXCEEDED, grpc.status.CANCELLED]);
+/** A call that failed because the service could not be reached in time (down, restarting, overloaded), not because of what was asked. */
+export const isUnreachable = (err: unknown): boolean => isServiceError(err) && UNREACHABLE.has(err.code);
+
 type UnaryHandler = (request: any, call: grpc.ServerUnaryCall<any, any>) => Promise<any>;
 type StreamHandler = (call: grpc.ServerWritableStream<any, any>) => void | Promise<void>;
 export type Handlers = Record<string, UnaryHandler | StreamHandler>;

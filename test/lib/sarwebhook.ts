@@ -1,6 +1,7 @@
 // A real HTTPS SubjectAccessReview webhook for tests, on 127.0.0.1 with a
 // certificate of its own CA: it records every review and answers by user name
-// (`allowed-*` allowed, `denied-*` denied, `broken` HTTP 500, others no opinion).
+// (`allowed-*` allowed, `denied-*` denied, `broken` HTTP 500, others no opinion);
+// `slow-*` users are allowed after `slowMs`, to hold requests in flight.
 import { createServer, type Server } from 'node:https';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,13 +20,13 @@ export interface SarWebhook {
 function answer(review: any): { code: number; body: unknown } {
   const user: string = review?.spec?.user ?? '';
   if (user === 'broken') return { code: 500, body: { message: 'broken' } };
-  const status = user.startsWith('allowed-') ? { allowed: true, reason: 'the webhook allows' }
+  const status = user.startsWith('allowed-') || user.startsWith('slow-') ? { allowed: true, reason: 'the webhook allows' }
     : user.startsWith('denied-') ? { allowed: false, denied: true, reason: 'the webhook denies' } : { allowed: false };
   return { code: 200, body: { apiVersion: review.apiVersion, kind: 'SubjectAccessReview', status } };
 }
 
 /** Starts the webhook and writes a client configuration for it into dir. */
-export async function startSarWebhook(dir: string): Promise<SarWebhook> {
+export async function startSarWebhook(dir: string, opts: { slowMs?: number } = {}): Promise<SarWebhook> {
   const caPem = await createCa('sar-webhook-ca', 1);
   const ca = await loadCa(caPem.certPem, caPem.keyPem);
   const leaf = await issueLeaf(ca, { commonName: 'sar-webhook', hosts: ['127.0.0.1'], usage: 'server', validityDays: 1 });
@@ -38,7 +39,9 @@ export async function startSarWebhook(dir: string): Promise<SarWebhook> {
       try { review = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { review = undefined; }
       reviews.push(review);
       const { code, body } = answer(review);
-      res.writeHead(code, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+      const delay = String(review?.spec?.user ?? '').startsWith('slow-') ? opts.slowMs ?? 0 : 0;
+      const timer = setTimeout(() => res.writeHead(code, { 'Content-Type': 'application/json' }).end(JSON.stringify(body)), delay);
+      res.on('close', () => clearTimeout(timer));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

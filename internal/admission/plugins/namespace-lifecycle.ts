@@ -73,7 +73,7 @@ export class NamespaceLifecycle implements AdmissionPlugin {
       response = await this.store.get(objectKey('', 'namespaces', '', name));
     } catch (err) {
       if (isServiceError(err) && err.code === grpc.status.NOT_FOUND) throw notFound(NAMESPACES, name);
-      throw internalError((err as Error).message);
+      throw err;
     }
     if (!response.kv) throw notFound(NAMESPACES, name);
     try {

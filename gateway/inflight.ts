@@ -1,0 +1,81 @@
+// Overload protection as upstream's max-in-flight filter: at most so many read-only
+// and so many mutating requests are served at once; one more is answered 429 with
+// Retry-After. Long-running requests (watches, streams) hold no slot.
+import type Koa from 'koa';
+import type { Counter, Gauge } from 'prom-client';
+import { tooManyRequests } from '../internal/apimachinery/status.js';
+import { GROUP_MASTERS } from '../internal/names/index.js';
+import type { RequestInfo } from './requestinfo.js';
+import type { UserInfo } from './backends.js';
+
+export type RequestKind = 'readOnly' | 'mutating';
+
+/** The most requests of each kind served at once; 0 is no limit. */
+export type InflightLimits = Record<RequestKind, number>;
+
+const LONG_RUNNING_VERBS = new Set(['watch', 'proxy']);
+const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'proxy', 'log', 'portforward']);
+/** Upstream's read-only verbs; any other verb (a non-resource POST, even HEAD) counts as mutating. */
+const READ_ONLY_VERBS = new Set(['get', 'list', 'watch']);
+/** How often the in-flight gauge publishes the highest count of the last period. */
+const WATERMARK_PERIOD_MS = 1000;
+
+/** Requests that may last as long as the client wants: they get neither a slot nor the request timeout. */
+export function isLongRunning(info: RequestInfo): boolean {
+  return LONG_RUNNING_VERBS.has(info.verb) || (info.isResourceRequest && LONG_RUNNING_SUBRESOURCES.has(info.subresource));
+}
+
+export const requestKindOf = (info: RequestInfo): RequestKind => (READ_ONLY_VERBS.has(info.verb) ? 'readOnly' : 'mutating');
+
+/** system:masters (the super-user and loopback clients) always get an answer, as upstream. */
+const isPrivileged = (user: UserInfo | undefined): boolean => Boolean(user?.groups?.includes(GROUP_MASTERS));
+
+export interface InflightMetrics {
+  /** apiserver_current_inflight_requests: the highest count of each kind in the last second. */
+  inflight: Gauge<'request_kind'>;
+  /** apiserver_dropped_requests_total: requests answered 429 by kind. */
+  dropped: Counter<'request_kind'>;
+}
+
+export class InflightLimiter {
+  private readonly current: Record<RequestKind, number> = { readOnly: 0, mutating: 0 };
+  private readonly watermark: Record<RequestKind, number> = { readOnly: 0, mutating: 0 };
+
+  constructor(private readonly limits: InflightLimits, private readonly metrics: InflightMetrics) {
+    setInterval(() => this.publish(), WATERMARK_PERIOD_MS).unref();
+    this.publish();
+  }
+
+  /** Needs the request's info and user (after authentication, before authorization, as upstream). */
+  middleware() {
+    return async (ctx: Koa.Context, next: Koa.Next): Promise<void> => {
+      const info = ctx.state.info as RequestInfo;
+      if (isLongRunning(info)) return next();
+      const kind = requestKindOf(info);
+      const limit = this.limits[kind];
+      if (limit > 0 && this.current[kind] >= limit && !isPrivileged(ctx.state.user as UserInfo | undefined)) {
+        this.metrics.dropped.inc({ request_kind: kind });
+        ctx.state.terminated = true;
+        throw tooManyRequests();
+      }
+      this.track(kind, 1);
+      try {
+        await next();
+      } finally {
+        this.track(kind, -1);
+      }
+    };
+  }
+
+  private track(kind: RequestKind, delta: number): void {
+    this.current[kind] += delta;
+    this.watermark[kind] = Math.max(this.watermark[kind], this.current[kind]);
+  }
+
+  private publish(): void {
+    for (const kind of ['readOnly', 'mutating'] as const) {
+      this.metrics.inflight.set({ request_kind: kind }, this.watermark[kind]);
+      this.watermark[kind] = this.current[kind];
+    }
+  }
+}

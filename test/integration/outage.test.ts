@@ -1,0 +1,47 @@
+// A storage outage under a stream of writes: while the storage process is down
+// every refused request is 503 ServiceUnavailable with Retry-After (never 500),
+// and writes succeed again once it is back on the same address.
+import { expect } from 'chai';
+import { Cluster, waitFor, type Response } from '../lib/cluster.js';
+
+const CMS = '/api/v1/namespaces/default/configmaps';
+
+describe('a storage outage under load', function () {
+  this.timeout(90_000);
+  let c: Cluster;
+  before(async () => { c = await new Cluster().start(); });
+  after(async () => { await c?.stop(); });
+
+  it('answers 503 with Retry-After while storage is down, and writes again once it is back', async () => {
+    let n = 0;
+    const failures: Response[] = [];
+    let created = 0;
+    let stop = false;
+    const create = async () => {
+      const res = await c.request('POST', CMS, { body: { metadata: { name: `cm-${n++}` } } });
+      if (res.status === 201) created++;
+      else failures.push(res);
+      return res;
+    };
+    const writers = Array.from({ length: 4 }, async () => { while (!stop) await create(); });
+    try {
+      expect(await waitFor(() => created >= 10, 20_000, 20)).to.equal(true);
+      await c.kill('storage');
+      expect(await waitFor(() => failures.length >= 20, 20_000, 20), 'writes fail while storage is down').to.equal(true);
+      const reads = await Promise.all([c.request('GET', CMS), c.request('GET', `${CMS}/cm-0`)]);
+      await c.startService('storage');
+      const before = created;
+      expect(await waitFor(() => created >= before + 10, 30_000, 50), 'writes succeed again').to.equal(true);
+      for (const res of [...failures, ...reads]) {
+        expect(res.status, res.text).to.equal(503);
+        expect(res.headers['retry-after']).to.equal('1');
+        expect(res.body).to.deep.include({ kind: 'Status', status: 'Failure', reason: 'ServiceUnavailable', code: 503 });
+        expect(res.body.details).to.deep.include({ retryAfterSeconds: 1 });
+      }
+    } finally {
+      stop = true;
+      await Promise.all(writers);
+    }
+    expect(c.procs.get('gateway')?.exitCode).to.equal(null);
+  });
+});
