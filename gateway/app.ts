@@ -31,6 +31,7 @@ import { IssuerDiscovery } from './issuerdiscovery.js';
 import { InflightLimiter, type InflightLimits } from './inflight.js';
 import { requestDeadline } from './timeout.js';
 import { requestScope } from './stray.js';
+import { headerValue } from './headers.js';
 
 export interface GatewayDeps {
   registry: Registry;
@@ -63,7 +64,7 @@ async function errors(ctx: Koa.Context, next: Koa.Next): Promise<void> {
     if (!(err instanceof StatusError)) console.error(`gateway: ${ctx.method} ${ctx.path}:`, err);
     if (ctx.res.headersSent) { ctx.res.destroy(); return; }
     ctx.respond = true;
-    for (const [k, v] of Object.entries(status.headers)) ctx.set(k, v);
+    for (const [k, v] of Object.entries(status.headers)) ctx.set(k, headerValue(v));
     writeBody(ctx, status.code, status.toStatus(), plainFormatOf(ctx));
   }
 }

@@ -7,6 +7,7 @@ import type { TLSSocket } from 'node:tls';
 import { unauthorized } from '../internal/apimachinery/status.js';
 import type { Backends, UserInfo } from './backends.js';
 import { impersonatedUser } from './impersonation.js';
+import { addWarning } from './headers.js';
 
 /** Client chains by connection: a TLS session presents one chain, read once. */
 const chainsBySocket = new WeakMap<object, Buffer[]>();
@@ -47,7 +48,7 @@ export function authenticate(backends: Backends) {
     const res = await backends.authenticate({
       headers: distinctHeaders(ctx.req), peerCertificates: peerCertificates(ctx.req), remoteAddress: ctx.ip, audiences: [], path: ctx.path,
     });
-    for (const warning of res.warnings) ctx.append('Warning', `299 - ${JSON.stringify(warning)}`);
+    for (const warning of res.warnings) addWarning(ctx, warning);
     if (!res.authenticated || !res.user) throw unauthorized();
     dropCredentialHeaders(ctx.req, res.credentialHeaders);
     ctx.state.user = await impersonatedUser(ctx, backends, res.user);

@@ -4,7 +4,7 @@ import { api, clientOptions, grpc, isServiceError, isUnreachable, trailers, unar
 import { StorageClient, STORAGE_ERROR_KEY } from '../internal/storage/client.js';
 import { MetricsScraper } from '../internal/metrics/index.js';
 import {
-  StatusError, alreadyExists, gone, internalError, notFound, serviceUnavailable, staleConflict, tooLargeResourceVersion,
+  StatusError, alreadyExists, badRequest, gone, internalError, notFound, serviceUnavailable, staleConflict, tooLargeResourceVersion,
   type GroupResource,
 } from '../internal/apimachinery/status.js';
 import type { AuthenticationClient } from '../internal/rpc/gen/svc/authn/v1/Authentication.js';
@@ -130,6 +130,8 @@ export function storageError(err: unknown, gr: GroupResource, name: string): Sta
     case grpc.status.ALREADY_EXISTS: return alreadyExists(gr, name);
     case grpc.status.FAILED_PRECONDITION: return staleConflict(gr, name);
     case grpc.status.OUT_OF_RANGE: return revisionError(err);
+    // Storage refuses only arguments that came from the request (a key, a limit, a continue key).
+    case grpc.status.INVALID_ARGUMENT: return badRequest(err.details);
     default:
       if (isUnreachable(err)) return serviceUnavailable(`storage is unavailable: ${err.details}`);
       return internalError(err.details);

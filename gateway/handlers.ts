@@ -16,7 +16,7 @@ import type { Release } from './serviceallocator.js';
 import { admit, validateObject, type WriteRules } from './admit.js';
 import { isDryRun, readDeleteOptions, readObject, type DeleteOptions } from './body.js';
 import { writeList, writeObject, writeBody, formatOf } from './respond.js';
-import { encodeContinue, expiredContinue, getPlan, listPlan, type ReadMode } from './versions.js';
+import { checkContinueWithin, encodeContinue, expiredContinue, getPlan, listPlan, type ReadMode } from './versions.js';
 import { waitForRevision } from './freshness.js';
 import { confirmNoEscalation } from './escalation.js';
 
@@ -73,6 +73,7 @@ export interface ListResult {
 /** Reads a page of a collection, filtering by selectors until `limit` matches are found. */
 export async function listObjects(r: ResourceRequest, backends: Backends): Promise<ListResult> {
   const plan = listPlan(r.query);
+  checkContinueWithin(plan.continueAfter, r.objects.prefix(r.info.namespace));
   const select = selectorOf(r.def, r.query);
   if (plan.mode === 'NotOlderThan') await waitForRevision(backends.storage, plan.revision);
   const revision0 = plan.mode === 'Exact' ? plan.revision : 0;

@@ -2,7 +2,7 @@
 // storage revisions become, and the read-modify-write loop of updates.
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { apiVersionOf } from '../internal/apimachinery/meta.js';
-import type { GroupResource } from '../internal/apimachinery/status.js';
+import { badRequest, notFound, type GroupResource } from '../internal/apimachinery/status.js';
 import type { KindDef } from '../internal/registry/index.js';
 import type { KeyValue, StorageClient } from '../internal/storage/client.js';
 import { collectionPrefix, objectKey } from '../internal/storage/keys.js';
@@ -10,6 +10,13 @@ import { storageError } from './backends.js';
 import { decodeStored, encodeStored } from '../internal/storage/objects.js';
 
 export { decodeStored, encodeStored };
+
+/** A name or namespace that cannot be one segment of a key is refused as upstream's path-segment check does. */
+function checkPathSegment(what: 'Name' | 'Namespace', value: string): void {
+  const problem = value === '.' || value === '..' ? `may not be '${value}'`
+    : value.includes('/') ? "may not contain '/'" : value.includes('%') ? "may not contain '%'" : undefined;
+  if (problem) throw badRequest(`${what} parameter invalid: ${JSON.stringify(value)}: ${problem}`);
+}
 
 export const groupResource = (def: KindDef): GroupResource => ({ group: def.group, resource: def.resource });
 
@@ -36,11 +43,17 @@ export class Objects {
   }
 
   key(namespace: string, name: string): string {
-    return objectKey(this.def.group, this.def.resource, this.def.namespaced ? namespace : '', name);
+    const ns = this.def.namespaced ? namespace : '';
+    if (ns) checkPathSegment('Namespace', ns);
+    checkPathSegment('Name', name);
+    // No stored object has a NUL in its key: such a name addresses nothing.
+    if (ns.includes('\0') || name.includes('\0')) throw notFound(this.gr, name);
+    return objectKey(this.def.group, this.def.resource, ns, name);
   }
 
   /** The collection prefix: all namespaces when namespace is empty. */
   prefix(namespace: string): string {
+    if (this.def.namespaced && namespace) checkPathSegment('Namespace', namespace);
     return collectionPrefix(this.def.group, this.def.resource, this.def.namespaced && namespace ? namespace : undefined);
   }
 

@@ -12,7 +12,10 @@ import { apiVersionOf } from '../internal/apimachinery/meta.js';
 export function writeBody(ctx: Koa.Context, status: number, body: unknown, mediaType = 'application/json'): void {
   ctx.status = status;
   ctx.type = mediaType;
-  ctx.body = serialize(body, mediaType, ctx.query.pretty === 'true' || ctx.query.pretty === '1');
+  const out = serialize(body, mediaType, ctx.query.pretty === 'true' || ctx.query.pretty === '1');
+  // As bytes: Node writes the header block in a string body's encoding, which would encode the
+  // UTF-8 bytes of headerValue() a second time; with a Buffer body it writes them one for one.
+  ctx.body = typeof out === 'string' ? Buffer.from(out, 'utf8') : out;
 }
 
 /** Whether CBOR is served (gate CBORServingAndStorage), as the app records it per request. */

@@ -7,6 +7,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
 import { StatusError, badRequest } from '../internal/apimachinery/status.js';
+import { refuseExpectation } from './expectation.js';
 
 export interface TlsFiles {
   cert: Buffer;
@@ -49,6 +50,7 @@ export function createHttpsServer(app: Koa, tls: TlsFiles, opts: ServerOptions):
     return handle(req, res);
   });
   server.on('clientError', answerClientError);
+  server.on('checkExpectation', refuseExpectation);
   return server;
 }
 

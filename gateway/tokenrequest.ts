@@ -15,6 +15,7 @@ import type { ResourceRequest } from './context.js';
 import { BOUND_RESOURCES, type BoundKind } from '../internal/serviceaccount/issuer.js';
 import { Objects } from './objects.js';
 import { formatOf, writeBody } from './respond.js';
+import { addWarning } from './headers.js';
 
 const AUTHENTICATION_GROUP = group('authentication');
 
@@ -114,7 +115,7 @@ export async function serveTokenRequest(r: ResourceRequest, backends: Backends):
       expirationSeconds: spec.expirationSeconds, boundObjectKind: bound?.kind ?? '', boundObject: bound?.ref, node: bound?.node,
     });
     if (issued.expirationSeconds < spec.expirationSeconds) {
-      r.ctx.append('Warning', `299 - ${JSON.stringify(`requested expiration of ${spec.expirationSeconds} seconds shortened to ${issued.expirationSeconds} seconds`)}`);
+      addWarning(r.ctx, `requested expiration of ${spec.expirationSeconds} seconds shortened to ${issued.expirationSeconds} seconds`);
     }
     answer.spec = { ...(answer.spec as object), audiences: issued.audiences, expirationSeconds: issued.expirationSeconds };
     answer.status = { token: issued.token, expirationTimestamp: new Date(issued.expirationTimestamp * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') };

@@ -20,10 +20,22 @@ export function parseResourceVersion(rv: string | null): number | undefined {
   return Number(rv);
 }
 
+/** The range of a 64-bit limit, as upstream decodes it. */
+const INT64_MAX = 2n ** 63n - 1n;
+const INT64_MIN = -(2n ** 63n);
+
+/** A limit: a 64-bit integer (negative means none); one beyond any collection's size is capped where storage can count. */
 function parseLimit(text: string | null): number {
   if (text === null || text === '') return 0;
   if (!/^-?\d+$/.test(text)) throw badRequest(`limit: Invalid value: "${text}": must be an integer`);
-  return Math.max(0, Number(text));
+  const value = BigInt(text);
+  if (value > INT64_MAX || value < INT64_MIN) throw badRequest(`limit: Invalid value: "${text}": value out of range`);
+  return value <= 0n ? 0 : Number(value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : value);
+}
+
+/** timeoutSeconds of a list or watch must be a whole number of seconds, whether or not a watch uses it. */
+function checkTimeout(text: string | null): void {
+  if (text !== null && !/^\d+$/.test(text)) throw badRequest(`timeoutSeconds: Invalid value: "${text}"`);
 }
 
 /** The read mode of a get, by the table of document 1. */
@@ -39,6 +51,7 @@ export function listPlan(query: URLSearchParams): ListPlan {
   const rv = parseResourceVersion(rvText);
   const match = query.get('resourceVersionMatch') ?? '';
   const limit = parseLimit(query.get('limit'));
+  checkTimeout(query.get('timeoutSeconds'));
   const token = query.get('continue') ?? '';
   if (match && !['Exact', 'NotOlderThan'].includes(match)) {
     throw badRequest(`resourceVersionMatch: Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`);
@@ -77,6 +90,11 @@ export function decodeContinue(token: string): { revision: number; start: string
   } catch (err) {
     throw badRequest(`continue key is not valid: ${(err as Error).message}`);
   }
+}
+
+/** A continue token resumes only inside the collection it is sent to: a key outside it is not valid, as upstream refuses a key outside its prefix. */
+export function checkContinueWithin(start: string, prefix: string): void {
+  if (start && !start.startsWith(prefix)) throw badRequest(`invalid continue token: continue key is not valid: ${JSON.stringify(start)} is outside the collection`);
 }
 
 export const expiredContinue = () => gone(

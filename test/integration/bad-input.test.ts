@@ -80,3 +80,86 @@ describe('bad input on the internal gRPC APIs: a status code, never a crash', fu
     for (const [name, proc] of c.procs) expect(proc.exitCode, name).to.equal(null);
   });
 });
+
+describe('bad input found by fuzzing: the code and reason upstream gives', function () {
+  this.timeout(60_000);
+  let c: Cluster;
+  let token = '';
+  const forged = (start: string) => Buffer.from(JSON.stringify({ v: 'meta.svc.io/v1', rv: 1, start })).toString('base64url');
+  before(async () => {
+    c = await new Cluster().start();
+    for (const name of ['a', 'b']) expect((await c.request('POST', CMS, { body: { metadata: { name } } })).status).to.equal(201);
+    token = (await c.request('GET', `${CMS}?limit=1`)).body.metadata.continue;
+  });
+  after(async () => { await c?.stop(); });
+
+  const expectStatus = (res: { status: number; body: any; text: string }, code: number, reason: string) => {
+    expect(res.status, res.text.slice(0, 300)).to.equal(code);
+    expect(res.body).to.include({ kind: 'Status', code, reason });
+  };
+
+  it('a limit beyond 64 bits is a 400; one beyond 2^53 lists everything', async () => {
+    expectStatus(await c.request('GET', `${CMS}?limit=99999999999999999999`), 400, 'BadRequest');
+    const all = await c.request('GET', `${CMS}?limit=9007199254740993`);
+    expect(all.status).to.equal(200);
+    expect(all.body.items).to.have.length(2);
+    expect(all.body.metadata.continue).to.equal(undefined);
+  });
+
+  it('a bad timeoutSeconds is a 400 with or without a continue token', async () => {
+    expectStatus(await c.request('GET', `${CMS}?timeoutSeconds=abc&continue=${token}`), 400, 'BadRequest');
+    expectStatus(await c.request('GET', `${CMS}?timeoutSeconds=abc`), 400, 'BadRequest');
+  });
+
+  it('a continue token naming a key outside the collection is not valid (400)', async () => {
+    for (const start of ['zzz/other/key', '/', 'core/secrets/default/x']) {
+      const res = await c.request('GET', `${CMS}?continue=${forged(start)}`);
+      expectStatus(res, 400, 'BadRequest');
+      expect(res.body.message).to.include('continue key is not valid');
+    }
+  });
+
+  it('a NUL in a name addresses no object (404); "/", "%", "." and ".." are not valid names (400)', async () => {
+    expectStatus(await c.request('GET', `${CMS}/a%00b`), 404, 'NotFound');
+    expectStatus(await c.request('DELETE', `${CMS}/a%00b`), 404, 'NotFound');
+    expectStatus(await c.request('GET', '/api/v1/namespaces/de%00fault/configmaps/a'), 404, 'NotFound');
+    for (const name of ['a%2Fb', '%2E', '%2E%2E', 'a%25b']) {
+      const res = await c.request('GET', `${CMS}/${name}`);
+      expectStatus(res, 400, 'BadRequest');
+      expect(res.body.message).to.match(/^Name parameter invalid/);
+    }
+  });
+
+  it('a broken escape in a health check name or an impersonated extra key is a 400; an unknown check a 404 Status', async () => {
+    expectStatus(await c.request('GET', '/livez/%ZZ'), 400, 'BadRequest');
+    expectStatus(await c.request('GET', '/readyz/%E0'), 400, 'BadRequest');
+    expectStatus(await c.request('GET', '/readyz/nope'), 404, 'NotFound');
+    expectStatus(await c.request('GET', CMS, { headers: { 'Impersonate-User': 'u', 'Impersonate-Extra-%ZZ': 'v' } }), 400, 'BadRequest');
+  });
+
+  it('an unknown field named with U+2028 or a control character comes back in a Warning header as UTF-8, controls replaced', async () => {
+    const res = await c.request('PATCH', `${CMS}/a`, {
+      body: '{"bad\u2028field":1,"ctl\\u0001x":2,"q\\"uote":3}', headers: { 'Content-Type': 'application/strategic-merge-patch+json' },
+    });
+    expect(res.status, res.text).to.equal(200);
+    const warnings = ([] as string[]).concat(res.headers.warning ?? []).map((w) => Buffer.from(w, 'latin1').toString('utf8'));
+    expect(warnings.join('\n')).to.include('299 - "unknown field \\"bad\u2028field\\""');
+    expect(warnings.join('\n')).to.include('299 - "unknown field \\"ctl\ufffdx\\""');
+    expect(warnings.join('\n')).to.include('299 - "unknown field \\"q\\"uote\\""');
+  });
+
+  it('random bytes as a DELETE body answer a Status in every content type', async () => {
+    const bytes = Buffer.from([1, 2, 3, 250, 0, 9, 0xff, 0x7b]);
+    const expected: Array<[string, number, string]> = [
+      ['application/json', 400, 'BadRequest'], ['application/yaml', 400, 'BadRequest'],
+      ['application/vnd.kubernetes.protobuf', 400, 'BadRequest'], ['application/vnd.svc.protobuf', 400, 'BadRequest'],
+      ['application/cbor', 415, 'UnsupportedMediaType'], ['application/apply-patch+yaml', 415, 'UnsupportedMediaType'],
+    ];
+    for (const [type, code, reason] of expected) {
+      for (const body of [bytes, Buffer.concat([Buffer.from('k8s\0', 'latin1'), bytes])]) {
+        expectStatus(await c.request('DELETE', `${CMS}/b`, { body, headers: { 'Content-Type': type } }), code, reason);
+      }
+    }
+    expect((await c.request('GET', `${CMS}/b`)).status, 'b is still there').to.equal(200);
+  });
+});

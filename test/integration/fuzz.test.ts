@@ -1,0 +1,123 @@
+// Seeded bad requests against the real processes: every answer is a status line
+// (no reset), no 5xx but 503/504, a Status body of that code on every error, and
+// no process restarts. FUZZ_SEED and FUZZ_COUNT replay or widen a run.
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { pkiPaths } from '../../internal/pki/index.js';
+import { Cluster } from '../lib/cluster.js';
+import { FUZZ_NAMESPACE, badRequest, describe as describeRequest, seedObjects, type FuzzRequest } from '../lib/fuzz/http.js';
+import { Rng, countFromEnv, seedFromEnv } from '../lib/fuzz/random.js';
+import { judge, pool, send, type Answer, type Credentials } from '../lib/fuzz/send.js';
+import { fuzzGrpc } from '../lib/fuzz/grpc.js';
+
+const DEFAULT_SEED = 20261124;
+const CONCURRENCY = 8;
+const REQUEST_TIMEOUT_MS = 20_000;
+/** At most this many failures are printed in full (all of them go to the log, up to LOGGED). */
+const SHOWN = 20;
+const LOGGED = 500;
+
+/**
+ * Failures known to belong to work under way elsewhere, counted and printed but not failed on:
+ * each names its area. Remove an entry once that work is on main.
+ */
+const KNOWN: Array<{ area: string; matches: (req: FuzzRequest, answer: Answer) => boolean }> = [
+  { area: 'JSON patch (internal/patch/jsonpatch.ts)', matches: (req, a) => a.status === 500 && req.headers['Content-Type'] === 'application/json-patch+json' },
+  { area: 'apply of a null map (internal/patch/fieldmanager)', matches: (req, a) => a.status === 500 && /null to object/.test(a.body.toString()) },
+];
+
+/** Each service's PID; the same processes must be alive after the run. */
+const pids = (c: Cluster) => new Map([...c.procs].map(([name, proc]) => [name, proc.pid]));
+
+function expectSameProcesses(c: Cluster, before: Map<string, number | undefined>): void {
+  for (const [name, pid] of before) {
+    const proc = c.procs.get(name as never);
+    expect(proc?.pid, `${name} was replaced`).to.equal(pid);
+    expect(proc?.exitCode, `${name} exited`).to.equal(null);
+    expect(proc?.signalCode, `${name} was killed`).to.equal(null);
+    expect(() => process.kill(pid!, 0), `${name} (pid ${pid}) is not alive`).not.to.throw();
+  }
+}
+
+/** Continue tokens to draw from: real ones, and ones naming keys of other collections. */
+async function continueTokens(c: Cluster): Promise<string[]> {
+  const tokens: string[] = [];
+  for (const path of [`/api/v1/namespaces/${FUZZ_NAMESPACE}/configmaps?limit=1`, '/api/v1/pods?limit=1', '/apis/apps/v1/deployments?limit=1']) {
+    const token = (await c.request('GET', path)).body?.metadata?.continue;
+    if (token) tokens.push(token);
+  }
+  expect(tokens.length, 'no continue token to fuzz with').to.be.greaterThan(0);
+  const forged = (start: string, rv: unknown = 1) => Buffer.from(JSON.stringify({ v: 'meta.svc.io/v1', rv, start })).toString('base64url');
+  return [...tokens, forged('zzz/other/key'), forged('/'), forged('core/secrets/kube-system/x'), forged('core/configmaps/fuzz/x', 0),
+    forged('core/configmaps/fuzz/x', 1e300), forged('core/configmaps/fuzz/\u0000'), 'e30', 'bnVsbA', '!!!!', ''];
+}
+
+async function seedCluster(c: Cluster): Promise<void> {
+  const ns = await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: FUZZ_NAMESPACE } } });
+  expect(ns.status, ns.text).to.equal(201);
+  for (const { path, body } of seedObjects()) {
+    const res = await c.request('POST', path, { body });
+    expect(res.status, `${path}: ${res.text}`).to.equal(201);
+  }
+}
+
+describe('fuzz: seeded bad requests over HTTPS', function () {
+  this.timeout(300_000);
+  const seed = seedFromEnv(DEFAULT_SEED);
+  const count = countFromEnv(2000);
+  let c: Cluster;
+  before(async () => {
+    c = await new Cluster().start();
+    await seedCluster(c);
+  });
+  after(async () => { await c?.stop(); });
+
+  it(`${count} requests (seed ${seed}): a status line, no 500, a Status on every error, no process restarts`, async () => {
+    console.log(`      fuzz: seed ${seed}, ${count} requests (replay: FUZZ_SEED=${seed} FUZZ_COUNT=${count})`);
+    const before = pids(c);
+    const rng = new Rng(seed);
+    const tokens = await continueTokens(c);
+    const requests = Array.from({ length: count }, () => badRequest(rng, tokens));
+    const p = pkiPaths(c.dataDir);
+    const creds: Credentials = { ca: readFileSync(p.caCert), cert: readFileSync(p.adminCert), key: readFileSync(p.adminKey) };
+    const failures: string[] = [];
+    const known = new Map<string, string[]>();
+    const statuses = new Map<number, number>();
+    await pool(requests.length, CONCURRENCY, async (i) => {
+      const req = requests[i];
+      const problem = await send(c.port, creds, req, REQUEST_TIMEOUT_MS).then((answer) => {
+        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+        const found = judge(req, answer);
+        const owner = found && KNOWN.find((k) => k.matches(req, answer));
+        if (!owner) return found;
+        known.set(owner.area, [...(known.get(owner.area) ?? []), `#${i} ${describeRequest(req)}`]);
+        return undefined;
+      }, (err: Error) => `no answer: ${err.message}`);
+      if (problem) failures.push(`#${i} ${problem}\n        request: ${describeRequest(req)}`);
+    });
+    console.log(`      fuzz: answers by status ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`);
+    for (const [area, seen] of known) console.log(`      fuzz: ${seen.length} known failures of ${area}, e.g. ${seen[0]}`);
+    if (failures.length > SHOWN) console.log(`      fuzz: every bad answer:\n      ${failures.slice(0, LOGGED).join('\n      ')}`);
+    const report = failures.slice(0, SHOWN).join('\n      ');
+    expect(failures, `seed ${seed}: ${failures.length} bad answers (replay with FUZZ_SEED=${seed} FUZZ_COUNT=${count}):\n      ${report}`).to.deep.equal([]);
+    expectSameProcesses(c, before);
+    expect((await c.request('GET', '/readyz')).status, 'the server is still ready').to.equal(200);
+  });
+});
+
+describe('fuzz: seeded bad messages on the internal gRPC APIs', function () {
+  this.timeout(300_000);
+  const seed = seedFromEnv(DEFAULT_SEED);
+  const count = Math.max(200, Math.floor(countFromEnv(2000) / 4));
+  let c: Cluster;
+  before(async () => { c = await new Cluster().start(); });
+  after(async () => { await c?.stop(); });
+
+  it(`${count} calls per service (seed ${seed}): a gRPC status, never UNKNOWN or a handler's INTERNAL, no process restarts`, async () => {
+    const before = pids(c);
+    const failures = await fuzzGrpc(c.addresses, new Rng(seed), count, CONCURRENCY);
+    const report = failures.slice(0, SHOWN).join('\n      ');
+    expect(failures, `seed ${seed}: ${failures.length} bad answers (replay with FUZZ_SEED=${seed} FUZZ_COUNT=${countFromEnv(2000)}):\n      ${report}`).to.deep.equal([]);
+    expectSameProcesses(c, before);
+  });
+});
