@@ -1,5 +1,8 @@
 // One supervised child process: started, its output prefixed line by line,
-// waited on until healthy, restarted when it dies after that, stopped on request.
+// waited on until healthy, restarted with backoff when it dies, stopped on request.
+// A child on the serving path that dies before it ever served is a start-up
+// failure (the launcher reports it and stops); an optional child (one nothing
+// waits for, such as the controller-manager) is restarted however it ends.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
@@ -9,9 +12,15 @@ export interface ChildSpec {
   args: string[];
   /** Resolves true once the child serves. */
   healthy: () => Promise<boolean>;
+  /** Nothing waits for it: an exit before it served is restarted too, not a start-up failure. */
+  optional?: boolean;
 }
 
-const RESTART_DELAY_MS = 1000;
+/** The first restart waits this long; each quick one after it twice as long, up to the maximum. */
+export const RESTART_DELAY_MS = 1000;
+export const MAX_RESTART_DELAY_MS = 30_000;
+/** A child that ran this long before it died starts over from the first delay. */
+const STABLE_RUN_MS = 60_000;
 const STOP_GRACE_MS = 5000;
 const TAIL_LINES = 20;
 
@@ -19,10 +28,14 @@ export class Child {
   private proc?: ChildProcess;
   private stopping = false;
   private served = false;
+  private startedAt = 0;
+  private quickRestarts = 0;
   /** Set when the child exited before it served, or could not be spawned: it will not come back by itself. */
   failure?: string;
   /** The last lines the child printed, for the message when it cannot start. */
   readonly tail: string[] = [];
+  /** The lines printed by the current process only (cleared at each start), up to TAIL_LINES. */
+  readonly current: string[] = [];
 
   constructor(readonly spec: ChildSpec) {}
 
@@ -30,8 +43,14 @@ export class Child {
     return this.proc?.pid;
   }
 
+  get stopped(): boolean {
+    return this.stopping;
+  }
+
   start(): void {
     this.failure = undefined;
+    this.current.length = 0;
+    this.startedAt = Date.now();
     const proc = spawn(this.spec.command, this.spec.args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc = proc;
     for (const stream of [proc.stdout!, proc.stderr!]) {
@@ -41,26 +60,33 @@ export class Child {
       this.failure = `cannot start: ${err.message}`;
       this.log(this.failure);
     });
-    proc.on('exit', (code, signal) => {
-      if (this.stopping) return;
-      // Before it ever served, a crash is a startup failure for the launcher to report, not to retry.
-      if (!this.served) {
-        this.failure = `exited (${signal ?? `code ${code}`})`;
-        this.log(this.failure);
-        return;
-      }
-      this.log(`exited (${signal ?? `code ${code}`}); restarting in ${RESTART_DELAY_MS} ms`);
-      setTimeout(() => { if (!this.stopping) this.start(); }, RESTART_DELAY_MS);
-    });
+    proc.on('exit', (code, signal) => this.exited(`exited (${signal ?? `code ${code}`})`));
+  }
+
+  private exited(how: string): void {
+    if (this.stopping) return;
+    // Before it ever served, a crash on the serving path is a start-up failure for the launcher to report, not to retry.
+    if (!this.served && !this.spec.optional) {
+      this.failure = how;
+      this.log(this.failure);
+      return;
+    }
+    if (Date.now() - this.startedAt >= STABLE_RUN_MS) this.quickRestarts = 0;
+    const delay = Math.min(RESTART_DELAY_MS * 2 ** this.quickRestarts, MAX_RESTART_DELAY_MS);
+    this.quickRestarts++;
+    this.log(`${how}; restarting in ${delay} ms`);
+    setTimeout(() => { if (!this.stopping) this.start(); }, delay);
   }
 
   private log(line: string): void {
-    this.tail.push(line);
-    if (this.tail.length > TAIL_LINES) this.tail.shift();
+    for (const lines of [this.tail, this.current]) {
+      lines.push(line);
+      if (lines.length > TAIL_LINES) lines.shift();
+    }
     process.stdout.write(`[${this.spec.name}] ${line}\n`);
   }
 
-  /** Polls the health check until it passes, the child ends or is stopped, or the timeout runs out. */
+  /** Polls the health check until it passes, the child fails for good or is stopped, or the timeout runs out. */
   async waitHealthy(timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline && !this.stopping && this.failure === undefined) {

@@ -1,6 +1,9 @@
 // The launcher: every service as a child process (and a local nats-server when
 // no --nats-url is given), each handed the flags it owns, started in dependency
-// order and waited on until healthy; all stopped together.
+// order; those on the serving path (storage, authn, authz, admission, gateway)
+// are waited on until healthy, the controller-manager is not: it lists every
+// resource before its controllers run, which takes long at size, and the API
+// serves without it. All are stopped together.
 import https from 'node:https';
 import net from 'node:net';
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -15,10 +18,12 @@ import { freePort } from './ports.js';
 
 export const LAUNCHER_FLAGS: FlagSet = {
   'nats-server-binary': { type: 'string', default: 'nats-server', help: 'the nats-server to start when no --nats-url is given' },
-  'startup-timeout': { type: 'duration', default: '60s', help: 'how long each service may take to become healthy' },
+  'startup-timeout': { type: 'duration', default: '60s', help: 'how long each service of the serving path may take to become healthy (the controller-manager is reported, not waited for)' },
 };
 
 const SERVICE_ORDER: ServiceName[] = ['storage', 'authn', 'authz', 'admission', 'gateway', 'controller-manager'];
+/** What the API needs to serve, in start order. */
+const SERVING_PATH: ServiceName[] = ['storage', 'authn', 'authz', 'admission', 'gateway'];
 /** What the controller-manager says once its controllers run (it serves no port to probe). */
 const CONTROLLERS_RUNNING = 'controller-manager running';
 const GRPC_SERVICES = ['storage', 'authn', 'authz', 'admission'] as const;
@@ -106,17 +111,23 @@ export async function launch(argv: string[]): Promise<Launched> {
   let interrupted: string | undefined;
   const interrupt = (signal: NodeJS.Signals) => { interrupted = signal; void stop(); };
   process.once('SIGINT', interrupt).once('SIGTERM', interrupt);
+  const started = Date.now();
+  const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)}s`;
   const startAndWait = async (child: Child) => {
     if (interrupted) throw new Error(`interrupted by ${interrupted} before starting ${child.spec.name}`);
     children.push(child);
     child.start();
     const healthy = await child.waitHealthy(timeoutMs);
     if (interrupted) throw new Error(`interrupted by ${interrupted} while starting ${child.spec.name}`);
-    if (healthy) return;
+    if (healthy) return console.log(`svc-apiserver: ${child.spec.name} healthy after ${elapsed()}`);
     const why = child.failure ? `${child.failure} before it became healthy` : `did not become healthy within ${timeoutMs / 1000}s`;
     throw new Error(`${child.spec.name} ${why}; its last output:\n${child.tail.join('\n')}`);
   };
   const gatewayPort = Number(perService.gateway.get('secure-port') ?? SERVICE_FLAGS.gateway['secure-port'].default);
+  const serviceChild = (s: ServiceName, healthy: (child: Child) => Promise<boolean>, optional = false): Child => {
+    const child: Child = new Child({ name: s, command: process.execPath, args: [entryPoint(s), ...flagArgs(perService[s])], healthy: () => healthy(child), optional });
+    return child;
+  };
   try {
     if (!perService.storage.has('nats-url')) {
       const nats = await startNats(launcher.get('nats-server-binary') ?? 'nats-server', dataDir);
@@ -124,13 +135,8 @@ export async function launch(argv: string[]): Promise<Launched> {
       await startAndWait(nats.child);
     }
     if (!perService['controller-manager'].has('server')) perService['controller-manager'].set('server', `https://127.0.0.1:${gatewayPort}`);
-    for (const s of SERVICE_ORDER) {
-      const args = [entryPoint(s), ...flagArgs(perService[s])];
-      const child: Child = new Child({ name: s, command: process.execPath, args, healthy: () => healthy() });
-      const healthy = s === 'gateway' ? () => httpsReady(gatewayPort, pki)
-        : s === 'controller-manager' ? () => Promise.resolve(child.tail.some((l) => l.includes(CONTROLLERS_RUNNING)))
-          : () => checkHealth(perService[s].get('listen')!);
-      await startAndWait(child);
+    for (const s of SERVING_PATH) {
+      await startAndWait(serviceChild(s, () => (s === 'gateway' ? httpsReady(gatewayPort, pki) : checkHealth(perService[s].get('listen')!))));
     }
   } catch (err) {
     await stop();
@@ -138,9 +144,24 @@ export async function launch(argv: string[]): Promise<Launched> {
   } finally {
     process.off('SIGINT', interrupt).off('SIGTERM', interrupt);
   }
+  // Its own output says when its controllers run: the lines of the current process only, as it may restart.
+  const controllers = serviceChild('controller-manager', async (child) => child.current.some((l) => l.includes(CONTROLLERS_RUNNING)), true);
+  children.push(controllers);
+  controllers.start();
   const modes = perService.authz.get('authorization-mode') ?? SERVICE_FLAGS.authz['authorization-mode'].default;
   console.log(`svc-apiserver is ready on https://127.0.0.1:${gatewayPort} (authorization mode ${modes})\n\n  export KUBECONFIG=${adminKubeconfigPath(dataDir)}\n  kubectl.1.33 get namespaces\n`);
+  void reportSync(controllers, timeoutMs, elapsed);
   return { children, stop };
+}
+
+/** Says when the controller-manager's controllers run, and every interval until then that they do not yet. */
+async function reportSync(child: Child, intervalMs: number, elapsed: () => string): Promise<void> {
+  const since = Date.now();
+  while (!(await child.waitHealthy(intervalMs))) {
+    if (child.stopped) return;
+    console.log(`svc-apiserver: controller-manager still syncing after ${Math.round((Date.now() - since) / 1000)}s; the API serves meanwhile`);
+  }
+  console.log(`svc-apiserver: controller-manager running after ${elapsed()}`);
 }
 
 /** Stops every child, the last started first; none restarts meanwhile, even when signalled directly (Ctrl-C). */

@@ -110,10 +110,10 @@ export class SortedRecords {
     if (l.keys.length < LEAF_MIN && this.leaves.length > 1) this.merge(leaf > 0 ? leaf - 1 : leaf);
   }
 
-  /** Up to `limit` (0: every) keys under a prefix, and how many more are under it. */
-  page(prefix: string, limit: number): { entries: Array<[string, Buffer]>; remaining: number } {
+  /** Up to `limit` (0: every) keys under a prefix (after `after`, when given), and how many more are under it. */
+  page(prefix: string, limit: number, after = ''): { entries: Array<[string, Buffer]>; remaining: number } {
     const entries: Array<[string, Buffer]> = [];
-    let { leaf, at } = this.seek(prefix);
+    let { leaf, at } = this.start(prefix, after);
     for (; leaf < this.leaves.length; leaf++, at = 0) {
       const { keys, records } = this.leaves[leaf];
       for (; at < keys.length; at++) {
@@ -123,6 +123,19 @@ export class SortedRecords {
       }
     }
     return { entries, remaining: 0 };
+  }
+
+  /** How many keys are under a prefix (after `after`, when given). */
+  count(prefix: string, after = ''): number {
+    return this.countFrom(this.start(prefix, after), prefix);
+  }
+
+  /** The position of the first key under prefix, or of the first one after `after`. */
+  private start(prefix: string, after: string): Position {
+    if (!after) return this.seek(prefix);
+    const pos = this.seek(after);
+    if (this.leaves[pos.leaf]?.keys[pos.at] === after) pos.at++;
+    return pos;
   }
 
   /** The position of the first key at or after `key`. */
@@ -195,10 +208,15 @@ export class WatchCache {
     return record && decodeRecord(key, record);
   }
 
-  /** Up to `limit` (0: every) keys under a prefix, and how many more are under it. */
-  list(prefix: string, limit: number): { items: KeyValue[]; remaining: number } {
-    const { entries, remaining } = this.records.page(prefix, limit || Infinity);
+  /** Up to `limit` (0: every) keys under a prefix (after `after`, when given), and how many more are under it. */
+  list(prefix: string, limit: number, after = ''): { items: KeyValue[]; remaining: number } {
+    const { entries, remaining } = this.records.page(prefix, limit || Infinity, after);
     return { items: entries.map(([key, record]) => decodeRecord(key, record)), remaining };
+  }
+
+  /** How many keys are under a prefix (after `after`, when given). */
+  count(prefix: string, after = ''): number {
+    return this.records.count(prefix, after);
   }
 }
 

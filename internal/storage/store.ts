@@ -202,31 +202,22 @@ export class Store {
     if (!Number.isSafeInteger(limit) || limit < 0) throw invalid(`invalid limit ${limit}`);
     if (continueAfter && !continueAfter.startsWith(prefix)) throw invalid(`continue key "${continueAfter}" is not under "${prefix}"`);
     if (options.allowCached && !continueAfter) return this.cachedList(prefix, revision, limit);
-    const view = this.readView().acquire();
+    const view = this.readView();
+    const at = this.readableRevision(revision);
+    // The cache holds exactly the newest revision's state (it moves in the same tick as the view).
+    if (at === view.revision) {
+      const { items, remaining } = this.cache.list(prefix, limit, continueAfter);
+      return { items, revision: at, more: remaining > 0, remaining };
+    }
+    view.acquire();
     try {
-      const at = this.readableRevision(revision);
-      const page = at === view.revision
-        ? await this.listCurrent(prefix, continueAfter, limit, view.snapshot)
-        : await this.listAt(prefix, continueAfter, limit, at, view.snapshot);
-      return { ...page, revision: at, more: page.remaining > 0 };
+      const page = await this.listAt(prefix, continueAfter, limit, at, view.snapshot);
+      const last = page.items[page.items.length - 1]?.key ?? continueAfter;
+      const remaining = page.more ? await this.remainingAt(prefix, last, at) : 0;
+      return { items: page.items, revision: at, more: page.more, remaining };
     } finally {
       view.release();
     }
-  }
-
-  private async listCurrent(prefix: string, after: string, limit: number, snapshot: Snapshot) {
-    const range = currentRange(prefix, after || undefined);
-    const entries = await this.db.iterator({ ...range, snapshot, limit: limit || Infinity }).all();
-    const items = entries.map(([k, v]) => decodeRecord(keyOfCurrent(k), v));
-    if (!limit || items.length < limit) return { items, remaining: 0 };
-    const rest = this.db.keys({ gt: entries[entries.length - 1][0], lt: range.lt, snapshot });
-    let remaining = 0;
-    try {
-      for (let keys = await rest.nextv(HISTORY_CHUNK); keys.length > 0; keys = await rest.nextv(HISTORY_CHUNK)) remaining += keys.length;
-    } finally {
-      await rest.close();
-    }
-    return { items, remaining };
   }
 
   /** Lists through the version index: per key, the newest version at or below the revision. */
@@ -235,26 +226,47 @@ export class Store {
     const items: KeyValue[] = [];
     const page = this.db.iterator({ ...range, snapshot });
     const chunk = limit ? Math.min(HISTORY_CHUNK, limit + 16) : HISTORY_CHUNK;
-    let rest: Buffer | undefined;
     try {
-      rest = await newestVersions(() => page.nextv(chunk), revision, (key, record) => {
+      const rest = await newestVersions(() => page.nextv(chunk), revision, (key, record) => {
         if (limit && items.length === limit) return false;
         items.push(decodeRecord(key, record!));
         return true;
       });
+      return { items, more: rest !== undefined };
     } finally {
       await page.close();
     }
-    let remaining = 0;
-    if (rest) {
-      const keys = this.db.keys({ gte: rest, lt: range.lt, snapshot });
-      try {
-        await newestVersions(async () => (await keys.nextv(HISTORY_CHUNK)).map((k) => [k, undefined]), revision, () => ++remaining > 0);
-      } finally {
-        await keys.close();
+  }
+
+  /**
+   * How many keys under a prefix after `after` existed at an older revision: the
+   * cache's count now, corrected by the changes since that revision (a key's first
+   * change tells whether it existed then, its last whether it exists now), so the
+   * cost is the writes since then, not the size of the collection.
+   */
+  private async remainingAt(prefix: string, after: string, revision: number): Promise<number> {
+    const now = this.readView().acquire();
+    let count = this.cache.count(prefix, after);
+    const changed = new Map<string, { then: boolean; now: boolean }>();
+    const afterBytes = Buffer.from(after);
+    const history = this.db.iterator({ gt: historyKey(revision), lte: historyKey(now.revision), snapshot: now.snapshot });
+    try {
+      for (let entries = await history.nextv(HISTORY_CHUNK); entries.length > 0; entries = await history.nextv(HISTORY_CHUNK)) {
+        for (const [, payload] of entries) {
+          const event = decodeEvent(payload);
+          const key = event.kv!.key;
+          if (!key.startsWith(prefix) || Buffer.compare(Buffer.from(key), afterBytes) <= 0) continue;
+          const state = changed.get(key) ?? { then: Boolean(event.prevKv), now: false };
+          state.now = event.type !== 'DELETE';
+          changed.set(key, state);
+        }
       }
+    } finally {
+      await history.close();
+      now.release();
     }
-    return { items, remaining };
+    for (const { then, now: exists } of changed.values()) count += Number(then) - Number(exists);
+    return count;
   }
 
   private cachedGet(key: string, revision: number): GetResult {

@@ -1,117 +1,8 @@
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import https from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
 import { freePort } from '../../internal/launcher/ports.js';
 import { waitFor } from '../lib/cluster.js';
-
-const MAIN = fileURLToPath(new URL('../../cmd/svc-apiserver/main.js', import.meta.url));
-const SERVICES = ['storage', 'authn', 'authz', 'admission', 'gateway', 'controller-manager'];
-const READY = 'svc-apiserver is ready';
-
-/** One launcher process in its own process group (so a test can press Ctrl-C on it), with its output. */
-class Launcher {
-  readonly proc: ChildProcess;
-  stdout = '';
-  stderr = '';
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-
-  constructor(readonly dataDir: string, readonly args: string[]) {
-    this.proc = spawn(process.execPath, [MAIN, `--data-dir=${dataDir}`, ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    this.proc.stdout!.setEncoding('utf8').on('data', (d: string) => { this.stdout += d; });
-    this.proc.stderr!.setEncoding('utf8').on('data', (d: string) => { this.stderr += d; });
-    this.exited = new Promise((resolve) => this.proc.once('exit', (code, signal) => resolve({ code, signal })));
-  }
-
-  get pid(): number {
-    return this.proc.pid!;
-  }
-
-  get running(): boolean {
-    return this.proc.exitCode === null && this.proc.signalCode === null;
-  }
-
-  /** Resolves true once the launcher says it is ready, false if it exits or the timeout passes first. */
-  ready(timeoutMs = 60_000): Promise<boolean> {
-    return waitFor(() => this.stdout.includes(READY) || !this.running, timeoutMs, 100).then(() => this.stdout.includes(READY));
-  }
-
-  /** Resolves with how it exited, or undefined when it still runs after timeoutMs. */
-  async exit(timeoutMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null } | undefined> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), timeoutMs); });
-    const result = await Promise.race([this.exited, late]);
-    clearTimeout(timer);
-    return result;
-  }
-
-  /** Kills the launcher and whatever it left (by PID), then removes its data. */
-  async destroy(): Promise<void> {
-    for (const pid of [this.pid, ...mentioning(this.dataDir)]) {
-      try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
-    }
-    if (this.running) await this.exit(5_000);
-    rmSync(this.dataDir, { recursive: true, force: true });
-  }
-}
-
-const tempDir = () => mkdtempSync(join(tmpdir(), 'svc-launcher-'));
-
-function proc(pid: string, file: string): string {
-  try { return readFileSync(`/proc/${pid}/${file}`, 'utf8'); } catch { return ''; }
-}
-
-/** The direct children of pid, with their command lines. */
-function childrenOf(pid: number): Array<{ pid: number; cmdline: string }> {
-  return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).flatMap((p) => {
-    const stat = proc(p, 'stat');
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    return ppid === pid ? [{ pid: Number(p), cmdline: proc(p, 'cmdline').split('\0').join(' ') }] : [];
-  });
-}
-
-/** Whether pid runs (a zombie has ended already). */
-function alive(pid: number | string): boolean {
-  const stat = proc(String(pid), 'stat');
-  return stat !== '' && stat[stat.lastIndexOf(')') + 2] !== 'Z';
-}
-
-/** Live processes (other than this one) whose command line names path: every child of a launcher names its data dir. */
-function mentioning(path: string): number[] {
-  return readdirSync('/proc').filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid)
-    .filter((p) => proc(p, 'cmdline').includes(path) && alive(p)).map(Number);
-}
-
-const gone = (pids: number[]) => pids.every((pid) => !alive(pid));
-
-/** One HTTPS request with the server address and credentials of a kubeconfig. */
-function kubeRequest(kubeconfig: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const config = parse(readFileSync(kubeconfig, 'utf8'));
-  const cluster = config.clusters[0].cluster;
-  const user = config.users[0].user;
-  const b64 = (s: string) => Buffer.from(s, 'base64');
-  const url = new URL(path, cluster.server);
-  return new Promise((resolve, reject) => {
-    const req = https.request(url, {
-      method, ca: b64(cluster['certificate-authority-data']), cert: b64(user['client-certificate-data']), key: b64(user['client-key-data']),
-      headers: body === undefined ? {} : { 'Content-Type': 'application/json' }, timeout: 10_000,
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, body: res.headers['content-type']?.startsWith('application/json') ? JSON.parse(text) : text });
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out`)));
-    req.on('error', reject);
-    req.end(body === undefined ? undefined : JSON.stringify(body));
-  });
-}
+import { Launcher, READY, SERVICES, childrenOf, gone, kubeRequest, mentioning, tempDir } from '../lib/launcher.js';
 
 const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { a: '1' } });
 const CMS = '/api/v1/namespaces/default/configmaps';
@@ -151,7 +42,9 @@ describe('launcher: svc-apiserver starts, supervises and stops every service', f
       });
     });
 
-    it('prefixes each child\'s log lines with its name', () => {
+    it('prefixes each child\'s log lines with its name', async () => {
+      // The controller-manager is not waited for: its line comes once its controllers run.
+      expect(await waitFor(() => /svc-apiserver: controller-manager running after \d+\.\ds/.test(launchers[0].stdout), 60_000)).to.equal(true);
       const lines = launchers[0].stdout.split('\n');
       for (const name of ['nats', ...SERVICES]) expect(lines.some((l) => l.startsWith(`[${name}] `)), name).to.equal(true);
       expect(lines.some((l) => /^\[storage\] storage listening on 127\.0\.0\.1:\d+$/.test(l))).to.equal(true);
@@ -184,6 +77,32 @@ describe('launcher: svc-apiserver starts, supervises and stops every service', f
       expect(await waitFor(() => gone(children[1].map((k) => k.pid)), 5_000)).to.equal(true);
       expect(mentioning(b.dataDir)).to.deep.equal([]);
       expect(b.stdout).not.to.include('restarting');
+    });
+  });
+
+  describe('the controller-manager is off the serving path', () => {
+    let launcher: Launcher | undefined;
+    after(async () => { await launcher?.destroy(); });
+
+    it('serves while the controller-manager cannot sync, and says so every --startup-timeout', async () => {
+      // Pointed at a port nothing listens on, the controller-manager never gets its first lists.
+      launcher = new Launcher(tempDir(), [`--secure-port=${await freePort()}`, `--server=https://127.0.0.1:${await freePort()}`, '--startup-timeout=20s']);
+      expect(await launcher.ready(90_000), `${launcher.stdout}\n${launcher.stderr}`).to.equal(true);
+      expect(childrenOf(launcher.pid).filter((k) => k.cmdline.includes('/cmd/controller-manager/main.js '))).to.have.length(1);
+      expect(await waitFor(() => launcher!.stdout.includes('controller-manager still syncing after 20s'), 40_000), launcher.stdout).to.equal(true);
+      const kubeconfig = join(launcher.dataDir, 'admin.kubeconfig');
+      expect((await kubeRequest(kubeconfig, 'GET', '/readyz')).status).to.equal(200);
+      expect((await kubeRequest(kubeconfig, 'POST', CMS, cm('while-syncing'))).status).to.equal(201);
+    });
+
+    it('restarts a controller-manager that dies, the API serving throughout', async () => {
+      const manager = () => childrenOf(launcher!.pid).filter((k) => k.cmdline.includes('/cmd/controller-manager/main.js '));
+      const [before] = manager();
+      process.kill(before.pid, 'SIGKILL');
+      expect(await waitFor(() => launcher!.stdout.includes('[controller-manager] exited (SIGKILL); restarting in 1000 ms'), 10_000), launcher!.stdout).to.equal(true);
+      expect(await waitFor(() => manager().length === 1 && manager()[0].pid !== before.pid, 10_000)).to.equal(true);
+      expect((await kubeRequest(join(launcher!.dataDir, 'admin.kubeconfig'), 'GET', '/readyz')).status).to.equal(200);
+      expect(launcher!.running).to.equal(true);
     });
   });
 

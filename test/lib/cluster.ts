@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkHealth } from '../../internal/rpc/index.js';
 import { pkiPaths } from '../../internal/pki/index.js';
-import { startNats } from './nats.js';
+import { startNats, type RunningNats } from './nats.js';
 
 const GRPC_SERVICES = ['storage', 'authn', 'authz', 'admission'] as const;
 type GrpcService = typeof GRPC_SERVICES[number];
@@ -29,6 +29,8 @@ export interface ClusterOptions {
   flags?: Partial<Record<Service, string[]>>;
   env?: Record<string, string>;
   dataDir?: string;
+  /** Leaves the controller-manager out (its requests would share small in-flight limits). */
+  withoutControllerManager?: boolean;
 }
 
 export class Cluster {
@@ -37,7 +39,7 @@ export class Cluster {
   addresses = {} as Record<GrpcService, string>;
   port = 0;
   natsUrl = '';
-  private natsStop?: () => Promise<void>;
+  private nats?: RunningNats;
   private ownsDataDir: boolean;
   readonly dataDir: string;
 
@@ -49,14 +51,13 @@ export class Cluster {
   /** Starts everything; on failure stops what did start before rethrowing, so nothing is left behind. */
   async start(): Promise<this> {
     try {
-      const nats = await startNats();
-      this.natsUrl = nats.url;
-      this.natsStop = nats.stop;
+      this.nats = await startNats();
+      this.natsUrl = this.nats.url;
       // Port 0 everywhere: each service binds a free port itself and says which, so no port is raced for.
       for (const s of GRPC_SERVICES) this.addresses[s] = '127.0.0.1:0';
       for (const s of GRPC_SERVICES) await this.startService(s);
       await this.startService('gateway');
-      await this.startService('controller-manager');
+      if (!this.opts.withoutControllerManager) await this.startService('controller-manager');
       return this;
     } catch (err) {
       await this.stop();
@@ -104,15 +105,14 @@ export class Cluster {
     return true;
   }
 
-  /** Stops the nats-server (as an outage); `restartNats` brings it back on the same port. */
-  async stopNats(): Promise<void> {
-    await this.natsStop?.();
-    this.natsStop = undefined;
+  /** Stops the nats-server (as an outage; with SIGKILL, as a crash); `restartNats` brings it back on the same port. */
+  async stopNats(signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
+    await (signal === 'SIGKILL' ? this.nats?.crash() : this.nats?.stop());
+    this.nats = undefined;
   }
 
   async restartNats(): Promise<void> {
-    const nats = await startNats({ port: Number(new URL(this.natsUrl).port) });
-    this.natsStop = nats.stop;
+    this.nats = await startNats({ port: Number(new URL(this.natsUrl).port) });
   }
 
   private async ready(): Promise<boolean> {
@@ -130,7 +130,7 @@ export class Cluster {
   async stop(): Promise<void> {
     for (const s of ['gateway', ...GRPC_SERVICES].reverse() as Service[]) await this.kill(s, 'SIGTERM');
     for (const s of [...this.procs.keys()]) await this.kill(s);
-    await this.natsStop?.();
+    await this.nats?.stop();
     if (this.ownsDataDir) rmSync(this.dataDir, { recursive: true, force: true });
   }
 

@@ -8,6 +8,8 @@ export interface RunningNats {
   pid: number;
   /** Kills the server (SIGTERM, then SIGKILL after 5 s) and waits for it to exit. */
   stop(): Promise<void>;
+  /** Kills the server with SIGKILL, as a crash, and waits for it to exit. */
+  crash(): Promise<void>;
 }
 
 const NATS_SERVER = process.env.NATS_SERVER ?? 'nats-server';
@@ -50,6 +52,11 @@ export async function startNats(options: { port?: number } = {}): Promise<Runnin
       const timer = setTimeout(() => process.kill(pid, 'SIGKILL'), STOP_TIMEOUT_MS);
       await exited;
       clearTimeout(timer);
+    },
+    crash: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      process.kill(pid, 'SIGKILL');
+      await exited;
     },
   };
 }

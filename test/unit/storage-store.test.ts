@@ -131,6 +131,23 @@ describe('storage store', () => {
       .to.deep.equal([['core/pods/ns/p3', 'old'], ['core/pods/ns/p5', 'new'], ['core/pods/ns/p6', 'new']]);
   });
 
+  it('counts the keys left after a page at an older revision exactly, whatever changed since', async () => {
+    for (let i = 0; i < 8; i++) await store.create(`core/secrets/ns/s${i}`, v('old'), `u${i}`);
+    const first = await store.list('core/secrets/', { limit: 2 });
+    await store.delete('core/secrets/ns/s3'); // existed then, gone now
+    await store.delete('core/secrets/ns/s4');
+    await store.create('core/secrets/ns/s4', v('again'), 'u4b'); // existed then and now
+    await store.create('core/secrets/ns/s5a', v('new'), 'n1'); // new
+    await store.create('core/secrets/ns/s5b', v('new'), 'n2');
+    await store.delete('core/secrets/ns/s5b'); // came and went
+    await store.update('core/secrets/ns/s6', v('new'));
+    await store.delete('core/secrets/ns/s0'); // before the page: not counted either way
+    await store.create('core/secrets/other/x', v('x'), 'x'); // another namespace, after the prefix of ns/ only
+    const second = await store.list('core/secrets/ns/', { limit: 2, revision: first.revision, continueAfter: 'core/secrets/ns/s1' });
+    expect(second.items.map((kv) => kv.key)).to.deep.equal(['core/secrets/ns/s2', 'core/secrets/ns/s3']);
+    expect(second).to.include({ remaining: 4, more: true });
+  });
+
   it('reads a key and a list as of an older revision', async () => {
     const a1 = await store.create('apps/deployments/ns/a', v('a1'), 'ua');
     const b1 = await store.create('apps/deployments/ns/b', v('b1'), 'ub');
