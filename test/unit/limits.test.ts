@@ -11,6 +11,7 @@ import { parseQuantity } from '../../internal/registry/quantity.js';
 import { checkSchema } from '../../internal/registry/index.js';
 import { Quantity } from '../../internal/cel/quantity.js';
 import { trim } from '../../internal/cel/strings.js';
+import { parseDuration } from '../../internal/apimachinery/protobuf/time.js';
 
 const failure = (fn: () => unknown): StatusError => {
   try {
@@ -202,6 +203,12 @@ describe('validation patterns on hostile input', () => {
     expect(parseFieldSelector('metadata.name  = x')).to.deep.equal([{ field: 'metadata.name', op: '=', value: ' x' }]);
     expect(parseFieldSelector('a\\=b=c')).to.deep.equal([{ field: 'a=b', op: '=', value: 'c' }]);
     for (const bad of ['=a', 'a!b', 'ab', `a${' '.repeat(50_000)}b`]) expect(failure(() => parseFieldSelector(bad)).code, bad.slice(0, 10)).to.equal(400);
+  });
+
+  it('Go durations (Protobuf) read their parts, and a long run of digits without a unit is refused', () => {
+    expect(parseDuration('1h30m')).to.equal(5400e9);
+    expect(parseDuration('.5s')).to.equal(0.5e9);
+    expect(() => parseDuration(`${long}x`)).to.throw(/invalid duration/);
   });
 
   it('CEL trim strips Unicode spaces at both ends only', () => {
