@@ -61,6 +61,8 @@ function toServiceError(err: unknown): Partial<grpc.ServiceError> {
     for (const [k, v] of Object.entries(err.trailers)) metadata.set(k, v);
     return { code: err.code, details: err.message, metadata };
   }
+  // A service this one calls could not be reached: so this one is unavailable too, and its callers retry.
+  if (isUnreachable(err)) return { code: grpc.status.UNAVAILABLE, details: (err as grpc.ServiceError).details };
   return { code: grpc.status.INTERNAL, details: (err as Error)?.message ?? String(err) };
 }
 
