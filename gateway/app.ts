@@ -139,6 +139,7 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
     { name: 'shutdown', run: () => { if (deps.isShuttingDown()) throw new Error('shutting down'); } }];
   const metrics = new GatewayMetrics(servedBy(deps.registry));
   const inflight = new InflightLimiter(deps.inflight, metrics);
+  const served: GatewayDeps = { ...deps, watch: { ...deps.watch, onTooSlow: (resource) => metrics.terminatedWatchers.inc({ resource }) } };
   deps.backends.decisions?.registerMetrics(metrics.registry);
   app.use(requestScope);
   app.use(compression(deps.features('APIResponseCompression')));
@@ -161,7 +162,7 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
   });
   const issuerDiscovery = new IssuerDiscovery(deps.backends);
   app.use(async (ctx, next) => (IssuerDiscovery.serves(ctx.path) && ctx.method === 'GET' ? issuerDiscovery.serve(ctx, serverAddress()) : next()));
-  app.use(async (ctx) => (ctx.path === '/metrics' && ctx.method === 'GET' ? metrics.serve(ctx, () => deps.backends.serviceMetrics.scrape()) : route(ctx, deps, serverAddress())));
+  app.use(async (ctx) => (ctx.path === '/metrics' && ctx.method === 'GET' ? metrics.serve(ctx, () => deps.backends.serviceMetrics.scrape()) : route(ctx, served, serverAddress())));
   return app;
 }
 

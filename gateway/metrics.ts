@@ -28,6 +28,10 @@ export class GatewayMetrics {
     name: 'apiserver_request_terminations_total', help: 'Number of requests which apiserver terminated in self-defense.',
     labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component', 'code'], registers: [this.registry],
   });
+  readonly terminatedWatchers = new Counter({
+    name: 'apiserver_terminated_watchers_total', help: 'Counter of watchers closed due to unresponsiveness broken by resource type.',
+    labelNames: ['resource'], registers: [this.registry],
+  });
   readonly deprecated = new Gauge({
     name: 'apiserver_requested_deprecated_apis', help: 'Gauge of deprecated APIs that have been requested, broken out by API group, version, resource, subresource, and removed_release.',
     labelNames: ['group', 'version', 'resource', 'subresource', 'removed_release'], registers: [this.registry],

@@ -15,12 +15,11 @@ import type { Backends } from './backends.js';
 import type { ResourceRequest } from './context.js';
 import { isDryRun, readObject, readRaw } from './body.js';
 import { checkTypeAndScope, createPrepared, writeWithRetry } from './handlers.js';
-import { duplicateJsonFields, enforceFieldValidation, fieldValidationOf, unknownFields } from './fieldvalidation.js';
+import { duplicateJsonFields, enforceFieldValidation, fieldValidationOf, parseYamlWithDuplicates, unknownFields } from './fieldvalidation.js';
 import { authorizeRequest } from './authorization.js';
 import { cborEnabled, writeObject } from './respond.js';
 import { decodeCbor } from './negotiation.js';
 import { checkJsonDepth, checkValueDepth } from '../internal/apimachinery/depth.js';
-import { parseYaml } from '../internal/apimachinery/yaml.js';
 
 const JSON_PATCH = 'application/json-patch+json';
 const MERGE_PATCH = 'application/merge-patch+json';
@@ -95,11 +94,13 @@ function parseJson(raw: Buffer): unknown {
   }
 }
 
-function parseApplied(raw: Buffer, cbor: boolean): ApiObject {
-  const doc = checkValueDepth(cbor ? decodeApplyCbor(raw) : parseYaml(raw.toString('utf8')));
+/** The applied configuration and the keys it repeats (the last one counts). */
+function parseApplied(raw: Buffer, cbor: boolean): { config: ApiObject; duplicates: string[] } {
+  const { value, duplicates } = cbor ? { value: decodeApplyCbor(raw), duplicates: [] } : parseYamlWithDuplicates(raw.toString('utf8'), 'error decoding YAML');
+  const doc = checkValueDepth(value);
   if (!isObject(doc)) throw badRequest('error decoding YAML: the applied configuration must be an object');
   if (Object.hasOwn(doc, 'metadata') && !isObject(doc.metadata)) throw badRequest('error decoding YAML: metadata must be an object');
-  return doc as ApiObject;
+  return { config: doc as ApiObject, duplicates };
 }
 
 function decodeApplyCbor(raw: Buffer): unknown {
@@ -160,8 +161,8 @@ export async function patchObject(r: ResourceRequest, backends: Backends,
   const force = forceOption(r, isApply);
   const directive = fieldValidationOf(r.query);
   if (isApply) {
-    const config = parseApplied(await readRaw(r.ctx), type === APPLY_PATCH_CBOR);
-    enforceFieldValidation(r.ctx, directive, directive === 'Ignore' ? [] : unknownFields(r.def, config), []);
+    const { config, duplicates } = parseApplied(await readRaw(r.ctx), type === APPLY_PATCH_CBOR);
+    enforceFieldValidation(r.ctx, directive, directive === 'Ignore' ? [] : unknownFields(r.def, config), duplicates);
     return applyObject(r, backends, config, force, dryRun);
   }
   const manager = updateManager(r, 'PatchOptions');
@@ -213,7 +214,7 @@ export async function readPartialPatch(r: ResourceRequest, toView: (obj: ApiObje
   if (type === APPLY_PATCH) {
     const force = forceOption(r, true);
     const manager = applyManager(r);
-    const view = parseApplied(await readRaw(r.ctx), false);
+    const view = parseApplied(await readRaw(r.ctx), false).config;
     return { rv: rv(view), next: (current) => apply(current, configOf(view, current), { ...managerOptions(r, manager), force }) };
   }
   forceOption(r, false);

@@ -29,6 +29,12 @@ interface WatchEvent {
 
 /** A watcher whose unsent output passes this is closed rather than slowing anyone down. */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+/** Live events a watch may hold while it still reads its history; more and it starts over. */
+const MAX_PENDING_EVENTS = 10_000;
+/** The initial state and history are written no faster than the client reads: at most this much unread at a time. */
+const CATCH_UP_UNREAD_BYTES = 1024 * 1024;
+/** A client that reads nothing of its catch-up for this long is treated as too slow. */
+const CATCH_UP_STALL_MS = 30_000;
 const BOOKMARK_INTERVAL_MS = 30_000;
 /** How long an overflowed watcher's socket may take to drain its last events before it is cut. */
 const SLOW_WATCHER_GRACE_MS = 5_000;
@@ -37,6 +43,8 @@ export const INITIAL_EVENTS_END = labelKey('initial-events-end');
 export interface WatchOptions {
   /** The shortest server-chosen watch duration, in seconds; a watch lasts between it and twice it. */
   minRequestTimeoutSeconds: number;
+  /** Told of each watch ended for falling too far behind, by resource (`configmaps`, `deployments.apps`). */
+  onTooSlow?: (resource: string) => void;
 }
 
 interface WatchParams {
@@ -132,7 +140,7 @@ export async function serveWatch(r: ResourceRequest, backends: Backends, hub: Wa
   const format = formatOf(r.ctx, r.def);
   if (format.mediaType === 'application/yaml') throw notAcceptable(['application/json', MEDIA_PROTOBUF, ...(r.ctx.state.cbor ? [MEDIA_CBOR] : [])]);
   if (!hub.ready) throw serviceUnavailable('watch is unavailable until storage and the event stream are reachable');
-  const stream = new WatchStream(r, format);
+  const stream = new WatchStream(r, format, opts);
   const unregister = hub.register(r.objects.prefix(r.info.namespace), {
     onEvent: (ev) => stream.live(ev, params.select),
     onFail: (reason) => stream.fail(serviceUnavailable(reason)),
@@ -152,7 +160,7 @@ class WatchStream {
   private ended = false;
   private readonly timers: NodeJS.Timeout[] = [];
 
-  constructor(private readonly r: ResourceRequest, private readonly format: ResponseFormat) {}
+  constructor(private readonly r: ResourceRequest, private readonly format: ResponseFormat, private readonly opts: WatchOptions) {}
 
   /** Sends the initial state and history, then what arrived live meanwhile. */
   async catchUp(backends: Backends, params: WatchParams): Promise<void> {
@@ -165,18 +173,29 @@ class WatchStream {
       from = state.revision;
     }
     const missed = await history(backends, this.r.objects.prefix(this.r.info.namespace), from);
+    if (this.ended) return; // failed or fell behind meanwhile
     this.open();
-    for (const ev of initial) this.write(ev);
+    for (const ev of initial) {
+      this.write(ev);
+      if (!(await this.paced())) return;
+    }
     this.sent = from;
     if (params.initialEvents) this.bookmark(from, true);
-    for (const ev of missed) this.live(ev, params.select, true);
+    for (const ev of missed) {
+      this.live(ev, params.select, true);
+      if (!(await this.paced())) return;
+    }
     const buffered = this.pending ?? [];
     this.pending = undefined;
     for (const ev of buffered) this.live(ev, params.select);
   }
 
   live(ev: StorageEvent, select?: (obj: ApiObject) => boolean, fromHistory = false): void {
-    if (this.pending && !fromHistory) { this.pending.push(ev); return; }
+    if (this.pending && !fromHistory) {
+      if (this.pending.length >= MAX_PENDING_EVENTS) this.tooSlow();
+      else this.pending.push(ev);
+      return;
+    }
     if (ev.revision <= this.sent || this.ended) return;
     this.sent = ev.revision;
     const out = toWatchEvent(this.r.objects, ev, select);
@@ -218,7 +237,7 @@ class WatchStream {
     if (this.ended) return;
     const res = this.r.ctx.res;
     res.write(this.encoded(ev));
-    if (res.writableLength > MAX_BUFFERED_BYTES) this.overflow();
+    if (res.writableLength > MAX_BUFFERED_BYTES) this.tooSlow();
   }
 
   /** The event in this watch's form, shared with other watches of the same form (Tables are per request). */
@@ -241,9 +260,30 @@ class WatchStream {
     return `${JSON.stringify({ type, object })}\n`;
   }
 
-  /** A watcher this far behind is told to list again and let go; the socket goes if it never drains. */
-  private overflow(): void {
+  /** Waits while the client has much unread; false once the watch is over. */
+  private async paced(): Promise<boolean> {
     const res = this.r.ctx.res;
+    if (res.writableLength > CATCH_UP_UNREAD_BYTES && !this.ended) {
+      const progressed = await new Promise<boolean>((resolve) => {
+        const settle = (ok: boolean) => { clearTimeout(timer); res.off('drain', onward); res.off('close', onward); resolve(ok); };
+        const onward = () => settle(true);
+        const timer = setTimeout(() => settle(false), CATCH_UP_STALL_MS);
+        res.on('drain', onward);
+        res.on('close', onward);
+      });
+      if (!progressed) this.tooSlow();
+    }
+    return !this.ended && !res.destroyed;
+  }
+
+  /** A watcher this far behind is told to list again (410, as upstream's cache ends too slow watchers) and
+   * let go; the socket goes if it never drains. */
+  private tooSlow(): void {
+    if (this.ended) return;
+    const res = this.r.ctx.res;
+    const { group, resource } = this.r.objects.gr;
+    this.opts.onTooSlow?.(group ? `${resource}.${group}` : resource);
+    if (!res.headersSent) this.open();
     res.write(this.encode('ERROR', gone('the watch fell too far behind; list again').toStatus()));
     this.end();
     setTimeout(() => res.destroy(), SLOW_WATCHER_GRACE_MS).unref();

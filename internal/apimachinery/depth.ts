@@ -99,12 +99,10 @@ export function cborTooDeep(buf: Uint8Array, max = MAX_NESTING_DEPTH): boolean {
     if (isString && arg >= 0) i += arg;
     // Arrays hold `arg` items, maps twice that, a tag one; an indefinite string holds chunks up to a break.
     const count = major === 4 ? arg : major === 5 ? arg * 2 : major === 6 ? 1 : isString && arg < 0 ? -1 : 0;
-    if (count === 0) {
-      itemDone();
-      continue;
-    }
-    open.push(count < 0 ? Infinity : count);
-    if (open.length > max) return true;
+    const isContainer = (major >= 4 && major <= 6) || count < 0;
+    if (isContainer && open.length + 1 > max) return true;
+    if (count === 0) itemDone();
+    else open.push(count < 0 ? Infinity : count);
   }
   return false;
 }

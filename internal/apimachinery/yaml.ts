@@ -1,81 +1,103 @@
 // YAML request bodies within limits: nesting is refused while the text is
-// still being parsed (before the recursive composer runs), aliases are
-// counted, and what they expand to is bounded, so no small document becomes
-// a huge value ("billion laughs").
-import { CST, Composer, Lexer, Parser, type Document, type DocumentOptions, type ParseOptions } from 'yaml';
-import { MAX_NESTING_DEPTH, tooDeep, valueTooDeep } from './depth.js';
+// still being parsed (before the recursive composer runs), and aliases are
+// replaced by what they name only when the document they make stays small,
+// so no short text becomes a huge value ("billion laughs").
+import { CST, Composer, Lexer, Parser, isAlias, isCollection, isPair, isSeq, visit, type Document, type Node } from 'yaml';
+import { MAX_NESTING_DEPTH, tooDeep } from './depth.js';
 import { badRequest } from './status.js';
 
-/** The most alias nodes one document may hold (resolving each scans the document). */
-export const MAX_YAML_ALIASES = 1000;
-/** Values and collections aliases may add to a document beyond its own, or a tenth of its size when larger. */
+/** Nodes aliases may add to a document beyond its own, or a tenth of its size when that is more. */
 export const MAX_ALIAS_EXPANSION = 400_000;
-
-export type YamlOptions = ParseOptions & DocumentOptions;
 
 const excessiveAliasing = () => badRequest('error converting YAML to JSON: yaml: document contains excessive aliasing');
 
-/** Parses one document, refusing nesting beyond the limit and excessive aliasing; syntax errors stay in `errors`. */
-export function parseYamlDocument(text: string, options: YamlOptions = {}): { doc: Document.Parsed; aliases: number } {
+/**
+ * Parses one document, refusing nesting beyond the limit; syntax errors stay
+ * in `errors`. Repeated keys are kept (the last wins) for the caller to find:
+ * the library's own check is quadratic.
+ */
+export function parseYamlDocument(text: string): Document.Parsed {
   const parser = new Parser();
   const tokens: CST.Token[] = [];
-  let aliases = 0;
   for (const lexeme of new Lexer().lex(text)) {
-    if (CST.tokenType(lexeme) === 'alias' && ++aliases > MAX_YAML_ALIASES) throw excessiveAliasing();
     for (const token of parser.next(lexeme)) tokens.push(token);
     // The parser's stack holds the document and each collection still open (plus at most a scalar).
     if (parser.stack.length > MAX_NESTING_DEPTH + 2) throw tooDeep();
   }
   for (const token of parser.end()) tokens.push(token);
-  const docs = [...new Composer(options).compose(tokens, true, text.length)];
-  const [doc, ...more] = docs;
+  const [doc, ...more] = new Composer({ uniqueKeys: false }).compose(tokens, true, text.length);
   if (more.length) throw badRequest('the request body could not be decoded: Source contains multiple documents');
-  return { doc, aliases };
+  return doc;
 }
 
-/** The document's value; with aliases, bounded in depth and in what the aliases add. */
-export function yamlValue(doc: Document.Parsed, aliases: number): unknown {
-  const value = doc.toJS({ maxAliasCount: aliases ? 100 : -1 });
-  if (aliases === 0) return value;
-  if (valueTooDeep(value)) throw tooDeep();
-  const { distinct, expanded } = countNodes(value);
-  if (expanded - distinct > Math.max(MAX_ALIAS_EXPANSION, distinct / 10)) throw excessiveAliasing();
-  return value;
+/** The document's value, each alias written out as a copy of what it names. */
+export function yamlValue(doc: Document.Parsed): unknown {
+  if (inlineAliases(doc)) checkExpansion(doc.contents);
+  return doc.toJS({ maxAliasCount: -1 });
 }
 
-/** Objects, lists and scalars of a value whose parts may be shared: counted once (`distinct`) and as written out (`expanded`). */
-function countNodes(value: unknown): { distinct: number; expanded: number } {
-  const sizes = new Map<object, number>();
-  const stack: Array<[unknown, boolean]> = [[value, false]];
+/**
+ * Puts the node an alias names (the last one anchored before it) in the
+ * alias's place, shared; whether there were any. The library would instead
+ * search the document for every alias.
+ */
+function inlineAliases(doc: Document.Parsed): boolean {
+  const anchored = new Map<string, Node>();
+  const places: Array<{ parent: unknown; key: number | 'key' | 'value'; node: Node }> = [];
+  visit(doc, {
+    Node(key, node, path) {
+      if (isAlias(node)) {
+        const target = anchored.get(node.source);
+        if (!target) throw badRequest(`error converting YAML to JSON: yaml: unknown anchor '${node.source}' referenced`);
+        if (path.includes(target) || key === null) throw excessiveAliasing();
+        places.push({ parent: path[path.length - 1], key, node: target });
+      } else if (node.anchor) {
+        anchored.set(node.anchor, node);
+      }
+      return undefined;
+    },
+  });
+  for (const { parent, key, node } of places) {
+    if (isPair(parent)) parent[key as 'key' | 'value'] = node;
+    else if (isSeq(parent)) parent.items[key as number] = node;
+  }
+  return places.length > 0;
+}
+
+/** Refuses a document whose shared nodes, written out, would nest too deep or add too much. */
+function checkExpansion(root: unknown): void {
+  const sizes = new Map<object, { size: number; depth: number }>();
+  const stack: Array<[unknown, boolean]> = [[root, false]];
   let distinct = 0;
-  const sizeOf = (v: unknown) => (typeof v === 'object' && v !== null ? sizes.get(v) ?? 0 : 1);
   while (stack.length) {
-    const [v, childrenDone] = stack.pop()!;
-    if (typeof v !== 'object' || v === null) {
-      if (!childrenDone) distinct++;
-      continue;
-    }
+    const [node, childrenDone] = stack.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    const children = childrenOf(node);
     if (childrenDone) {
-      sizes.set(v, Object.values(v).reduce((n: number, c) => n + sizeOf(c), 1));
+      let size = 1;
+      let depth = 0;
+      for (const c of children) {
+        const s = typeof c === 'object' && c !== null ? sizes.get(c) : undefined;
+        size += s?.size ?? 0;
+        depth = Math.max(depth, s?.depth ?? 0);
+      }
+      sizes.set(node, { size, depth: depth + (isCollection(node) ? 1 : 0) });
       continue;
     }
-    if (sizes.has(v)) continue;
+    if (sizes.has(node)) continue;
     distinct++;
-    sizes.set(v, 0);
-    stack.push([v, true]);
-    for (const child of Object.values(v)) stack.push([child, false]);
+    sizes.set(node, { size: 0, depth: 0 });
+    stack.push([node, true]);
+    for (const c of children) stack.push([c, false]);
   }
-  return { distinct, expanded: sizeOf(value) };
+  const total = typeof root === 'object' && root !== null ? sizes.get(root)! : { size: 0, depth: 0 };
+  if (total.depth > MAX_NESTING_DEPTH) throw tooDeep();
+  if (total.size - distinct > Math.max(MAX_ALIAS_EXPANSION, distinct / 10)) throw excessiveAliasing();
 }
 
-/** Parses one YAML document into its value, within the limits; 400 for errors. */
-export function parseYaml(text: string, what = 'YAML'): unknown {
-  const { doc, aliases } = parseYamlDocument(text);
-  if (doc.errors.length) throw badRequest(`error decoding ${what}: ${doc.errors[0].message}`);
-  try {
-    return yamlValue(doc, aliases);
-  } catch (err) {
-    if (err instanceof ReferenceError) throw badRequest(`error decoding ${what}: ${err.message}`);
-    throw err;
-  }
+/** The nodes directly under a collection or pair. */
+function childrenOf(node: object): unknown[] {
+  if (isPair(node)) return [node.key, node.value];
+  const items = (node as { items?: unknown }).items;
+  return Array.isArray(items) ? items : [];
 }

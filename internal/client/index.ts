@@ -37,6 +37,17 @@ const ACCEPT = {
   list: { object: 'application/json', metadata: metadataAs('PartialObjectMetadataList') },
   watch: { object: 'application/json', metadata: metadataAs('PartialObjectMetadata') },
 };
+/** As client-go: an answer that says Retry-After (429, or a 5xx) is tried again this many times at most. */
+const MAX_RETRIES = 10;
+/** Retry-After is obeyed up to this many seconds. */
+const MAX_RETRY_AFTER_S = 10;
+
+/** The seconds a 429 or 5xx answer asks the client to wait before trying again; undefined when it asks for no retry. */
+function retryAfter(status: number, header: string | string[] | undefined): number | undefined {
+  if (status !== 429 && (status < 500 || status > 599)) return undefined;
+  const seconds = Number(Array.isArray(header) ? header[0] : header);
+  return header !== undefined && Number.isInteger(seconds) && seconds >= 0 ? Math.min(seconds, MAX_RETRY_AFTER_S) : undefined;
+}
 
 export class ApiClient {
   private readonly agent: https.Agent;
@@ -54,14 +65,24 @@ export class ApiClient {
     };
   }
 
-  /** One request; the body as JSON (a string body is sent as it is, with `contentType`). */
+  /** One request; the body as JSON (a string body is sent as it is, with `contentType`). An overloaded or
+   * unavailable server's answer with Retry-After is retried after the wait it asks for. */
   request<T = any>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Response<T>> {
     const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
     const headers: Record<string, string> = payload === undefined ? {} : { 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(payload)) };
-    return this.send(method, path, headers, payload);
+    return this.retrying(method, path, headers, payload);
   }
 
-  private send<T>(method: string, path: string, headers: Record<string, string>, payload?: string): Promise<Response<T>> {
+  /** Sends until the answer asks for no retry (or the retries run out). */
+  private async retrying<T>(method: string, path: string, headers: Record<string, string>, payload?: string): Promise<Response<T>> {
+    for (let attempt = 0; ; attempt++) {
+      const { wait, ...res } = await this.send<T>(method, path, headers, payload);
+      if (wait === undefined || attempt >= MAX_RETRIES) return res;
+      await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+    }
+  }
+
+  private send<T>(method: string, path: string, headers: Record<string, string>, payload: string | undefined): Promise<Response<T> & { wait?: number }> {
     return new Promise((resolve, reject) => {
       const req = https.request(this.options(method, path, headers), (res) => {
         const chunks: Buffer[] = [];
@@ -70,7 +91,8 @@ export class ApiClient {
           const text = Buffer.concat(chunks).toString('utf8');
           let parsed: unknown = text;
           try { parsed = text ? JSON.parse(text) : undefined; } catch { /* not JSON: kept as text */ }
-          resolve({ status: res.statusCode ?? 0, body: parsed as T });
+          const status = res.statusCode ?? 0;
+          resolve({ status, body: parsed as T, wait: retryAfter(status, res.headers['retry-after']) });
         });
         res.on('error', reject);
       });
@@ -85,7 +107,7 @@ export class ApiClient {
     let token = '';
     for (;;) {
       const sep = path.includes('?') ? '&' : '?';
-      const res = await this.send<any>('GET', `${path}${sep}limit=${LIST_PAGE}${token ? `&continue=${encodeURIComponent(token)}` : ''}`, { Accept: ACCEPT.list[as] });
+      const res = await this.retrying<any>('GET', `${path}${sep}limit=${LIST_PAGE}${token ? `&continue=${encodeURIComponent(token)}` : ''}`, { Accept: ACCEPT.list[as] });
       if (res.status !== 200) throw new Error(`list ${path}: ${res.status} ${res.body?.message ?? ''}`);
       items.push(...(res.body.items ?? []));
       token = res.body.metadata?.continue ?? '';

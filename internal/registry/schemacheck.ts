@@ -9,6 +9,7 @@ import { extension } from '../names/index.js';
 import { required, typeInvalid, invalid } from './causes.js';
 import { resolve, type Schema } from './openapi.js';
 import { isObject, type Obj } from './values.js';
+import { parseQuantity } from './quantity.js';
 
 export interface SchemaCheckOptions {
   /** Drop unknown fields and null members, fill required scalars (default true). */
@@ -104,6 +105,8 @@ function quantity(value: unknown, path: string, w: Walk): unknown {
   if (typeof value !== 'string') mismatch(w, path, value, 'string');
   else if (!QUANTITY.test(value)) {
     w.report.causes.push(invalid(path, value, `quantities must match the regular expression '${QUANTITY_FORMAT}'`));
+  } else if (parseQuantity(value) === undefined) {
+    w.report.causes.push(invalid(path, value, "unable to parse quantity's suffix"));
   }
   return value;
 }

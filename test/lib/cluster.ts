@@ -29,6 +29,8 @@ export interface ClusterOptions {
   flags?: Partial<Record<Service, string[]>>;
   env?: Record<string, string>;
   dataDir?: string;
+  /** Leaves the controller-manager out (its requests would share small in-flight limits). */
+  withoutControllerManager?: boolean;
 }
 
 export class Cluster {
@@ -55,7 +57,7 @@ export class Cluster {
       for (const s of GRPC_SERVICES) this.addresses[s] = '127.0.0.1:0';
       for (const s of GRPC_SERVICES) await this.startService(s);
       await this.startService('gateway');
-      await this.startService('controller-manager');
+      if (!this.opts.withoutControllerManager) await this.startService('controller-manager');
       return this;
     } catch (err) {
       await this.stop();
