@@ -212,6 +212,8 @@ class WatchStream {
   schedule(params: WatchParams, hub: WatchHub, unregister: () => void): void {
     const res = this.r.ctx.res;
     const stop = () => { unregister(); this.end(); };
+    // Over already (failed, too slow, or the client left during the catch-up): its 'close' may have passed.
+    if (this.ended || res.destroyed) { stop(); return; }
     this.timers.push(setTimeout(stop, params.timeoutMs));
     if (params.bookmarks) this.timers.push(setInterval(() => this.bookmark(Math.max(this.sent, hub.currentRevision)), BOOKMARK_INTERVAL_MS));
     res.on('close', stop);

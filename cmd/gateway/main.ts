@@ -22,7 +22,6 @@ import { ServiceAllocator } from '../../gateway/serviceallocator.js';
 import { logStrayErrors } from '../../gateway/stray.js';
 
 const flags = parseArgsOrExit('gateway', gatewayFlags);
-logStrayErrors('gateway');
 initTracing('gateway');
 // The Protobuf tables compile on first use; do it now rather than in a request.
 messageNameFor('v1', 'Namespace');
@@ -35,6 +34,12 @@ const features = (() => {
     process.exit(2);
   }
 })();
+for (const limit of ['max-requests-inflight', 'max-mutating-requests-inflight']) {
+  if (flags.int(limit) < 0) {
+    console.error(`gateway: --${limit} can not be negative value`);
+    process.exit(2);
+  }
+}
 const dataDir = flags.string('data-dir');
 const pki = await ensurePki(dataDir);
 const registry = (() => {
@@ -88,6 +93,8 @@ const address = server.address();
 const port = typeof address === 'object' && address ? address.port : flags.int('secure-port');
 const kubeconfig = await writeAdminKubeconfig(dataDir, `https://127.0.0.1:${port}`, pki);
 console.log(`gateway serving on https://${flags.string('bind-address')}:${port} (kubeconfig ${kubeconfig})`);
+// From here on a stray error is one request's, not a failed start: it is logged and the gateway serves on.
+logStrayErrors('gateway');
 
 /** The address clients reach the API at: the bound one, or the loopback address when bound to every address. */
 const apiAddress = (bound: string): string => (bound === '0.0.0.0' || bound === '::' || bound === '' ? '127.0.0.1' : bound);

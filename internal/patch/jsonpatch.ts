@@ -34,20 +34,27 @@ function validateShape(ops: unknown): fastJsonPatch.Operation[] {
 /** Applies the operations to a copy of `doc`. */
 export function applyJsonPatch<T>(doc: T, ops: unknown): T {
   const operations = validateShape(ops);
+  let out = structuredClone(doc);
+  const growth = new Growth(out);
+  operations.forEach((op, i) => {
+    growth.check(out, op);
+    out = applyOne(out, op, i);
+  });
+  return out;
+}
+
+/** One operation; its failure is the client's (422, or 400 for a malformed one). */
+function applyOne<T>(doc: T, op: fastJsonPatch.Operation, index: number): T {
   try {
-    let out = structuredClone(doc);
-    const growth = new Growth(out);
-    operations.forEach((op, i) => {
-      growth.check(out, op);
-      out = fastJsonPatch.applyOperation(out, structuredClone(op), true, true, true, i).newDocument;
-    });
-    return out;
+    return fastJsonPatch.applyOperation(doc, structuredClone(op), true, true, true, index).newDocument;
   } catch (err) {
+    // The library reports some paths through a missing or scalar document as type errors of its own.
+    if (err instanceof TypeError) throw unprocessable(`${op.op} operation does not apply: doc is missing path: "${op.path}"`);
     if (!(err instanceof fastJsonPatch.JsonPatchError)) throw err;
-    if (MALFORMED.has(err.name)) throw badRequest(`invalid JSON patch: operation ${err.index ?? 0}: ${err.message}`);
-    const op = operations[err.index ?? 0];
-    const detail = err.name === 'TEST_OPERATION_FAILED' ? `testing value ${op?.path} failed: test operation failed` : `${err.message}: ${op?.path}`;
-    throw unprocessable(detail);
+    // The library's message goes on with a dump of the whole document: only its first line is said.
+    const message = err.message.split('\n')[0];
+    if (MALFORMED.has(err.name)) throw badRequest(`invalid JSON patch: operation ${index}: ${message}`);
+    throw unprocessable(err.name === 'TEST_OPERATION_FAILED' ? `testing value ${op.path} failed: test operation failed` : `${message}: ${op.path}`);
   }
 }
 

@@ -112,9 +112,14 @@ function elementKind(...lists: unknown[][]): Kind | undefined {
 
 const keyOf = (v: unknown, mergeKey: string | undefined, kind: Kind): unknown => (kind === 'map' ? (v as Obj)[mergeKey!] : v);
 
-function indexIn(list: unknown[], v: unknown, mergeKey: string | undefined, kind: Kind): number {
-  const key = keyOf(v, mergeKey, kind);
-  return list.findIndex((x) => keyOf(x, mergeKey, kind) === key);
+/** Where each key first appears in a list: lookups by key keep merging linear in the lists' lengths. */
+function positions(list: unknown[], mergeKey: string | undefined, kind: Kind): Map<unknown, number> {
+  const at = new Map<unknown, number>();
+  list.forEach((v, i) => {
+    const key = keyOf(v, mergeKey, kind);
+    if (!at.has(key)) at.set(key, i);
+  });
+  return at;
 }
 
 function mergeList(original: unknown[], patch: unknown[], elem: TypeNode, mergeKey: string | undefined, isDeleteList: boolean): unknown[] {
@@ -123,7 +128,10 @@ function mergeList(original: unknown[], patch: unknown[], elem: TypeNode, mergeK
   let merged: unknown[];
   let orderedBy = patch;
   if (kind === 'scalar') {
-    if (isDeleteList) return original.filter((v) => !patch.includes(v));
+    if (isDeleteList) {
+      const deleted = new Set(patch);
+      return original.filter((v) => !deleted.has(v));
+    }
     merged = [...new Set([...original, ...patch])];
   } else {
     if (!mergeKey) throw patchError('cannot merge lists without merge key for type map');
@@ -139,7 +147,7 @@ function mergeList(original: unknown[], patch: unknown[], elem: TypeNode, mergeK
 function applySpecialItems(original: unknown[], patch: unknown[], mergeKey: string): { original: unknown[]; patch: unknown[] } {
   const plain: unknown[] = [];
   let replace = false;
-  let kept = original;
+  const deleted = new Set<unknown>();
   for (const item of patch as Obj[]) {
     if (!Object.hasOwn(item, DIRECTIVE)) {
       plain.push(item);
@@ -148,7 +156,7 @@ function applySpecialItems(original: unknown[], patch: unknown[], mergeKey: stri
     const directive = item[DIRECTIVE];
     if (directive === 'delete') {
       if (!Object.hasOwn(item, mergeKey)) throw noMergeKey(item, mergeKey);
-      kept = kept.filter((x) => (x as Obj)[mergeKey] !== item[mergeKey]);
+      deleted.add(item[mergeKey]);
     } else if (directive === 'replace') {
       replace = true;
     } else if (directive === 'merge') {
@@ -157,16 +165,24 @@ function applySpecialItems(original: unknown[], patch: unknown[], mergeKey: stri
       throw patchError(`unknown patch type: ${String(directive)} in map: ${goValue(item)}`);
     }
   }
-  return replace ? { original: plain, patch: [] } : { original: kept, patch: plain };
+  if (replace) return { original: plain, patch: [] };
+  return { original: deleted.size ? original.filter((x) => !deleted.has((x as Obj)[mergeKey])) : original, patch: plain };
 }
 
 function mergeByKey(original: unknown[], patch: unknown[], mergeKey: string, elem: TypeNode): unknown[] {
   const out = [...original];
+  const at = new Map<unknown, number>();
+  out.forEach((x, i) => {
+    if (isPlainObject(x) && !at.has(x[mergeKey])) at.set(x[mergeKey], i);
+  });
   for (const item of patch as Obj[]) {
     if (!Object.hasOwn(item, mergeKey)) throw noMergeKey(item, mergeKey);
-    const at = out.findIndex((x) => isPlainObject(x) && x[mergeKey] === item[mergeKey]);
-    if (at >= 0) out[at] = mergeMap(out[at] as Obj, item, elem);
-    else out.push(mergeMap(undefined, item, elem));
+    const i = at.get(item[mergeKey]);
+    if (i !== undefined) out[i] = mergeMap(out[i] as Obj, item, elem);
+    else {
+      at.set(item[mergeKey], out.length);
+      out.push(mergeMap(undefined, item, elem));
+    }
   }
   return out;
 }
@@ -177,26 +193,23 @@ function mergeByKey(original: unknown[], patch: unknown[], mergeKey: string, ele
  * relates them.
  */
 function normalizeOrder(merged: unknown[], patchOrder: unknown[], serverOrder: unknown[], mergeKey: string | undefined, kind: Kind): unknown[] {
-  const inPatch = (v: unknown) => indexIn(patchOrder, v, mergeKey, kind) >= 0;
-  const sortBy = (items: unknown[], order: unknown[]) => {
-    const rank = (v: unknown) => {
-      const i = indexIn(order, v, mergeKey, kind);
-      return i < 0 ? Number.MAX_SAFE_INTEGER : i;
-    };
-    return items.map((v, i) => ({ v, i, r: rank(v) })).sort((a, b) => a.r - b.r || a.i - b.i).map((x) => x.v);
-  };
   if (kind === 'map') {
     for (const v of [...merged, ...patchOrder, ...serverOrder]) {
       if (isPlainObject(v) && !Object.hasOwn(v, mergeKey!)) throw noMergeKey(v, mergeKey!);
     }
   }
-  const patchItems = sortBy(merged.filter(inPatch), patchOrder);
-  const serverOnly = sortBy(merged.filter((v) => !inPatch(v)), serverOrder);
-  return interleave(serverOnly, patchItems, serverOrder, mergeKey, kind);
+  const inPatch = positions(patchOrder, mergeKey, kind);
+  const inServer = positions(serverOrder, mergeKey, kind);
+  const sortBy = (items: unknown[], order: Map<unknown, number>) => items
+    .map((v, i) => ({ v, i, r: order.get(keyOf(v, mergeKey, kind)) ?? Number.MAX_SAFE_INTEGER }))
+    .sort((a, b) => a.r - b.r || a.i - b.i).map((x) => x.v);
+  const patchItems = sortBy(merged.filter((v) => inPatch.has(keyOf(v, mergeKey, kind))), inPatch);
+  const serverOnly = sortBy(merged.filter((v) => !inPatch.has(keyOf(v, mergeKey, kind))), inServer);
+  return interleave(serverOnly, patchItems, (v) => inServer.get(keyOf(v, mergeKey, kind)));
 }
 
-/** Merges two ordered lists, taking a server-only item first only when the live order puts it first. */
-function interleave(left: unknown[], right: unknown[], serverOrder: unknown[], mergeKey: string | undefined, kind: Kind): unknown[] {
+/** Merges two ordered lists, taking a server-only item first only when the live order (`serverIndex`) puts it first. */
+function interleave(left: unknown[], right: unknown[], serverIndex: (v: unknown) => number | undefined): unknown[] {
   const out: unknown[] = [];
   let i = 0;
   let j = 0;
@@ -204,9 +217,9 @@ function interleave(left: unknown[], right: unknown[], serverOrder: unknown[], m
     if (j >= right.length) out.push(left[i++]);
     else if (i >= left.length) out.push(right[j++]);
     else {
-      const li = indexIn(serverOrder, left[i], mergeKey, kind);
-      const ri = indexIn(serverOrder, right[j], mergeKey, kind);
-      out.push(li >= 0 && ri >= 0 && li < ri ? left[i++] : right[j++]);
+      const li = serverIndex(left[i]);
+      const ri = serverIndex(right[j]);
+      out.push(li !== undefined && ri !== undefined && li < ri ? left[i++] : right[j++]);
     }
   }
   return out;

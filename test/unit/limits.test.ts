@@ -6,7 +6,7 @@ import { parseFieldSelector } from '../../internal/apimachinery/selectors.js';
 import { decodeEnvelope, encodeEnvelope } from '../../internal/apimachinery/protobuf/index.js';
 import { parseYamlWithDuplicates } from '../../gateway/fieldvalidation.js';
 import { decodeBody } from '../../gateway/negotiation.js';
-import { applyJsonPatch } from '../../internal/patch/index.js';
+import { apply, applyJsonPatch, rootType } from '../../internal/patch/index.js';
 import { parseQuantity } from '../../internal/registry/quantity.js';
 import { checkSchema } from '../../internal/registry/index.js';
 import { Quantity } from '../../internal/cel/quantity.js';
@@ -149,6 +149,27 @@ describe('JSON patch growth', () => {
     expect(applyJsonPatch(doc, [{ op: 'copy', from: '/data/k', path: '/data/k2' }]).data).to.deep.equal({ k: 'x'.repeat(1000), k2: 'x'.repeat(1000) });
     const err = failure(() => applyJsonPatch(doc, Array.from({ length: 10_001 }, () => ({ op: 'test', path: '/data/k', value: 'x' }))));
     expect([err.code, err.reason]).to.deep.equal([413, 'RequestEntityTooLarge']);
+  });
+});
+
+describe('patches the library trips over', () => {
+  it('a JSON patch through a missing or replaced document answers 422 naming only the path', () => {
+    const doc = { metadata: { name: 'x' } };
+    for (const ops of [[{ op: 'copy', path: '', from: '/metadata/labels/a' }, { op: 'move', path: '/spec/a', from: '/metadata/name' }],
+      [{ op: 'replace', path: '', value: 'v' }, { op: 'move', path: '/spec/containers/9', from: '/metadata/name' }]]) {
+      const err = failure(() => applyJsonPatch(doc, ops));
+      expect([err.code, err.reason]).to.deep.equal([422, 'Invalid']);
+      expect(err.details?.causes?.[0].message).to.not.include('\n');
+    }
+  });
+
+  it('an apply setting a map to null removes it instead of failing', () => {
+    const type = rootType({ group: 'batch', version: 'v1', kind: 'Job' })!;
+    const opts = { type, apiVersion: 'batch/v1', kind: 'Job', manager: 'm', force: true };
+    const live = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j', labels: { x: 'y' } }, spec: {} };
+    const out = apply(live, { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j', labels: null, annotations: { n: 'x' } } } as never, opts);
+    expect(out.metadata).to.not.have.property('labels');
+    expect(out.metadata?.annotations).to.deep.equal({ n: 'x' });
   });
 });
 

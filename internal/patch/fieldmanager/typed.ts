@@ -115,7 +115,8 @@ export function compare(l: unknown, r: unknown, t: TypeNode): Comparison {
  */
 export function merge(live: unknown, config: unknown, t: TypeNode): unknown {
   if (config === undefined) return live;
-  if (live === undefined || live === null) return stripNulls(config, t);
+  // A null in the configuration (`labels: null`) replaces the live value, as any scalar would: the field goes.
+  if (live === undefined || live === null || config === null) return stripNulls(config, t);
   const tt = shapeOf(t, config);
   if (!isGranular(tt) || (isEmpty(live) && isEmpty(config)) || shapeOf(t, live).kind !== tt.kind) return stripNulls(config, t);
   if (tt.kind === 'list') return mergeLists(live as unknown[], config as unknown[], tt);
