@@ -1,10 +1,11 @@
 # make run   installs what is missing, builds, starts every service (ARGS="--flag=value ...")
 # make test  builds and runs every test; make bench runs the benchmarks
+# make fuzz  runs the fuzz tests with many more requests and a random seed (FUZZ_SEED / FUZZ_COUNT override)
 SHELL := /bin/bash
 PROTOS := $(shell find proto -name '*.proto')
 GEN := internal/rpc/gen/.stamp
 
-.PHONY: all deps nats build run test bench clean
+.PHONY: all deps nats build run test fuzz bench clean
 all: build
 
 deps: node_modules/.stamp nats
@@ -34,6 +35,11 @@ run: build
 
 test: build
 	node dist/test/run.js $(TESTS)
+
+FUZZ_COUNT ?= 25000
+FUZZ_SEED ?= random
+fuzz: build
+	FUZZ_COUNT=$(FUZZ_COUNT) FUZZ_SEED=$(FUZZ_SEED) node dist/test/run.js integration/fuzz.test
 
 bench: build
 	node dist/test/bench/run.js

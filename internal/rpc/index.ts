@@ -55,13 +55,22 @@ type UnaryHandler = (request: any, call: grpc.ServerUnaryCall<any, any>) => Prom
 type StreamHandler = (call: grpc.ServerWritableStream<any, any>) => void | Promise<void>;
 export type Handlers = Record<string, UnaryHandler | StreamHandler>;
 
+/** Error messages travel in a trailer (percent-encoded, up to three bytes a character): one that quotes a huge
+ * request would pass the client's metadata limit, and the call would never end. Longer ones are cut short. */
+const MAX_DETAILS_CHARS = 1024;
+
+const boundedDetails = (message: string): string =>
+  message.length <= MAX_DETAILS_CHARS ? message : `${message.slice(0, MAX_DETAILS_CHARS)}... (${message.length - MAX_DETAILS_CHARS} more characters)`;
+
 function toServiceError(err: unknown): Partial<grpc.ServiceError> {
   if (err instanceof RpcError) {
     const metadata = new grpc.Metadata();
     for (const [k, v] of Object.entries(err.trailers)) metadata.set(k, v);
-    return { code: err.code, details: err.message, metadata };
+    return { code: err.code, details: boundedDetails(err.message), metadata };
   }
-  return { code: grpc.status.INTERNAL, details: (err as Error)?.message ?? String(err) };
+  // A service this one calls could not be reached: so this one is unavailable too, and its callers retry.
+  if (isUnreachable(err)) return { code: grpc.status.UNAVAILABLE, details: boundedDetails((err as grpc.ServiceError).details) };
+  return { code: grpc.status.INTERNAL, details: boundedDetails((err as Error)?.message ?? String(err)) };
 }
 
 function parentOf(call: { metadata: grpc.Metadata }) {
@@ -69,6 +78,30 @@ function parentOf(call: { metadata: grpc.Metadata }) {
     const v = call.metadata.get(k)[0];
     return v === undefined ? undefined : String(v);
   });
+}
+
+/** Marks a request that did not decode: the handler answers INVALID_ARGUMENT, not grpc-js's INTERNAL. */
+const UNDECODABLE = Symbol('undecodable request');
+
+/** The definition with decoders that never throw: a request that does not decode becomes a marker instead. */
+function tolerantDefinition(service: grpc.ServiceDefinition): grpc.ServiceDefinition {
+  return Object.fromEntries(Object.entries(service).map(([method, def]) => [method, {
+    ...def,
+    requestDeserialize: (bytes: Buffer) => {
+      try {
+        return def.requestDeserialize(bytes);
+      } catch (err) {
+        return { [UNDECODABLE]: (err as Error)?.message ?? String(err) };
+      }
+    },
+  }]));
+}
+
+/** The request, or INVALID_ARGUMENT when its bytes were not a message of its type. */
+function decodedRequest<T>(request: T): T {
+  const failure = (request as Record<symbol, unknown> | null)?.[UNDECODABLE];
+  if (failure !== undefined) throw new RpcError(grpc.status.INVALID_ARGUMENT, `the request could not be decoded: ${String(failure)}`);
+  return request;
 }
 
 /** Wraps handlers written as async functions into grpc-js handlers with a server span each. */
@@ -83,7 +116,7 @@ function wrap(serviceName: string, service: grpc.ServiceDefinition, handlers: Ha
         const span = tracer().startSpan(spanName, { kind: SpanKind.SERVER }, parentOf(call));
         call.on('close', () => span.end());
         context.with(trace.setSpan(parentOf(call), span), () =>
-          Promise.resolve((handler as StreamHandler)(call)).catch((err) => {
+          Promise.resolve().then(() => { decodedRequest(call.request); return (handler as StreamHandler)(call); }).catch((err) => {
             span.setStatus({ code: SpanStatusCode.ERROR, message: String(err?.message) });
             // grpc-js turns an 'error' on a server stream into the call's status; destroy() would drop it.
             call.emit('error', Object.assign(new Error((err as Error).message), toServiceError(err)));
@@ -93,7 +126,7 @@ function wrap(serviceName: string, service: grpc.ServiceDefinition, handlers: Ha
       impl[method] = (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>) => {
         const parent = parentOf(call);
         const span = tracer().startSpan(spanName, { kind: SpanKind.SERVER }, parent);
-        context.with(trace.setSpan(parent, span), () => (handler as UnaryHandler)(call.request, call))
+        context.with(trace.setSpan(parent, span), async () => (handler as UnaryHandler)(decodedRequest(call.request), call))
           .then((res) => callback(null, res), (err) => {
             span.setStatus({ code: SpanStatusCode.ERROR, message: String(err?.message) });
             callback(toServiceError(err));
@@ -123,7 +156,7 @@ export async function serve(address: string,
   const server = new grpc.Server(serverOptions);
   const health = new HealthImplementation({ '': 'SERVING' });
   for (const s of services) {
-    server.addService(s.definition, wrap(s.name, s.definition, s.handlers));
+    server.addService(tolerantDefinition(s.definition), wrap(s.name, s.definition, s.handlers));
     health.setStatus(s.name, 'SERVING');
   }
   health.addToServer(server);

@@ -7,7 +7,7 @@ import { pkiPaths } from '../../internal/pki/index.js';
 import { Cluster } from '../lib/cluster.js';
 import { FUZZ_NAMESPACE, badRequest, describe as describeRequest, seedObjects, type FuzzRequest } from '../lib/fuzz/http.js';
 import { Rng, countFromEnv, seedFromEnv } from '../lib/fuzz/random.js';
-import { judge, pool, send, type Answer, type Credentials } from '../lib/fuzz/send.js';
+import { judge, keepAliveAgent, pool, send, type Answer, type Credentials } from '../lib/fuzz/send.js';
 import { fuzzGrpc } from '../lib/fuzz/grpc.js';
 
 const DEFAULT_SEED = 20261124;
@@ -58,31 +58,36 @@ async function seedCluster(c: Cluster): Promise<void> {
   }
 }
 
-describe('fuzz: seeded bad requests over HTTPS', function () {
+describe('fuzz: seeded bad requests over HTTPS and bad messages on the internal gRPC APIs', function () {
   this.timeout(300_000);
   const seed = seedFromEnv(DEFAULT_SEED);
   const count = countFromEnv(2000);
+  /** Calls per gRPC service: an eighth of the requests, at least 250. */
+  const grpcCount = Math.max(250, Math.floor(count / 8));
   let c: Cluster;
+  /** The PIDs at the start: the same processes must serve to the end. */
+  let started: Map<string, number | undefined>;
   before(async () => {
     c = await new Cluster().start();
     await seedCluster(c);
+    started = pids(c);
   });
   after(async () => { await c?.stop(); });
 
   it(`${count} requests (seed ${seed}): a status line, no 500, a Status on every error, no process restarts`, async () => {
     console.log(`      fuzz: seed ${seed}, ${count} requests (replay: FUZZ_SEED=${seed} FUZZ_COUNT=${count})`);
-    const before = pids(c);
     const rng = new Rng(seed);
     const tokens = await continueTokens(c);
     const requests = Array.from({ length: count }, () => badRequest(rng, tokens));
     const p = pkiPaths(c.dataDir);
     const creds: Credentials = { ca: readFileSync(p.caCert), cert: readFileSync(p.adminCert), key: readFileSync(p.adminKey) };
+    const agent = keepAliveAgent(creds, CONCURRENCY);
     const failures: string[] = [];
     const known = new Map<string, string[]>();
     const statuses = new Map<number, number>();
     await pool(requests.length, CONCURRENCY, async (i) => {
       const req = requests[i];
-      const problem = await send(c.port, creds, req, REQUEST_TIMEOUT_MS).then((answer) => {
+      const problem = await send(c.port, creds, req, REQUEST_TIMEOUT_MS, agent).then((answer) => {
         statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
         const found = judge(req, answer);
         const owner = found && KNOWN.find((k) => k.matches(req, answer));
@@ -92,29 +97,22 @@ describe('fuzz: seeded bad requests over HTTPS', function () {
       }, (err: Error) => `no answer: ${err.message}`);
       if (problem) failures.push(`#${i} ${problem}\n        request: ${describeRequest(req)}`);
     });
+    agent.destroy();
     console.log(`      fuzz: answers by status ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`);
     for (const [area, seen] of known) console.log(`      fuzz: ${seen.length} known failures of ${area}, e.g. ${seen[0]}`);
     if (failures.length > SHOWN) console.log(`      fuzz: every bad answer:\n      ${failures.slice(0, LOGGED).join('\n      ')}`);
     const report = failures.slice(0, SHOWN).join('\n      ');
     expect(failures, `seed ${seed}: ${failures.length} bad answers (replay with FUZZ_SEED=${seed} FUZZ_COUNT=${count}):\n      ${report}`).to.deep.equal([]);
-    expectSameProcesses(c, before);
+    expectSameProcesses(c, started);
     expect((await c.request('GET', '/readyz')).status, 'the server is still ready').to.equal(200);
   });
-});
 
-describe('fuzz: seeded bad messages on the internal gRPC APIs', function () {
-  this.timeout(300_000);
-  const seed = seedFromEnv(DEFAULT_SEED);
-  const count = Math.max(200, Math.floor(countFromEnv(2000) / 4));
-  let c: Cluster;
-  before(async () => { c = await new Cluster().start(); });
-  after(async () => { await c?.stop(); });
-
-  it(`${count} calls per service (seed ${seed}): a gRPC status, never UNKNOWN or a handler's INTERNAL, no process restarts`, async () => {
-    const before = pids(c);
-    const failures = await fuzzGrpc(c.addresses, new Rng(seed), count, CONCURRENCY);
+  it(`${grpcCount} calls per service (seed ${seed}): a gRPC status, never UNKNOWN or INTERNAL, no process restarts`, async () => {
+    const outcomes = new Map<string, number>();
+    const failures = await fuzzGrpc(c.addresses, new Rng(seed), grpcCount, CONCURRENCY, outcomes);
+    console.log(`      fuzz: gRPC outcomes ${[...outcomes].sort().map(([k, n]) => `${k.replace(/^\/svc\./, '')}: ${n}`).join(', ')}`);
     const report = failures.slice(0, SHOWN).join('\n      ');
     expect(failures, `seed ${seed}: ${failures.length} bad answers (replay with FUZZ_SEED=${seed} FUZZ_COUNT=${countFromEnv(2000)}):\n      ${report}`).to.deep.equal([]);
-    expectSameProcesses(c, before);
+    expectSameProcesses(c, started);
   });
 });

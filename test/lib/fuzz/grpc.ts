@@ -1,7 +1,7 @@
 // Seeded bad messages on the internal gRPC APIs, written as raw protobuf so that
 // fields can carry values of the wrong wire type, huge or broken strings, random
 // bytes and truncated messages. Every call must end in a gRPC status: never
-// UNKNOWN, and INTERNAL only where grpc-js itself could not decode the request.
+// UNKNOWN or INTERNAL (an undecodable request is INVALID_ARGUMENT).
 import { api, grpc } from '../../../internal/rpc/index.js';
 import { pool } from './send.js';
 import type { Rng } from './random.js';
@@ -138,7 +138,7 @@ function writeField(rng: Rng, w: Writer, f: FieldDescriptor, scope: string, meth
 /** A message of the given type with random fields (repeated ones several times), or junk when the type is unknown. */
 function message(rng: Rng, type: any, scope: string, method: string, depth = 0): Buffer {
   const fields: FieldDescriptor[] = type?.type?.field ?? [];
-  if (fields.length === 0) return rng.bytes(rng.length(8));
+  if (fields.length === 0) return rng.chance(0.8) ? Buffer.alloc(0) : rng.bytes(rng.length(8));
   const w = new Writer();
   for (const f of fields) {
     if (!rng.chance(0.7)) continue;
@@ -163,10 +163,12 @@ interface Outcome {
 }
 
 const identity = (b: Buffer) => b;
+/** Every call is answered well within this, however bad its request. */
+const CALL_TIMEOUT_MS = 10_000;
 
 /** One call with raw bytes; a stream is read until its first message or status, then cancelled. */
 function callRaw(client: grpc.Client, def: grpc.MethodDefinition<any, any>, bytes: Buffer): Promise<Outcome> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + CALL_TIMEOUT_MS;
   return new Promise((resolve) => {
     if (!def.responseStream) {
       client.makeUnaryRequest(def.path, identity, identity, bytes, { deadline }, (err) =>
@@ -186,30 +188,46 @@ function callRaw(client: grpc.Client, def: grpc.MethodDefinition<any, any>, byte
 /** What is wrong with an outcome, or undefined. */
 function judge(o: Outcome): string | undefined {
   if (o.code === grpc.status.UNKNOWN) return `UNKNOWN: ${o.details}`;
-  if (o.code === grpc.status.INTERNAL && !o.details.startsWith('Error deserializing request')) return `INTERNAL: ${o.details}`;
+  if (o.code === grpc.status.INTERNAL) return `INTERNAL: ${o.details}`;
   if (o.code === grpc.status.UNAVAILABLE) return `UNAVAILABLE (did the service die?): ${o.details}`;
+  if (o.code === grpc.status.DEADLINE_EXCEEDED) return `no answer within ${CALL_TIMEOUT_MS} ms: ${o.details}`;
   return undefined;
 }
 
-/** Runs `count` fuzzed calls against every service; returns the failures, each with its method and request bytes. */
-export async function fuzzGrpc(addresses: Record<ServiceName, string>, rng: Rng, count: number, concurrency: number): Promise<string[]> {
-  const clients = new Map<ServiceName, grpc.Client>();
-  const clientFor = (at: ServiceName) => {
-    if (!clients.has(at)) clients.set(at, new grpc.Client(addresses[at], grpc.credentials.createInsecure()));
-    return clients.get(at)!;
-  };
-  const calls = TARGETS.flatMap(({ at, definition }) => {
+export interface FuzzCall {
+  at: ServiceName;
+  def: grpc.MethodDefinition<any, any>;
+  bytes: Buffer;
+}
+
+/** `count` calls per service, drawn from rng alone. */
+export function drawCalls(rng: Rng, count: number): FuzzCall[] {
+  return TARGETS.flatMap(({ at, definition }) => {
     const methods = Object.values(definition);
     return Array.from({ length: count }, () => {
       const def = rng.pick(methods) as grpc.MethodDefinition<any, any>;
       return { at, def, bytes: requestBytes(rng, def) };
     });
   });
+}
+
+/** Runs `count` fuzzed calls against every service; returns the failures, each with its method and request bytes. */
+export async function fuzzGrpc(addresses: Record<ServiceName, string>, rng: Rng, count: number, concurrency: number,
+  outcomes = new Map<string, number>()): Promise<string[]> {
+  const clients = new Map<ServiceName, grpc.Client>();
+  const clientFor = (at: ServiceName) => {
+    if (!clients.has(at)) clients.set(at, new grpc.Client(addresses[at], grpc.credentials.createInsecure()));
+    return clients.get(at)!;
+  };
+  const calls = drawCalls(rng, count);
   const failures: string[] = [];
   try {
     await pool(calls.length, concurrency, async (i) => {
       const { at, def, bytes } = calls[i];
-      const problem = judge(await callRaw(clientFor(at), def, bytes));
+      const outcome = await callRaw(clientFor(at), def, bytes);
+      const key = `${def.path} ${grpc.status[outcome.code]}`;
+      outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+      const problem = judge(outcome);
       if (problem) failures.push(`#${i} ${at} ${def.path}: ${problem}\n        request (base64): ${bytes.toString('base64').slice(0, 600)}`);
     });
   } finally {

@@ -21,18 +21,38 @@ export interface Answer {
 
 const MAX_ERROR_BODY = 1 << 20;
 
-/** Sends one request on a connection of its own; resolves at the headers of a success (a watch never ends), after the body of a failure. */
-export function send(port: number, creds: Credentials, req: FuzzRequest, timeoutMs: number): Promise<Answer> {
+/** Connections kept open between requests, so that the run measures the server rather than TLS handshakes. */
+export function keepAliveAgent(creds: Credentials, sockets: number): https.Agent {
+  return new https.Agent({ keepAlive: true, maxSockets: sockets, ca: creds.ca });
+}
+
+/**
+ * Sends one request; resolves at the headers of a success (a watch never ends), after the body of a
+ * failure. A kept-alive connection the server closed while idle is the one error retried, once, on a
+ * fresh connection: a reset of a request the server had read fails the same way again there.
+ */
+export async function send(port: number, creds: Credentials, req: FuzzRequest, timeoutMs: number, agent?: https.Agent): Promise<Answer> {
+  try {
+    return await sendOnce(port, creds, req, timeoutMs, agent);
+  } catch (err) {
+    if (!agent || !(err as { reusedSocket?: boolean }).reusedSocket) throw err;
+    return sendOnce(port, creds, req, timeoutMs, undefined);
+  }
+}
+
+function sendOnce(port: number, creds: Credentials, req: FuzzRequest, timeoutMs: number, agent: https.Agent | undefined): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { ...req.headers };
     if (req.body) headers['Content-Length'] = String(req.body.length);
+    // A client certificate and keep-alive go together: the agent keys its connections by certificate.
     const r = https.request({
-      host: '127.0.0.1', port, method: req.method, path: req.path, headers, agent: false, ca: creds.ca,
+      host: '127.0.0.1', port, method: req.method, path: req.path, headers, agent: req.anonymous ? false : agent ?? false, ca: creds.ca,
       ...(req.anonymous ? {} : { cert: creds.cert, key: creds.key }), timeout: timeoutMs,
     }, (res) => {
       const status = res.statusCode ?? 0;
       const contentType = String(res.headers['content-type'] ?? '');
       if (status < 400) {
+        // A success's body is not judged (a watch would never end): the connection goes with it.
         r.destroy();
         resolve({ status, contentType, body: Buffer.alloc(0) });
         return;
@@ -44,7 +64,7 @@ export function send(port: number, creds: Credentials, req: FuzzRequest, timeout
       res.on('error', reject);
     });
     r.on('timeout', () => r.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    r.on('error', reject);
+    r.on('error', (err) => reject(Object.assign(err, { reusedSocket: r.reusedSocket })));
     r.end(req.body);
   });
 }
