@@ -75,10 +75,13 @@ describe('nesting limits', () => {
     }
   });
 
-  it('YAML block mappings nested by indentation are refused while parsing', () => {
+  it('YAML nested by indentation is refused while parsing, JSON sent as YAML once parsed', () => {
     const block = (depth: number) => Array.from({ length: depth }, (_, i) => `${' '.repeat(i)}a:`).join('\n') + ' 1\n';
     expect(parseYamlWithDuplicates(block(MAX_NESTING_DEPTH)).value).to.be.an('object');
     expect(failure(() => parseYamlWithDuplicates(block(MAX_NESTING_DEPTH + 1))).code).to.equal(400);
+    // JSON sent as YAML (as kubectl sends an apply) is read as JSON, with the same limit.
+    expect(parseYamlWithDuplicates(nestedJson(MAX_NESTING_DEPTH)).value).to.be.an('object');
+    expect(failure(() => parseYamlWithDuplicates(nestedJson(MAX_NESTING_DEPTH + 1))).message).to.include('exceeded max depth');
   });
 
   it('Protobuf objects embedded in each other beyond the limit answer 400, not a stack overflow', () => {
