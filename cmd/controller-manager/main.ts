@@ -42,7 +42,8 @@ try {
   console.error(`controller-manager: --controllers: ${(err as Error).message}`);
   process.exit(2);
 }
-for (const controller of running) await controller.start();
+// Each controller acts once its own informers have listed; they list side by side.
+await Promise.all(running.map((controller) => controller.start()));
 console.log(`controller-manager running against ${server}`);
 
 async function shutdown(): Promise<void> {

@@ -4,6 +4,7 @@
 import https from 'node:https';
 import type { ApiObject } from '../apimachinery/meta.js';
 import type { ResourceEntry } from '../registry/resources.js';
+import { GROUP_META } from '../names/index.js';
 
 export interface ClientOptions {
   /** `https://host:port` of a gateway. */
@@ -27,7 +28,15 @@ export interface WatchEvent {
 /** A served resource, as discovery announces it: where its collection is, its kind, and what it allows. */
 export type Resource = Omit<ResourceEntry, 'subresources'>;
 
+/** Objects per list request: a collection of any size is read a page at a time. */
 const LIST_PAGE = 500;
+/** The representation a list or watch asks for: whole objects, or their metadata only (PartialObjectMetadata). */
+export type Representation = 'object' | 'metadata';
+const metadataAs = (as: string) => `application/json;as=${as};g=${GROUP_META};v=v1,application/json`;
+const ACCEPT = {
+  list: { object: 'application/json', metadata: metadataAs('PartialObjectMetadataList') },
+  watch: { object: 'application/json', metadata: metadataAs('PartialObjectMetadata') },
+};
 /** As client-go: an answer that says Retry-After (429, or a 5xx) is tried again this many times at most. */
 const MAX_RETRIES = 10;
 /** Retry-After is obeyed up to this many seconds. */
@@ -58,9 +67,14 @@ export class ApiClient {
 
   /** One request; the body as JSON (a string body is sent as it is, with `contentType`). An overloaded or
    * unavailable server's answer with Retry-After is retried after the wait it asks for. */
-  async request<T = any>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Response<T>> {
+  request<T = any>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<Response<T>> {
     const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
     const headers: Record<string, string> = payload === undefined ? {} : { 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(payload)) };
+    return this.retrying(method, path, headers, payload);
+  }
+
+  /** Sends until the answer asks for no retry (or the retries run out). */
+  private async retrying<T>(method: string, path: string, headers: Record<string, string>, payload?: string): Promise<Response<T>> {
     for (let attempt = 0; ; attempt++) {
       const { wait, ...res } = await this.send<T>(method, path, headers, payload);
       if (wait === undefined || attempt >= MAX_RETRIES) return res;
@@ -88,12 +102,12 @@ export class ApiClient {
   }
 
   /** Every item of a collection, page by page, and the resourceVersion to watch from. */
-  async list(path: string): Promise<{ items: ApiObject[]; resourceVersion: string }> {
+  async list(path: string, as: Representation = 'object'): Promise<{ items: ApiObject[]; resourceVersion: string }> {
     const items: ApiObject[] = [];
     let token = '';
     for (;;) {
       const sep = path.includes('?') ? '&' : '?';
-      const res = await this.request(`GET`, `${path}${sep}limit=${LIST_PAGE}${token ? `&continue=${encodeURIComponent(token)}` : ''}`);
+      const res = await this.retrying<any>('GET', `${path}${sep}limit=${LIST_PAGE}${token ? `&continue=${encodeURIComponent(token)}` : ''}`, { Accept: ACCEPT.list[as] });
       if (res.status !== 200) throw new Error(`list ${path}: ${res.status} ${res.body?.message ?? ''}`);
       items.push(...(res.body.items ?? []));
       token = res.body.metadata?.continue ?? '';
@@ -105,9 +119,10 @@ export class ApiClient {
    * Follows a collection from a resourceVersion; `onEvent` gets each event,
    * `onEnd` is called once the stream ends (with the reason when it failed).
    */
-  watch(path: string, resourceVersion: string, onEvent: (ev: WatchEvent) => void, onEnd: (err?: Error) => void): { stop(): void } {
+  watch(path: string, resourceVersion: string, onEvent: (ev: WatchEvent) => void, onEnd: (err?: Error) => void, as: Representation = 'object'): { stop(): void } {
     const sep = path.includes('?') ? '&' : '?';
-    const req = https.request(this.options('GET', `${path}${sep}watch=1&allowWatchBookmarks=true&resourceVersion=${resourceVersion}`, {}), (res) => {
+    const query = `watch=1&allowWatchBookmarks=true&resourceVersion=${resourceVersion}`;
+    const req = https.request(this.options('GET', `${path}${sep}${query}`, { Accept: ACCEPT.watch[as] }), (res) => {
       if (res.statusCode !== 200) {
         res.resume();
         onEnd(new Error(`watch ${path}: ${res.statusCode}`));

@@ -4,7 +4,7 @@
 // differences, so handlers miss no change.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiObject } from '../apimachinery/meta.js';
-import type { ApiClient, WatchEvent } from './index.js';
+import type { ApiClient, Representation, WatchEvent } from './index.js';
 
 export interface InformerHandlers {
   /** An object appeared or changed (`old` is the previous state, when known). */
@@ -23,7 +23,9 @@ export class Informer {
   private stopped = false;
   private current?: { stop(): void };
 
-  constructor(private readonly client: ApiClient, private readonly path: string, private readonly handlers: InformerHandlers) {}
+  /** `as`: whole objects, or their metadata only (all a collector of owner references needs, at a fraction of the bytes). */
+  constructor(private readonly client: ApiClient, private readonly path: string, private readonly handlers: InformerHandlers,
+    private readonly as: Representation = 'object') {}
 
   /** Lists, then follows; resolves once the first list is in (retrying until it is). */
   async start(): Promise<void> {
@@ -43,7 +45,7 @@ export class Informer {
   }
 
   private async relist(): Promise<void> {
-    const { items, resourceVersion } = await this.client.list(this.path);
+    const { items, resourceVersion } = await this.client.list(this.path, this.as);
     const seen = new Set<string>();
     for (const obj of items) {
       const key = keyOf(obj);
@@ -73,7 +75,7 @@ export class Informer {
       if (relist) this.retryLater();
       else setImmediate(() => this.follow());
     };
-    const watch = this.client.watch(this.path, this.resourceVersion, (ev) => { if (!this.apply(ev)) restart(true); }, (err) => restart(Boolean(err)));
+    const watch = this.client.watch(this.path, this.resourceVersion, (ev) => { if (!this.apply(ev)) restart(true); }, (err) => restart(Boolean(err)), this.as);
     this.current = watch;
   }
 

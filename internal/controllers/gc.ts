@@ -85,7 +85,7 @@ export class GarbageCollector {
       this.informers.push(new Informer(this.client, collectionPath(r), {
         upsert: (obj) => this.upsert(r, obj),
         deleted: (obj) => this.deleted(obj),
-      }));
+      }, 'metadata'));
     }
     await Promise.all(this.informers.map((i) => i.start()));
     this.synced = true;

@@ -56,8 +56,11 @@ describe(`restart: a whole-group SIGKILL with ${OBJECTS} objects stored, under a
     expect(crash.pids.length).to.equal(8); // the launcher, nats-server and six services
     const acksAtCrash = writer.acked.size;
 
+    const crashed = Date.now();
     second = new Launcher(dataDir, [`--secure-port=${port}`]);
     expect(await second.ready(SERVE_AGAIN_MS), `${second.stdout}\n${second.stderr}`).to.equal(true);
+    const started = second.stdout.split('\n').filter((l) => / healthy after /.test(l)).map((l) => l.replace('svc-apiserver: ', ''));
+    console.log(`      serving again ${((Date.now() - crashed) / 1000).toFixed(1)}s after the crash (${started.join(', ')})`);
     expect(second.stdout).to.include(`${READY} on https://127.0.0.1:${port}`);
     // The writer's retries get through again on their own.
     expect(await writer.acks(50, 30_000), writer.describe()).to.equal(true);

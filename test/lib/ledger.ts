@@ -58,10 +58,12 @@ export class LedgerWriter {
 
   /** The acknowledged creates that are missing, or hold other data, in one list of the ledger's objects. */
   async lost(): Promise<string[]> {
+    // Only what was acknowledged before the list was asked for must be in it (the writer may go on meanwhile).
+    const acked = [...this.acked];
     const res = await this.send('GET', `${this.collection}?labelSelector=ledger%3D${this.label}`);
     if (res.status !== 200) throw new Error(`listing the ledger's objects: ${res.status}`);
     const stored = new Map<string, string>((res.body.items as any[]).map((o) => [o.metadata.name, o.data?.value]));
-    return [...this.acked].filter(([name, value]) => stored.get(name) !== value).map(([name]) => name);
+    return acked.filter(([name, value]) => stored.get(name) !== value).map(([name]) => name);
   }
 
   /** What went wrong meanwhile, for an assertion message. */
