@@ -6,7 +6,7 @@ import { isScalar, visit } from 'yaml';
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { badRequest } from '../internal/apimachinery/status.js';
 import { parseYamlDocument, yamlValue } from '../internal/apimachinery/yaml.js';
-import { checkJsonDepth } from '../internal/apimachinery/depth.js';
+import { checkValueDepth } from '../internal/apimachinery/depth.js';
 import { checkSchema, type KindDef } from '../internal/registry/index.js';
 import { addWarning } from './headers.js';
 
@@ -80,15 +80,19 @@ export function parseYamlWithDuplicates(text: string, failure = 'the request bod
   return { value: yamlValue(doc), duplicates };
 }
 
-/** JSON is YAML: a body that is a JSON object (as clients send it) is read by the far faster JSON parser. */
+/**
+ * JSON is YAML: a body that is a JSON object (as clients send it) is read by
+ * the far faster JSON parser, which does not recurse; anything else is YAML.
+ */
 function asJson(text: string): { value: unknown; duplicates: string[] } | undefined {
   if (!text.trimStart().startsWith('{')) return undefined;
-  checkJsonDepth(text);
+  let value: unknown;
   try {
-    return { value: JSON.parse(text), duplicates: duplicateJsonFields(text) };
+    value = JSON.parse(text);
   } catch {
     return undefined;
   }
+  return { value: checkValueDepth(value), duplicates: duplicateJsonFields(text) };
 }
 
 function yamlPath(path: readonly unknown[]): string[] {

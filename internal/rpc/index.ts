@@ -68,6 +68,8 @@ function toServiceError(err: unknown): Partial<grpc.ServiceError> {
     for (const [k, v] of Object.entries(err.trailers)) metadata.set(k, v);
     return { code: err.code, details: boundedDetails(err.message), metadata };
   }
+  // A service this one calls could not be reached: so this one is unavailable too, and its callers retry.
+  if (isUnreachable(err)) return { code: grpc.status.UNAVAILABLE, details: boundedDetails((err as grpc.ServiceError).details) };
   return { code: grpc.status.INTERNAL, details: boundedDetails((err as Error)?.message ?? String(err)) };
 }
 

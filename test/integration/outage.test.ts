@@ -1,12 +1,13 @@
-// A storage outage under a stream of writes: while the storage process is down
-// every refused request is 503 ServiceUnavailable with Retry-After (never 500),
-// and writes succeed again once it is back on the same address.
+// Outages of the services behind the gateway: while the storage process is down
+// under a stream of writes every refused request is 503 ServiceUnavailable with
+// Retry-After (never 500), and writes succeed again once it is back on the same
+// address; the same holds for the admission and authorization services.
 import { expect } from 'chai';
 import { Cluster, waitFor, type Response } from '../lib/cluster.js';
 
 const CMS = '/api/v1/namespaces/default/configmaps';
 
-describe('a storage outage under load', function () {
+describe('service outages', function () {
   this.timeout(90_000);
   let c: Cluster;
   before(async () => { c = await new Cluster().start(); });
@@ -44,4 +45,26 @@ describe('a storage outage under load', function () {
     }
     expect(c.procs.get('gateway')?.exitCode).to.equal(null);
   });
+
+  // Each time a name not asked for before: no kept authorization decision answers for it.
+  let fresh = 0;
+  const checks = {
+    admission: { ask: () => c.request('POST', CMS, { body: { metadata: { name: `fresh-${fresh++}` } } }), ok: 201, says: 'the admission service is unavailable' },
+    authz: { ask: () => c.request('GET', `${CMS}/fresh-${fresh++}`), ok: 404, says: 'the authorization service is unavailable' },
+  };
+  for (const [service, check] of Object.entries(checks) as [keyof typeof checks, typeof checks.authz][]) {
+    it(`answers 503 with Retry-After while the ${service} service is down, and serves again once it is back`, async () => {
+      await c.kill(service);
+      try {
+        const res = await check.ask();
+        expect(res.status, res.text).to.equal(503);
+        expect(res.headers['retry-after']).to.equal('1');
+        expect(res.body).to.deep.include({ reason: 'ServiceUnavailable', code: 503 });
+        expect(res.body.message).to.contain(check.says);
+      } finally {
+        await c.startService(service);
+      }
+      expect(await waitFor(async () => (await check.ask()).status === check.ok, 20_000, 200)).to.equal(true);
+    });
+  }
 });

@@ -138,12 +138,16 @@ describe('admission', () => {
       expect(['CREATE', 'UPDATE', 'DELETE', 'CONNECT'].map((op) => plugin.handles(op as Operation))).to.deep.equal([true, true, true, false]);
     });
 
-    it('answers 500 when storage fails', async () => {
+    it('answers 503 when storage cannot be reached, 500 when it fails otherwise', async () => {
       const fake = store();
       fake.failure = Object.assign(new Error('14 UNAVAILABLE: no connection'), { code: grpc.status.UNAVAILABLE, details: 'x' });
-      const res = await lifecycle(fake).admit(configMapRequest('CREATE', 'live'));
-      expect(res).to.deep.include({ allowed: false, code: 500, reason: 'InternalError' });
-      expect(res.allowed === false && res.message).to.include('Internal error occurred: 14 UNAVAILABLE');
+      const down = await lifecycle(fake).admit(configMapRequest('CREATE', 'live'));
+      expect(down).to.deep.include({ allowed: false, code: 503, reason: 'ServiceUnavailable' });
+      expect(down.allowed === false && down.message).to.include('the storage service is unavailable: 14 UNAVAILABLE');
+      fake.failure = Object.assign(new Error('13 INTERNAL: disk full'), { code: grpc.status.INTERNAL, details: 'disk full' });
+      const broken = await lifecycle(fake).admit(configMapRequest('CREATE', 'live'));
+      expect(broken).to.deep.include({ allowed: false, code: 500, reason: 'InternalError' });
+      expect(broken.allowed === false && broken.message).to.include('Internal error occurred: NamespaceLifecycle: 13 INTERNAL');
     });
 
     it('judges dry-run requests the same way', async () => {

@@ -11,6 +11,7 @@ import { parseQuantity } from '../../internal/registry/quantity.js';
 import { checkSchema } from '../../internal/registry/index.js';
 import { Quantity } from '../../internal/cel/quantity.js';
 import { trim } from '../../internal/cel/strings.js';
+import { parseDuration } from '../../internal/apimachinery/protobuf/time.js';
 
 const failure = (fn: () => unknown): StatusError => {
   try {
@@ -74,10 +75,13 @@ describe('nesting limits', () => {
     }
   });
 
-  it('YAML block mappings nested by indentation are refused while parsing', () => {
+  it('YAML nested by indentation is refused while parsing, JSON sent as YAML once parsed', () => {
     const block = (depth: number) => Array.from({ length: depth }, (_, i) => `${' '.repeat(i)}a:`).join('\n') + ' 1\n';
     expect(parseYamlWithDuplicates(block(MAX_NESTING_DEPTH)).value).to.be.an('object');
     expect(failure(() => parseYamlWithDuplicates(block(MAX_NESTING_DEPTH + 1))).code).to.equal(400);
+    // JSON sent as YAML (as kubectl sends an apply) is read as JSON, with the same limit.
+    expect(parseYamlWithDuplicates(nestedJson(MAX_NESTING_DEPTH)).value).to.be.an('object');
+    expect(failure(() => parseYamlWithDuplicates(nestedJson(MAX_NESTING_DEPTH + 1))).message).to.include('exceeded max depth');
   });
 
   it('Protobuf objects embedded in each other beyond the limit answer 400, not a stack overflow', () => {
@@ -202,6 +206,12 @@ describe('validation patterns on hostile input', () => {
     expect(parseFieldSelector('metadata.name  = x')).to.deep.equal([{ field: 'metadata.name', op: '=', value: ' x' }]);
     expect(parseFieldSelector('a\\=b=c')).to.deep.equal([{ field: 'a=b', op: '=', value: 'c' }]);
     for (const bad of ['=a', 'a!b', 'ab', `a${' '.repeat(50_000)}b`]) expect(failure(() => parseFieldSelector(bad)).code, bad.slice(0, 10)).to.equal(400);
+  });
+
+  it('Go durations (Protobuf) read their parts, and a long run of digits without a unit is refused', () => {
+    expect(parseDuration('1h30m')).to.equal(5400e9);
+    expect(parseDuration('.5s')).to.equal(0.5e9);
+    expect(() => parseDuration(`${long}x`)).to.throw(/invalid duration/);
   });
 
   it('CEL trim strips Unicode spaces at both ends only', () => {
