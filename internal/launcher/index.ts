@@ -1,9 +1,9 @@
 // The launcher: every service as a child process (and a local nats-server when
 // no --nats-url is given), each handed the flags it owns, started in dependency
-// order; those on the serving path (storage, authn, authz, admission, gateway)
-// are waited on until healthy, the controller-manager is not: it lists every
-// resource before its controllers run, which takes long at size, and the API
-// serves without it. All are stopped together.
+// order. Those on the serving path (storage, then authn, authz and admission side
+// by side, then the gateway) are waited on until healthy; the controller-manager
+// is not: it lists every resource before its controllers run, which takes long at
+// size, and the API serves without it. All are stopped together.
 import https from 'node:https';
 import net from 'node:net';
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -22,8 +22,8 @@ export const LAUNCHER_FLAGS: FlagSet = {
 };
 
 const SERVICE_ORDER: ServiceName[] = ['storage', 'authn', 'authz', 'admission', 'gateway', 'controller-manager'];
-/** What the API needs to serve, in start order. */
-const SERVING_PATH: ServiceName[] = ['storage', 'authn', 'authz', 'admission', 'gateway'];
+/** What the API needs to serve, in stages: each needs only the stages before it, so a stage starts side by side. */
+const SERVING_PATH: ServiceName[][] = [['storage'], ['authn', 'authz', 'admission'], ['gateway']];
 /** What the controller-manager says once its controllers run (it serves no port to probe). */
 const CONTROLLERS_RUNNING = 'controller-manager running';
 const GRPC_SERVICES = ['storage', 'authn', 'authz', 'admission'] as const;
@@ -135,8 +135,12 @@ export async function launch(argv: string[]): Promise<Launched> {
       await startAndWait(nats.child);
     }
     if (!perService['controller-manager'].has('server')) perService['controller-manager'].set('server', `https://127.0.0.1:${gatewayPort}`);
-    for (const s of SERVING_PATH) {
-      await startAndWait(serviceChild(s, () => (s === 'gateway' ? httpsReady(gatewayPort, pki) : checkHealth(perService[s].get('listen')!))));
+    for (const stage of SERVING_PATH) {
+      const starting = stage.map((s) => serviceChild(s, () => (s === 'gateway' ? httpsReady(gatewayPort, pki) : checkHealth(perService[s].get('listen')!))));
+      // The first failure stops everything at once (the rest of the stage then ends its wait) and is the one reported.
+      let failure: unknown;
+      await Promise.all(starting.map((child) => startAndWait(child).catch((err) => { failure ??= err; void stop(); })));
+      if (failure) throw failure;
     }
   } catch (err) {
     await stop();

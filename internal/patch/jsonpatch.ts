@@ -46,7 +46,7 @@ export function applyJsonPatch<T>(doc: T, ops: unknown): T {
 /** One operation; its failure is the client's (422, or 400 for a malformed one). */
 function applyOne<T>(doc: T, op: fastJsonPatch.Operation, index: number): T {
   try {
-    return fastJsonPatch.applyOperation(doc, structuredClone(op), true, true, true, index).newDocument;
+    return fastJsonPatch.applyOperation(doc, structuredClone(op), validator, true, true, index).newDocument;
   } catch (err) {
     // The library reports some paths through a missing or scalar document as type errors of its own.
     if (err instanceof TypeError) throw unprocessable(`${op.op} operation does not apply: doc is missing path: "${op.path}"`);
@@ -54,8 +54,35 @@ function applyOne<T>(doc: T, op: fastJsonPatch.Operation, index: number): T {
     // The library's message goes on with a dump of the whole document: only its first line is said.
     const message = err.message.split('\n')[0];
     if (MALFORMED.has(err.name)) throw badRequest(`invalid JSON patch: operation ${index}: ${message}`);
-    throw unprocessable(err.name === 'TEST_OPERATION_FAILED' ? `testing value ${op.path} failed: test operation failed` : `${message}: ${op.path}`);
+    if (err.name === 'TEST_OPERATION_FAILED') throw unprocessable(`testing value ${op.path} failed: test operation failed`);
+    throw unprocessable(`${message}: ${err.name === 'OPERATION_FROM_UNRESOLVABLE' && 'from' in op ? op.from : op.path}`);
   }
+}
+
+/**
+ * The library's checks of an operation against the document, but for `from`
+ * of move and copy, looked up in place: the library clones the whole document
+ * to look, for every such operation.
+ */
+function validator(op: fastJsonPatch.Operation, index: number, doc: unknown, existingPath: string): void {
+  if (op.op !== 'move' && op.op !== 'copy') return fastJsonPatch.validator(op, index, doc, existingPath);
+  fastJsonPatch.validator(op, index);
+  if (!resolves(doc, op.from)) {
+    throw new fastJsonPatch.JsonPatchError('Cannot perform the operation from a path that does not exist', 'OPERATION_FROM_UNRESOLVABLE', index, op, doc);
+  }
+}
+
+/** Whether a JSON pointer names a value of the document. */
+function resolves(doc: unknown, pointer: string): boolean {
+  if (pointer === '') return true;
+  if (!pointer.startsWith('/')) return false;
+  let v = doc;
+  for (const segment of pointer.slice(1).split('/')) {
+    const key = segment.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(v) ? !/^(0|[1-9]\d*)$/.test(key) || Number(key) >= v.length : !isPlainObject(v) || !Object.hasOwn(v, key)) return false;
+    v = (v as Record<string, unknown>)[key];
+  }
+  return true;
 }
 
 /** Depth and approximate JSON size of a value, walked without recursion; the walk stops once `budget` bytes are passed. */
@@ -70,9 +97,14 @@ function measure(value: unknown, budget: number): { depth: number; bytes: number
     else {
       depth = Math.max(depth, d);
       bytes += 2;
-      for (const [k, child] of Object.entries(v)) {
-        bytes += Array.isArray(v) ? 1 : k.length + 4;
-        stack.push([child, d + 1]);
+      if (Array.isArray(v)) {
+        bytes += v.length;
+        for (const child of v) stack.push([child, d + 1]);
+      } else {
+        for (const [k, child] of Object.entries(v)) {
+          bytes += k.length + 4;
+          stack.push([child, d + 1]);
+        }
       }
     }
   }

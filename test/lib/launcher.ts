@@ -52,25 +52,23 @@ export class Launcher {
 
   /**
    * A crash of the whole server: SIGKILL to the launcher's process group at once
-   * (the launcher and every child), then to anything left that names the data dir.
-   * Resolves with the PIDs that ran, once every one is gone (false when one is not).
+   * (the launcher and every child), then to each of them by PID and to anything
+   * left that names the data dir (a child spawned meanwhile). Resolves with the
+   * PIDs that ran, once every one is gone (false when one is not).
    */
   async crash(): Promise<{ pids: number[]; gone: boolean }> {
-    const pids = [this.pid, ...childrenOf(this.pid).map((c) => c.pid)];
+    const pids = this.running ? [this.pid, ...childrenOf(this.pid).map((c) => c.pid)] : [];
     try { process.kill(-this.pid, 'SIGKILL'); } catch { /* already gone */ }
-    for (const pid of mentioning(this.dataDir)) {
+    for (const pid of [...pids, ...mentioning(this.dataDir)]) {
       try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
     }
     await this.exit(5_000);
     return { pids, gone: await waitFor(() => gone(pids) && mentioning(this.dataDir).length === 0, 10_000) };
   }
 
-  /** Kills the launcher and whatever it left (by PID), then removes its data unless it is kept for another launcher. */
+  /** Kills the launcher and whatever it left (as crash() does), then removes its data unless it is kept for another launcher. */
   async destroy(keepData = false): Promise<void> {
-    for (const pid of [this.pid, ...mentioning(this.dataDir)]) {
-      try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
-    }
-    if (this.running) await this.exit(5_000);
+    await this.crash();
     if (!keepData) rmSync(this.dataDir, { recursive: true, force: true });
   }
 }

@@ -149,6 +149,16 @@ describe('JSON patch growth', () => {
     expect(moved.code).to.equal(422);
   });
 
+  it('moves and copies look their source up in place: 10,000 moves in a long list, and a missing source is a 422', () => {
+    const list = { list: Array.from({ length: 100_000 }, (_, i) => i) };
+    const moved = applyJsonPatch(list, Array.from({ length: 10_000 }, () => ({ op: 'move', from: '/list/0', path: '/list/-' })));
+    expect(moved.list.slice(0, 2)).to.deep.equal([10_000, 10_001]);
+    for (const from of ['/nope', '/list/100000', '/list/01', '/list/x/y']) {
+      const err = failure(() => applyJsonPatch(list, [{ op: 'copy', from, path: '/c' }]));
+      expect([err.code, err.details?.causes?.[0].message], from).to.deep.equal([422, `Cannot perform the operation from a path that does not exist: ${from}`]);
+    }
+  });
+
   it('applies copies within the limits and refuses more than 10,000 operations with 413', () => {
     expect(applyJsonPatch(doc, [{ op: 'copy', from: '/data/k', path: '/data/k2' }]).data).to.deep.equal({ k: 'x'.repeat(1000), k2: 'x'.repeat(1000) });
     const err = failure(() => applyJsonPatch(doc, Array.from({ length: 10_001 }, () => ({ op: 'test', path: '/data/k', value: 'x' }))));
