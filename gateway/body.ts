@@ -4,6 +4,7 @@ import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { isObject } from '../internal/apimachinery/meta.js';
 import { badRequest, requestEntityTooLarge } from '../internal/apimachinery/status.js';
 import { decodeBody } from './negotiation.js';
+import { checkDeleteOptionTypes } from './deleteoptions.js';
 import { cborEnabled } from './respond.js';
 
 /** The largest request body accepted, as the upstream server's 3 MiB. */
@@ -54,6 +55,7 @@ export async function readDeleteOptions(ctx: Koa.Context, query: URLSearchParams
   const raw = await readRaw(ctx);
   const parsed: unknown = raw.length ? decodeBody(raw, ctx.get('Content-Type') || undefined, cborEnabled(ctx)) : {};
   if (!isObject(parsed)) throw badRequest('the request body must be a DeleteOptions object');
+  checkDeleteOptionTypes(parsed);
   const opts = parsed as DeleteOptions;
   const grace = query.get('gracePeriodSeconds');
   if (grace !== null) {

@@ -148,6 +148,15 @@ describe('bad input found by fuzzing: the code and reason upstream gives', funct
     expect(warnings.join('\n')).to.include('299 - "unknown field \\"q\\"uote\\""');
   });
 
+  it('DeleteOptions fields of the wrong type are a 400, and nothing is deleted', async () => {
+    for (const body of ['{"dryRun":"18446744073709551616"}', '{"dryRun":[1]}', '{"gracePeriodSeconds":"5"}', '{"gracePeriodSeconds":1.5}',
+      '{"preconditions":"x"}', '{"preconditions":{"uid":5}}', '{"propagationPolicy":7}', '{"orphanDependents":"true"}', '{"kind":{}}']) {
+      expectStatus(await c.request('DELETE', `${CMS}/b`, { body }), 400, 'BadRequest');
+    }
+    expect((await c.request('DELETE', `${CMS}/b`, { body: '{"dryRun":null,"gracePeriodSeconds":null,"preconditions":null}', headers: { 'Content-Type': 'application/json' } })).status).to.equal(200);
+    expect((await c.request('POST', CMS, { body: { metadata: { name: 'b' } } })).status).to.equal(201);
+  });
+
   it('random bytes as a DELETE body answer a Status in every content type', async () => {
     const bytes = Buffer.from([1, 2, 3, 250, 0, 9, 0xff, 0x7b]);
     const expected: Array<[string, number, string]> = [

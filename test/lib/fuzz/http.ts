@@ -268,13 +268,29 @@ function jsonPatch(rng: Rng): unknown {
 
 type Kind = typeof KINDS[number];
 
-/** A valid request on one kind: a list, get, watch, create, update, patch of each type, or a dry-run delete. */
+/** Valid requests on sub-resources and review kinds, each with its body (undefined for a GET). */
+const SPECIAL: Array<{ method: string; path: (name: string) => string; body?: (name: string) => unknown }> = [
+  { method: 'GET', path: (n) => `/apis/apps/v1/${NS}/deployments/${n}/scale` },
+  { method: 'PUT', path: (n) => `/apis/apps/v1/${NS}/deployments/${n}/scale`, body: (n) => ({ apiVersion: 'autoscaling/v1', kind: 'Scale', metadata: { name: n, namespace: FUZZ_NAMESPACE }, spec: { replicas: 0 } }) },
+  { method: 'PUT', path: (n) => `/api/v1/${NS}/pods/${n}/status`, body: (n) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: n, namespace: FUZZ_NAMESPACE }, spec: podSpec, status: { phase: 'Pending' } }) },
+  { method: 'POST', path: (n) => `/api/v1/${NS}/pods/${n}/eviction?dryRun=All`, body: (n) => ({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: n, namespace: FUZZ_NAMESPACE } }) },
+  { method: 'POST', path: (n) => `/api/v1/${NS}/pods/${n}/binding?dryRun=All`, body: (n) => ({ apiVersion: 'v1', kind: 'Binding', metadata: { name: n }, target: { kind: 'Node', name: 'node-1' } }) },
+  { method: 'GET', path: (n) => `/api/v1/${NS}/pods/${n}/log` },
+  { method: 'POST', path: (n) => `/api/v1/${NS}/serviceaccounts/${n}/token`, body: () => ({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: ['x'], expirationSeconds: 600 } }) },
+  { method: 'POST', path: () => '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', body: () => ({ apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb: 'get', resource: 'pods', namespace: FUZZ_NAMESPACE } } }) },
+  { method: 'POST', path: () => `/apis/authorization.k8s.io/v1/${NS}/localsubjectaccessreviews`, body: () => ({ apiVersion: 'authorization.k8s.io/v1', kind: 'LocalSubjectAccessReview', metadata: { namespace: FUZZ_NAMESPACE }, spec: { user: 'u', resourceAttributes: { verb: 'get', resource: 'pods', namespace: FUZZ_NAMESPACE } } }) },
+  { method: 'POST', path: () => '/apis/authentication.k8s.io/v1/tokenreviews', body: () => ({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: 'abc', audiences: ['x'] } }) },
+  { method: 'POST', path: () => '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', body: () => ({ apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectRulesReview', spec: { namespace: FUZZ_NAMESPACE } }) },
+  { method: 'PUT', path: () => `/api/v1/namespaces/${FUZZ_NAMESPACE}/finalize`, body: () => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: FUZZ_NAMESPACE }, spec: { finalizers: ['kubernetes'] } }) },
+];
+
+/** A valid request on one kind: a list, get, watch, create, update, patch of each type, a dry-run delete, or one on a sub-resource or review. */
 function validRequest(rng: Rng, kind: Kind): FuzzRequest {
   const name = rng.pick(EXISTING);
   const object = kind.path + '/' + name;
   const req: FuzzRequest = { method: 'GET', path: kind.path, headers: {}, anonymous: false };
   const json = (value: unknown, type = 'application/json') => { req.body = Buffer.from(JSON.stringify(value)); req.headers['Content-Type'] = type; };
-  switch (rng.int(10)) {
+  switch (rng.int(13)) {
     case 0: req.path = `${kind.path}?limit=1`; break;
     case 1: req.path = object; break;
     case 2: req.path = `${kind.path}?watch=1&timeoutSeconds=1`; break;
@@ -284,7 +300,12 @@ function validRequest(rng: Rng, kind: Kind): FuzzRequest {
     case 6: Object.assign(req, { method: 'PATCH', path: object }); json({ metadata: { labels: { x: 'z' } } }, 'application/strategic-merge-patch+json'); break;
     case 7: Object.assign(req, { method: 'PATCH', path: object }); json([{ op: 'add', path: '/metadata/labels/x', value: 'w' }], 'application/json-patch+json'); break;
     case 8: Object.assign(req, { method: 'PATCH', path: `${object}?fieldManager=fuzz&force=true` }); json(kind.object(name), 'application/apply-patch+yaml'); break;
-    default: Object.assign(req, { method: 'DELETE', path: `${object}?dryRun=All` });
+    case 9: Object.assign(req, { method: 'DELETE', path: `${object}?dryRun=All` }); break;
+    default: {
+      const special = rng.pick(SPECIAL);
+      Object.assign(req, { method: special.method, path: special.path(name) });
+      if (special.body) json(special.body(name));
+    }
   }
   return req;
 }
