@@ -22,6 +22,8 @@ export const MAX_RESTART_DELAY_MS = 30_000;
 /** A child that ran this long before it died starts over from the first delay. */
 const STABLE_RUN_MS = 60_000;
 const STOP_GRACE_MS = 5000;
+/** The exit code of every service refusing its flags. */
+const USAGE_ERROR = 2;
 const TAIL_LINES = 20;
 
 export class Child {
@@ -60,13 +62,14 @@ export class Child {
       this.failure = `cannot start: ${err.message}`;
       this.log(this.failure);
     });
-    proc.on('exit', (code, signal) => this.exited(`exited (${signal ?? `code ${code}`})`));
+    proc.on('exit', (code, signal) => this.exited(`exited (${signal ?? `code ${code}`})`, code));
   }
 
-  private exited(how: string): void {
+  private exited(how: string, code: number | null): void {
     if (this.stopping) return;
-    // Before it ever served, a crash on the serving path is a start-up failure for the launcher to report, not to retry.
-    if (!this.served && !this.spec.optional) {
+    // Before it ever served, a crash on the serving path is a start-up failure for the launcher to report, not to
+    // retry; so is a flag error of any child, which would only repeat.
+    if (!this.served && (!this.spec.optional || code === USAGE_ERROR)) {
       this.failure = how;
       this.log(this.failure);
       return;

@@ -163,7 +163,7 @@ async function reportSync(child: Child, intervalMs: number, elapsed: () => strin
   const since = Date.now();
   while (!(await child.waitHealthy(intervalMs))) {
     if (child.stopped) return;
-    if (child.failure) return console.log(`svc-apiserver: controller-manager ${child.failure}`);
+    if (child.failure) return console.log(`svc-apiserver: controller-manager ${child.failure}; not restarted, the API serves without it`);
     console.log(`svc-apiserver: controller-manager still syncing after ${Math.round((Date.now() - since) / 1000)}s; the API serves meanwhile`);
   }
   console.log(`svc-apiserver: controller-manager running after ${elapsed()}`);

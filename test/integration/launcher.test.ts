@@ -106,6 +106,21 @@ describe('launcher: svc-apiserver starts, supervises and stops every service', f
     });
   });
 
+  describe('a controller-manager that refuses its flags', () => {
+    let launcher: Launcher | undefined;
+    after(async () => { await launcher?.destroy(); });
+
+    it('is reported and not restarted, the API serving', async () => {
+      launcher = new Launcher(tempDir(), [`--secure-port=${await freePort()}`, '--controllers=no-such-controller']);
+      expect(await launcher.ready(90_000), `${launcher.stdout}\n${launcher.stderr}`).to.equal(true);
+      const reported = 'svc-apiserver: controller-manager exited (code 2); not restarted, the API serves without it';
+      expect(await waitFor(() => launcher!.stdout.includes(reported), 30_000), launcher.stdout).to.equal(true);
+      expect(launcher.stdout).to.include('"no-such-controller" is not in the list of known controllers');
+      expect(launcher.stdout).not.to.include('restarting in');
+      expect((await kubeRequest(join(launcher.dataDir, 'admin.kubeconfig'), 'GET', '/readyz')).status).to.equal(200);
+    });
+  });
+
   describe('failures', () => {
     let launcher: Launcher | undefined;
     afterEach(async () => { await launcher?.destroy(); launcher = undefined; });
