@@ -19,9 +19,9 @@ const SHOWN = 20;
 const LOGGED = 500;
 
 /**
- * Not failed on, but counted and printed: a HEAD request whose headers Node's parser refuses
- * (`Transfer-Encoding: identity` with a body) is answered 400 with a Status body, which a HEAD
- * answer must not carry, and the client cannot read it. That answer is gateway/server.ts's.
+ * Not failed on, but printed: a HEAD request Node's parser refuses (a `"` or `<` in the path,
+ * `Transfer-Encoding: identity` with a body) is answered 400 with a Status body, which a HEAD
+ * answer must not carry, so the client cannot read it. That answer is gateway/server.ts's.
  */
 const bodyAfterHead = (method: string, err: Error) => method === 'HEAD' && /Data after `Connection: close`/.test(err.message);
 
