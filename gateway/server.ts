@@ -86,6 +86,11 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
     return;
   }
   const body = JSON.stringify(status.toStatus());
+  // An answer to HEAD carries no body; its length is still the one a GET would get.
+  const head = isHead(err);
   socket.end(`HTTP/1.1 ${status.code} ${STATUS_CODES[status.code]}\r\nContent-Type: application/json\r\n`
-    + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    + `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`);
 }
+
+/** Whether the request the parser refused is a HEAD, as far as its first bytes tell. */
+const isHead = (err: Error & { rawPacket?: Buffer }) => err.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';

@@ -7,7 +7,7 @@ import { StatusError, badRequest, requestTimeout } from '../internal/apimachiner
 import { requestInfo } from './requestinfo.js';
 import { isLongRunning } from './inflight.js';
 
-const GO_DURATION = /^[-+]?((\d+\.?\d*|\.\d+)(ns|us|µs|ms|s|m|h))+$/;
+const GO_DURATION = /^[-+]?((\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+$/;
 const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** A Go duration (`30s`, `1m30s`, `1.5h`, `0`) in milliseconds; undefined when it is not one. */
@@ -16,7 +16,7 @@ export function parseGoDuration(text: string): number | undefined {
   if (!GO_DURATION.test(text)) return undefined;
   const sign = text.startsWith('-') ? -1 : 1;
   let ms = 0;
-  for (const m of text.matchAll(/(\d+\.?\d*|\.\d+)(ns|us|µs|ms|s|m|h)/g)) ms += Number(m[1]) * UNIT_MS[m[2]];
+  for (const m of text.matchAll(/(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/g)) ms += Number(m[1]) * UNIT_MS[m[2]];
   return sign * ms;
 }
 

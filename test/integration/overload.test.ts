@@ -155,6 +155,15 @@ describe('overload protection and timeouts', function () {
     expect((await c.request('GET', '/api')).status, 'the server serves on').to.equal(200);
   });
 
+  it('answers a request line the parser refuses with 400: a Status for GET, no body for HEAD', async () => {
+    const get = await raw('GET /api/v1/a\x01b HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    expect(get.status).to.equal(400);
+    expect(get.body).to.deep.include({ kind: 'Status', reason: 'BadRequest', code: 400 });
+    const head = await raw('HEAD /api/v1/a\x01b HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    expect(head.status).to.equal(400);
+    expect(head.body, 'a HEAD answer carries no body').to.equal(undefined);
+  });
+
   it('folds unknown paths, resources, verbs and content types into a fixed set of metric series', async () => {
     const agent = new https.Agent({ keepAlive: true, maxSockets: 16 });
     const p = pkiPaths(c.dataDir);
