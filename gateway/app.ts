@@ -103,7 +103,7 @@ async function traced(ctx: Koa.Context, next: Koa.Next): Promise<void> {
 }
 
 async function resolveInfo(ctx: Koa.ParameterizedContext<State>, next: Koa.Next): Promise<void> {
-  ctx.state.info = requestInfo(ctx.method, ctx.path, new URLSearchParams(ctx.querystring));
+  ctx.state.info ??= requestInfo(ctx.method, ctx.path, new URLSearchParams(ctx.querystring));
   await next();
 }
 

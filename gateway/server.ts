@@ -7,7 +7,6 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
 import { StatusError, badRequest } from '../internal/apimachinery/status.js';
-import { refuseExpectation } from './expectation.js';
 
 export interface TlsFiles {
   cert: Buffer;
@@ -66,6 +65,12 @@ const headersTooLarge = () => new StatusError(431, 'RequestHeaderFieldsTooLarge'
 
 function writeStatus(res: ServerResponse, err: StatusError): void {
   res.writeHead(err.code, { 'Content-Type': 'application/json', Connection: 'close' }).end(JSON.stringify(err.toStatus()));
+}
+
+/** An `Expect` other than 100-continue cannot be met: a 417 Status, as every other refusal. */
+function refuseExpectation(req: IncomingMessage, res: ServerResponse): void {
+  writeStatus(res, new StatusError(417, 'ExpectationFailed', 'the server cannot meet the Expect header of the request: only "100-continue" is supported'));
+  req.resume();
 }
 
 /** The Status a request Node's parser refused gets; none when the client is gone anyway. */

@@ -6,18 +6,17 @@ import type Koa from 'koa';
 import { StatusError, badRequest, requestTimeout } from '../internal/apimachinery/status.js';
 import { requestInfo } from './requestinfo.js';
 import { isLongRunning } from './inflight.js';
+import { parseDuration } from '../internal/apimachinery/protobuf/time.js';
 
-const GO_DURATION = /^[-+]?((\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h))+$/;
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const NANOS_PER_MS = 1e6;
 
 /** A Go duration (`30s`, `1m30s`, `1.5h`, `0`) in milliseconds; undefined when it is not one. */
 export function parseGoDuration(text: string): number | undefined {
-  if (text === '0' || text === '+0' || text === '-0') return 0;
-  if (!GO_DURATION.test(text)) return undefined;
-  const sign = text.startsWith('-') ? -1 : 1;
-  let ms = 0;
-  for (const m of text.matchAll(/(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/g)) ms += Number(m[1]) * UNIT_MS[m[2]];
-  return sign * ms;
+  try {
+    return parseDuration(text) / NANOS_PER_MS;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The request's deadline: the client's `timeout` when it is positive and shorter than the server's. */
@@ -30,11 +29,13 @@ function deadlineOf(ctx: Koa.Context, serverMs: number): number {
   return ms > 0 && ms < serverMs ? ms : serverMs;
 }
 
+/** Resolves the request info once for the whole chain; a path that does not parse is refused later, after authentication. */
 function longRunning(ctx: Koa.Context): boolean {
   try {
-    return isLongRunning(requestInfo(ctx.method, ctx.path, new URLSearchParams(ctx.querystring)));
+    ctx.state.info = requestInfo(ctx.method, ctx.path, new URLSearchParams(ctx.querystring));
+    return isLongRunning(ctx.state.info);
   } catch {
-    return false; // a path that does not parse is refused quickly
+    return false; // refused quickly
   }
 }
 
