@@ -13,7 +13,7 @@ import type { ResourceRequest } from './context.js';
 import { requestInfo, withoutUpstreamNames, type RequestInfo } from './requestinfo.js';
 import { authorizeRequest } from './authorization.js';
 import { authenticate } from './authentication.js';
-import { plainFormatOf, writeBody } from './respond.js';
+import { plainFormatOf, presentedStatus, writeBody } from './respond.js';
 import { Documents } from './documents.js';
 import { serveHealth, type Check } from './health.js';
 import { GatewayMetrics } from './metrics.js';
@@ -64,7 +64,7 @@ async function errors(ctx: Koa.Context, next: Koa.Next): Promise<void> {
     if (ctx.res.headersSent) { ctx.res.destroy(); return; }
     ctx.respond = true;
     for (const [k, v] of Object.entries(status.headers)) ctx.set(k, headerValue(v));
-    writeBody(ctx, status.code, status.toStatus(), plainFormatOf(ctx));
+    writeBody(ctx, status.code, presentedStatus(ctx, status.toStatus()), plainFormatOf(ctx));
   }
 }
 

@@ -38,6 +38,7 @@ export interface KindSpec {
   storageVersion?: string;
   toStorage?(obj: ApiObject): ApiObject;
   fromStorage?(obj: ApiObject): ApiObject;
+  spellGroups?(obj: ApiObject, spell: (group: string) => string): void;
 }
 
 /** Top-level members that are not the object's "spec" for generation counting. */
@@ -79,7 +80,7 @@ export function defineKind(entry: ResourceEntry, spec: KindSpec = {}): KindDef {
     ...(spec.categories ? { categories: spec.categories } : {}),
     ...(entry.subresources.length ? { subresources: entry.subresources.map((s) => s.name), subresourceDefs: entry.subresources } : {}),
     statusSubresource, tracksGeneration, schema,
-    ...pick(spec, ['nameRule', 'tableColumns', 'selectableFields', 'returnDeletedObject', 'ephemeral', 'storageVersion', 'toStorage', 'fromStorage']),
+    ...pick(spec, ['nameRule', 'tableColumns', 'selectableFields', 'returnDeletedObject', 'ephemeral', 'storageVersion', 'toStorage', 'fromStorage', 'spellGroups']),
 
     prepareForCreate(obj, requester) {
       normalize(obj);
