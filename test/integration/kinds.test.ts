@@ -156,6 +156,18 @@ describe('kinds over HTTPS', function () {
       expect(await waitFor(async () => (await c.request('GET', ns)).status === 404, 10_000, 100)).to.equal(true);
     });
 
+    it('kubectl\'s last-applied annotation is kept as written and counts toward the 256 KiB of annotations, in bytes', async () => {
+      const cms = '/api/v1/namespaces/default/configmaps';
+      const key = 'kubectl.kubernetes.io/last-applied-configuration';
+      const written = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"applied"},"data":{"k":"${'v'.repeat(200_000)}"}}\n`;
+      const kept = await c.request('POST', cms, { body: { metadata: { name: 'applied', annotations: { [key]: written } } } });
+      expect(kept.status, kept.text).to.equal(201);
+      expect(kept.body.metadata.annotations[key]).to.equal(written);
+      const wide = await c.request('POST', cms, { body: { metadata: { name: 'wide', annotations: { [key]: '€'.repeat(90_000) } } } });
+      expect(wide.status, wide.text).to.equal(422);
+      expect(wide.body.details.causes).to.deep.equal([{ reason: 'FieldValueTooLong', message: 'Too long: may not be more than 262144 bytes', field: 'metadata.annotations' }]);
+    });
+
     it('a ClusterRole labelled rbac.authorization.k8s.io/aggregate-to-view aggregates into view', async () => {
       const rule = { apiGroups: ['example.com'], resources: ['widgets'], verbs: ['get', 'list', 'watch'] };
       const roles = `/apis/${group('rbac.authorization')}/v1/clusterroles`;
