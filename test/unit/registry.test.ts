@@ -388,6 +388,8 @@ describe('registry: defaults and rules of the other kinds', () => {
     expect((made.spec as any).finalizers).to.deep.equal(['svc']);
     expect((create(namespaces, { metadata: { name: 'up' }, spec: { finalizers: ['kubernetes'] } }).obj.spec as any).finalizers).to.deep.equal(['kubernetes']);
     expect((create(namespaces, { metadata: { name: 'mine' }, spec: { finalizers: ['example.com/x'] } }).obj.spec as any).finalizers).to.deep.equal(['example.com/x', 'svc']);
+    expect(fields(create(namespaces, { metadata: { name: 'bad' }, spec: { finalizers: ['bogus', 'kubernetes', 'a b/c'] } }).causes))
+      .to.deep.equal([['spec.finalizers[0]', 'FieldValueInvalid'], ['spec.finalizers[2]', 'FieldValueInvalid']]);
   });
 
   it('CronJob: defaults, a valid schedule and time zone, a job template without selector', () => {

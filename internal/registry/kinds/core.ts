@@ -2,13 +2,13 @@
 // config maps, secrets, service accounts, events, endpoints, nodes, quotas.
 import type { ApiObject } from '../../apimachinery/meta.js';
 import {
-  NAMESPACE_FINALIZER, NAMESPACE_NAME_LABEL, SECRET_TYPE_BASIC_AUTH, SECRET_TYPE_BOOTSTRAP_TOKEN, SECRET_TYPE_DOCKERCFG,
+  FOREGROUND_FINALIZER, NAMESPACE_FINALIZER, NAMESPACE_NAME_LABEL, ORPHAN_FINALIZER, SECRET_TYPE_BASIC_AUTH, SECRET_TYPE_BOOTSTRAP_TOKEN, SECRET_TYPE_DOCKERCFG,
   SECRET_TYPE_DOCKER_CONFIG_JSON, SECRET_TYPE_SERVICE_ACCOUNT_TOKEN, SECRET_TYPE_SSH_AUTH, SECRET_TYPE_TLS, SERVICE_ACCOUNT_NAME_ANNOTATION,
   isWellKnown, labelKey, wellKnownValue, type WellKnown,
 } from '../../names/index.js';
 import { ageColumn, column, conditionStatus, nameColumn, pathOf, shortList } from '../columns.js';
 import {
-  dns1123Subdomain, forbidden, immutable, invalid, oneOf, portName, portNumber, protocol, required, tooLong, type Causes,
+  dns1123Subdomain, forbidden, immutable, invalid, oneOf, portName, portNumber, protocol, qualifiedName, required, tooLong, type Causes,
 } from '../causes.js';
 import type { KindSpec } from '../define.js';
 import { asList, asObj, child, clone, deepEqual, objects, setDefault, str, type Obj } from '../values.js';
@@ -50,6 +50,20 @@ function validateImmutableData(obj: ApiObject, old: ApiObject | undefined, maps:
   return causes;
 }
 
+/** Finalizer names without a domain that mean something to the server. */
+const STANDARD_FINALIZERS = [NAMESPACE_FINALIZER.own, NAMESPACE_FINALIZER.upstream, ORPHAN_FINALIZER, FOREGROUND_FINALIZER];
+
+/** A namespace's finalizers: qualified names, and those without a domain only the standard ones. */
+const validateNamespaceFinalizers = (obj: ApiObject): Causes => asList(specOf(obj).finalizers).flatMap((f, i) => {
+  const field = `spec.finalizers[${i}]`;
+  const name = String(f);
+  const causes = qualifiedName(field, name);
+  if (causes.length === 0 && !name.includes('/') && !STANDARD_FINALIZERS.includes(name)) {
+    causes.push(invalid(field, name, 'name is neither a standard finalizer name nor is it fully qualified'));
+  }
+  return causes;
+});
+
 const namespaces: KindSpec = {
   shortNames: ['ns'], nameRule: 'dns1123label', returnDeletedObject: true, tracksGeneration: false,
   selectableFields: { 'status.phase': (o) => str(statusOf(o).phase) },
@@ -71,6 +85,7 @@ const namespaces: KindSpec = {
   delete(obj) {
     obj.status = { ...statusOf(obj), phase: 'Terminating' };
   },
+  validate: validateNamespaceFinalizers,
   validateStatus: (obj) => oneOf('status.phase', statusOf(obj).phase, ['Active', 'Terminating']),
   tableColumns: [nameColumn, column('Status', 'string', 'The phase of the namespace', (o) => statusOf(o).phase ?? ''), ageColumn],
 };
