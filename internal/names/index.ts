@@ -140,7 +140,7 @@ export const SECRET_TYPE_DOCKER_CONFIG_JSON = wellKnownKey('dockerconfigjson');
 export const SECRET_TYPE_BASIC_AUTH = wellKnownKey('basic-auth');
 export const SECRET_TYPE_SSH_AUTH = wellKnownKey('ssh-auth');
 export const SECRET_TYPE_TLS = wellKnownKey('tls');
-export const LEGACY_TOKEN_INVALID_SINCE_LABEL = labelKey('legacy-token-invalid-since');
+export const LEGACY_TOKEN_INVALID_SINCE_LABEL = wellKnownKey('legacy-token-invalid-since');
 /** The issuer of Secret-based tokens and the claims they carry. */
 export const LEGACY_SERVICE_ACCOUNT_ISSUER = `${PRODUCT}/serviceaccount`;
 export const legacyServiceAccountClaim = (name: string): string => `${DOMAIN}/serviceaccount/${name}`;
