@@ -140,12 +140,21 @@ export const SECRET_TYPE_DOCKER_CONFIG_JSON = wellKnownKey('dockerconfigjson');
 export const SECRET_TYPE_BASIC_AUTH = wellKnownKey('basic-auth');
 export const SECRET_TYPE_SSH_AUTH = wellKnownKey('ssh-auth');
 export const SECRET_TYPE_TLS = wellKnownKey('tls');
-export const LEGACY_TOKEN_INVALID_SINCE_LABEL = labelKey('legacy-token-invalid-since');
+export const LEGACY_TOKEN_INVALID_SINCE_LABEL = wellKnownKey('legacy-token-invalid-since');
 /** The issuer of Secret-based tokens and the claims they carry. */
 export const LEGACY_SERVICE_ACCOUNT_ISSUER = `${PRODUCT}/serviceaccount`;
 export const legacyServiceAccountClaim = (name: string): string => `${DOMAIN}/serviceaccount/${name}`;
 /** The extra keys of a service account's user info. */
 export const serviceAccountExtraKey = (name: string): string => labelKey(name, 'authentication');
+
+/** A pod a node agent mirrors from a static manifest. */
+export const MIRROR_POD_ANNOTATION = wellKnownKey('config.mirror');
+/** The StorageClass annotation that marks the default class. */
+export const DEFAULT_STORAGE_CLASS_ANNOTATION = wellKnownKey('is-default-class', 'storageclass');
+/** The prefix of node role labels, `node-role.svc.io/<role>` and `node-role.kubernetes.io/<role>`. */
+export const NODE_ROLE_LABEL_PREFIX = wellKnownKey('', 'node-role');
+/** An autoscaling/v1 HorizontalPodAutoscaler's annotation holding what only v2 can say. */
+export const hpaV2Annotation = (name: string): WellKnown => wellKnownKey(name, 'autoscaling.alpha');
 
 /** The labels the server puts on a Job's pods (besides the unprefixed `job-name` and `controller-uid`). */
 export const JOB_NAME_LABEL = wellKnownKey('job-name', 'batch');

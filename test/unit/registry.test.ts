@@ -392,6 +392,29 @@ describe('registry: defaults and rules of the other kinds', () => {
       .to.deep.equal([['spec.finalizers[0]', 'FieldValueInvalid'], ['spec.finalizers[2]', 'FieldValueInvalid']]);
   });
 
+  it('Event: both views convert into each other and share the rules every event meets', () => {
+    const core = def('', 'events');
+    const v1 = def(group('events'), 'events');
+    const stored = {
+      apiVersion: 'v1', kind: 'Event', metadata: { name: 'e', namespace: 'default' }, involvedObject: { kind: 'Pod', name: 'p', namespace: 'default' },
+      reason: 'Started', message: 'hello', source: { component: 'kubelet' }, firstTimestamp: 't1', lastTimestamp: 't2', count: 2,
+      reportingComponent: 'kubelet', reportingInstance: 'n1', related: { kind: 'Node', name: 'n1' }, series: { count: 2, lastObservedTime: 't3' },
+    };
+    const viewed = v1.fromStorage!(stored);
+    expect(viewed).to.deep.equal({
+      apiVersion: `${group('events')}/v1`, kind: 'Event', metadata: stored.metadata, series: stored.series, reportingController: 'kubelet',
+      reportingInstance: 'n1', reason: 'Started', regarding: stored.involvedObject, related: stored.related, note: 'hello',
+      deprecatedSource: stored.source, deprecatedFirstTimestamp: 't1', deprecatedLastTimestamp: 't2', deprecatedCount: 2,
+    });
+    expect(v1.toStorage!(viewed)).to.deep.equal(stored);
+    const timed = { metadata: { name: 'e', namespace: 'default' }, eventTime: '2025-01-01T00:00:00.000000Z', involvedObject: { kind: 'Pod', name: 'p', namespace: 'other' } };
+    expect(fields(core.validate!(timed))).to.deep.equal([['reportingComponent', 'FieldValueRequired'], ['reportingInstance', 'FieldValueRequired'],
+      ['action', 'FieldValueRequired'], ['reason', 'FieldValueRequired']]);
+    expect(fields(core.validate!({ ...timed, eventTime: undefined }))).to.deep.equal([['involvedObject.namespace', 'FieldValueInvalid']]);
+    const reported = { ...timed, reportingComponent: 'not a name', reportingInstance: 'i', action: 'a'.repeat(129), reason: 'r' };
+    expect(fields(core.validate!(reported))).to.deep.equal([['reportingComponent', 'FieldValueInvalid'], ['action', 'FieldValueInvalid']]);
+  });
+
   it('CronJob: defaults, a valid schedule and time zone, a job template without selector', () => {
     const cronjobs = def('batch', 'cronjobs');
     const cron = (spec: Record<string, unknown>) => create(cronjobs, {
@@ -446,5 +469,26 @@ describe('registry: defaults and rules of the other kinds', () => {
     expect(deployments.slice(1, 4).map((c) => c.cell({ spec: { replicas: 3 }, status: { readyReplicas: 2, updatedReplicas: 3, availableReplicas: 2 } }))).to.deep.equal(['2/3', 3, 2]);
     expect(def('batch', 'jobs').tableColumns!.filter((c) => !c.priority).map((c) => c.name)).to.deep.equal(['Name', 'Status', 'Completions', 'Duration', 'Age']);
     expect(def('', 'services').tableColumns!.filter((c) => !c.priority).map((c) => c.name)).to.deep.equal(['Name', 'Type', 'Cluster-IP', 'External-IP', 'Port(s)', 'Age']);
+  });
+
+  it('table columns read well-known labels and annotations in either spelling: node roles, the default StorageClass', () => {
+    const roles = def('', 'nodes').tableColumns!.find((c) => c.name === 'Roles')!;
+    expect(roles.cell({ metadata: { labels: { 'node-role.kubernetes.io/control-plane': '', [labelKey('worker', 'node-role')]: '', 'node-role.kubernetes.io/worker': '' } } }))
+      .to.equal('control-plane,worker');
+    const name = def(group('storage'), 'storageclasses').tableColumns!.find((c) => c.name === 'Name')!;
+    expect(name.cell({ metadata: { name: 'fast', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } } })).to.equal('fast (default)');
+    expect(name.cell({ metadata: { name: 'slow', annotations: { [labelKey('is-default-class', 'storageclass')]: 'true' } } })).to.equal('slow (default)');
+  });
+
+  it('HorizontalPodAutoscaler v1: the v2-only annotations are read in either spelling', () => {
+    const v1 = def('autoscaling', 'horizontalpodautoscalers', 'v1');
+    const pods = { type: 'Pods', pods: { metric: { name: 'qps' }, target: { type: 'AverageValue', averageValue: '10' } } };
+    const stored = v1.toStorage!({
+      apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler',
+      metadata: { name: 'web', namespace: 'default', annotations: { 'autoscaling.alpha.kubernetes.io/metrics': JSON.stringify([pods]) } },
+      spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, maxReplicas: 5, targetCPUUtilizationPercentage: 70 },
+    });
+    expect((stored.spec as any).metrics).to.deep.include(pods);
+    expect(stored.metadata!.annotations ?? {}).to.deep.equal({});
   });
 });

@@ -1,10 +1,10 @@
 // Core (`/api/v1`) kinds other than workloads, services and volumes: namespaces,
-// config maps, secrets, service accounts, events, endpoints, nodes, quotas.
+// config maps, secrets, service accounts, events (core-events.ts), endpoints, nodes, quotas.
 import type { ApiObject } from '../../apimachinery/meta.js';
 import {
   FOREGROUND_FINALIZER, NAMESPACE_FINALIZER, NAMESPACE_NAME_LABEL, ORPHAN_FINALIZER, SECRET_TYPE_BASIC_AUTH, SECRET_TYPE_BOOTSTRAP_TOKEN, SECRET_TYPE_DOCKERCFG,
   SECRET_TYPE_DOCKER_CONFIG_JSON, SECRET_TYPE_SERVICE_ACCOUNT_TOKEN, SECRET_TYPE_SSH_AUTH, SECRET_TYPE_TLS, SERVICE_ACCOUNT_NAME_ANNOTATION,
-  isWellKnown, labelKey, wellKnownValue, type WellKnown,
+  NODE_ROLE_LABEL_PREFIX, isWellKnown, wellKnownValue, type WellKnown,
 } from '../../names/index.js';
 import { ageColumn, column, conditionStatus, nameColumn, pathOf, shortList } from '../columns.js';
 import {
@@ -13,6 +13,7 @@ import {
 import type { KindSpec } from '../define.js';
 import { asList, asObj, child, clone, deepEqual, objects, setDefault, str, type Obj } from '../values.js';
 import { isIP, parseCidr } from '../net.js';
+import { events } from './core-events.js';
 
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
 const MAX_DATA_BYTES = 1024 * 1024;
@@ -188,53 +189,6 @@ const serviceaccounts: KindSpec = {
   tableColumns: [nameColumn, column('Secrets', 'string', 'Secrets is the list of secrets allowed to be used by pods running using this ServiceAccount', (o) => asList(o.secrets).length), ageColumn],
 };
 
-/** A legacy event lives in its object's namespace (or `default` for cluster objects). */
-function validateCoreEvent(obj: ApiObject): Causes {
-  const involved = asObj(obj.involvedObject) ?? {};
-  const namespace = obj.metadata?.namespace ?? '';
-  const objectNamespace = str(involved.namespace) ?? '';
-  const matches = objectNamespace ? namespace === objectNamespace : namespace === '' || namespace === 'default';
-  const causes: Causes = matches ? [] : [invalid('involvedObject.namespace', objectNamespace, 'does not match event.namespace')];
-  if (obj.eventTime !== undefined) {
-    if (!obj.reportingComponent) causes.push(required('reportingComponent'));
-    if (!obj.reportingInstance) causes.push(required('reportingInstance'));
-    if (!obj.action) causes.push(required('action'));
-  }
-  return causes;
-}
-
-const eventObject = (o: ApiObject) => {
-  const involved = asObj(o.involvedObject) ?? asObj(o.regarding) ?? {};
-  return `${String(involved.kind ?? '').toLowerCase()}/${involved.name ?? ''}`;
-};
-
-/** The columns of `kubectl get events`. */
-export const eventColumns = [
-  column('Last Seen', 'string', 'Time since the event was last seen', (o) => lastSeen(o)),
-  column('Type', 'string', 'Type of this event (Normal, Warning), new types could be added in the future.', (o) => o.type ?? ''),
-  column('Reason', 'string', 'The reason for the transition into the object\'s current status.', (o) => o.reason ?? ''),
-  column('Object', 'string', 'The object this Event is about.', eventObject),
-  column('Message', 'string', 'A human-readable description of the status of this operation.', (o) => o.message ?? o.note ?? ''),
-];
-
-function lastSeen(o: ApiObject): string {
-  const series = asObj(o.series);
-  const when = str(series?.lastObservedTime) ?? str(o.lastTimestamp) ?? str(o.eventTime) ?? str(o.deprecatedLastTimestamp) ?? o.metadata?.creationTimestamp;
-  return ageColumn.cell({ metadata: { creationTimestamp: when } }) as string;
-}
-
-const events: KindSpec = {
-  shortNames: ['ev'],
-  selectableFields: Object.fromEntries([
-    ...['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath']
-      .map((f) => [`involvedObject.${f}`, (o: ApiObject) => str(asObj(o.involvedObject)?.[f]) ?? '']),
-    ['reason', (o: ApiObject) => str(o.reason) ?? ''], ['reportingComponent', (o: ApiObject) => str(o.reportingComponent) ?? ''],
-    ['source', (o: ApiObject) => str(asObj(o.source)?.component) ?? ''], ['type', (o: ApiObject) => str(o.type) ?? ''],
-  ]),
-  validate: validateCoreEvent,
-  tableColumns: eventColumns,
-};
-
 function validateEndpointSubsets(obj: ApiObject): Causes {
   const causes: Causes = [];
   objects(obj.subsets).forEach((subset, i) => {
@@ -265,7 +219,9 @@ const endpoints: KindSpec = {
 };
 
 const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
-const ROLE_LABEL_PREFIX = labelKey('', 'node-role');
+/** A node's roles: the names after either spelling of the role label prefix. */
+const nodeRoles = (o: ApiObject): string[] => Object.keys(o.metadata?.labels ?? {}).flatMap((k) =>
+  [NODE_ROLE_LABEL_PREFIX.own, NODE_ROLE_LABEL_PREFIX.upstream].filter((p) => k.startsWith(p)).map((p) => k.slice(p.length)));
 
 function validateNode(obj: ApiObject, old?: ApiObject): Causes {
   const spec = specOf(obj);
@@ -304,8 +260,7 @@ const nodes: KindSpec = {
   validate: validateNode,
   tableColumns: [nameColumn,
     column('Status', 'string', 'The status of the node', nodeStatus),
-    column('Roles', 'string', 'The roles of the node', (o) => Object.keys(o.metadata?.labels ?? {}).filter((k) => k.startsWith(ROLE_LABEL_PREFIX))
-      .map((k) => k.slice(ROLE_LABEL_PREFIX.length)).join(',') || '<none>'),
+    column('Roles', 'string', 'The roles of the node', (o) => [...new Set(nodeRoles(o))].join(',') || '<none>'),
     ageColumn,
     column('Version', 'string', 'Kubelet Version reported by the node.', (o) => pathOf(o, 'status.nodeInfo.kubeletVersion') ?? ''),
     column('Internal-IP', 'string', 'List of internal IPs.', (o) => nodeAddress(o, 'InternalIP'), 1),
