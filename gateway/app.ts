@@ -16,7 +16,7 @@ import { authenticate } from './authentication.js';
 import { plainFormatOf, writeBody } from './respond.js';
 import { aggregatedDiscovery, apiGroupDoc, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.js';
 import { openapiV2, openapiV3Document, openapiV3Index, parseV3Path } from './openapi.js';
-import { parseAccept } from './negotiation.js';
+import { encodeJson, parseAccept } from './negotiation.js';
 import { GROUP_APIDISCOVERY, UPSTREAM_GROUP_APIDISCOVERY } from '../internal/names/index.js';
 import { serveHealth, type Check } from './health.js';
 import { GatewayMetrics } from './metrics.js';
@@ -173,7 +173,7 @@ async function route(ctx: Koa.ParameterizedContext<State>, deps: GatewayDeps, se
   const aggregated = aggregatedRequest(ctx, ctx.path);
   if (aggregated) {
     ctx.status = 200;
-    ctx.body = JSON.stringify(aggregatedDiscovery(deps.registry, aggregated.core, aggregated.group));
+    ctx.body = encodeJson(aggregatedDiscovery(deps.registry, aggregated.core, aggregated.group));
     ctx.set('Content-Type', `application/json;g=${aggregated.group};v=v2;as=APIGroupDiscoveryList`);
     return;
   }
