@@ -164,6 +164,7 @@ const secrets: KindSpec = {
 };
 
 const serviceaccounts: KindSpec = {
+  returnDeletedObject: true,
   shortNames: ['sa'],
   validate(obj) {
     const causes: Causes = [];

@@ -96,6 +96,7 @@ function validateCSIDriver(obj: ApiObject, old?: ApiObject): Causes {
 const flag = (v: unknown) => (v === undefined ? '<unset>' : String(v));
 
 const csidrivers: KindSpec = {
+  returnDeletedObject: true,
   defaults: defaultCSIDriver,
   validate: validateCSIDriver,
   tableColumns: [nameColumn,
@@ -155,6 +156,7 @@ function validateVolumeAttachment(obj: ApiObject, old?: ApiObject): Causes {
 }
 
 const volumeattachments: KindSpec = {
+  returnDeletedObject: true,
   tracksGeneration: false,
   validate: validateVolumeAttachment,
   validateStatus: (obj) => attachmentStatus(statusOf(obj)),
@@ -183,6 +185,7 @@ function validateStorageClass(obj: ApiObject, old?: ApiObject): Causes {
 }
 
 const storageclasses: KindSpec = {
+  returnDeletedObject: true,
   shortNames: ['sc'],
   defaults(obj) {
     setDefault(obj, 'reclaimPolicy', 'Delete');
@@ -215,6 +218,7 @@ function validateCSINode(obj: ApiObject): Causes {
 }
 
 const csinodes: KindSpec = {
+  returnDeletedObject: true,
   validate: validateCSINode,
   tableColumns: [nameColumn, column('Drivers', 'integer', 'Drivers indicates the number of CSI drivers registered on the node', (o) => asList(specOf(o).drivers).length), ageColumn],
 };
@@ -232,6 +236,7 @@ const csistoragecapacities: KindSpec = {
 };
 
 const volumeattributesclasses: KindSpec = {
+  returnDeletedObject: true,
   shortNames: ['vac'],
   validate: (obj, old) => [
     ...csiDriverName('driverName', obj.driverName),
