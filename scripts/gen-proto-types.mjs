@@ -12,7 +12,7 @@ const files = (dir) => readdirSync(dir).flatMap((f) => {
 
 rmSync(out, { recursive: true, force: true });
 const protos = files('proto').filter((f) => f.endsWith('.proto')).map((f) => relative('proto', f));
-execFileSync('npx', ['proto-loader-gen-types', '--longs=Number', '--enums=String', '--defaults', '--oneofs',
+execFileSync(process.execPath, ['node_modules/.bin/proto-loader-gen-types', '--longs=Number', '--enums=String', '--defaults', '--oneofs',
   '--grpcLib=@grpc/grpc-js', '--includeDirs=proto', `--outDir=${out}`, ...protos], { stdio: 'inherit' });
 for (const f of files(out).filter((f) => f.endsWith('.ts'))) {
   const src = readFileSync(f, 'utf8').replace(/from '(\.[^']+)'/g, "from '$1.js'");

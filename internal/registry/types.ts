@@ -57,6 +57,9 @@ export interface KindDef {
   ephemeral?: boolean;
   /** The version objects are stored in when other versions of the same resource are served too. */
   storageVersion?: string;
+  /** The group whose key space holds the objects, when the kind is a view of another group's resource
+   * (events/v1 Events are core Events); the kind's own group otherwise. */
+  storageGroup?: string;
   /** Converts an object of this version to the storage version. */
   toStorage?(obj: ApiObject): ApiObject;
   /** Converts a stored object to this version. */

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import YAML from 'yaml';
 import { Cluster } from '../lib/cluster.js';
 import { kubectl } from '../lib/kubectl.js';
+import { pkiPaths } from '../../internal/pki/index.js';
 
 const manifest = (mode: string) => `apiVersion: v1
 kind: Namespace
@@ -100,6 +101,24 @@ describe('kubectl 1.33 end to end', function () {
     expect(cm.body.data).to.deep.equal({ a: 'b' });
     const secret = await c.request('GET', '/api/v1/namespaces/pb/secrets/s1');
     expect(Buffer.from(secret.body.data.p, 'base64').toString()).to.equal('q');
+  });
+
+  it('create secret tls sends kubernetes.io/tls, which gets the TLS secret\'s rules', async () => {
+    const pki = pkiPaths(c.dataDir);
+    const good = await k(['create', 'secret', 'tls', 'tls-good', '-n', 'pb', `--cert=${pki.servingCert}`, `--key=${pki.servingKey}`]);
+    expect(good.code, good.stderr).to.equal(0);
+    expect((await c.request('GET', '/api/v1/namespaces/pb/secrets/tls-good')).body.type).to.equal('kubernetes.io/tls');
+    // A key of another certificate: kubectl itself refuses the pair, nothing is sent.
+    const mismatched = await k(['create', 'secret', 'tls', 'tls-bad', '-n', 'pb', `--cert=${pki.servingCert}`, `--key=${pki.caKey}`]);
+    expect(mismatched.code).to.not.equal(0);
+    expect(mismatched.stderr).to.contain('private key does not match public key');
+    expect((await c.request('GET', '/api/v1/namespaces/pb/secrets/tls-bad')).status).to.equal(404);
+    // A pair without its key reaches the server, which refuses it as for svc.io/tls.
+    for (const type of ['kubernetes.io/tls', 'svc.io/tls']) {
+      const keyless = await k(['create', 'secret', 'generic', 'tls-keyless', '-n', 'pb', `--type=${type}`, `--from-file=tls.crt=${pki.servingCert}`]);
+      expect(keyless.code, type).to.not.equal(0);
+      expect(keyless.stderr, type).to.contain('Secret "tls-keyless" is invalid: data[tls.key]: Required value');
+    }
   });
 
   it('create job --image and create clusterrole (Protobuf bodies of other groups)', async () => {

@@ -345,6 +345,60 @@ describe('registry: defaults and rules of the other kinds', () => {
     expect(fields(create(secrets, { metadata: { name: 'tls', namespace: 'default' }, type: labelKey('tls'), stringData: { 'tls.crt': 'x' } }).causes)).to.deep.equal([['data[tls.key]', 'FieldValueRequired']]);
   });
 
+  describe('well-known secret types in upstream spelling get the same rules as the product spelling', () => {
+    const secrets = def('', 'secrets');
+    const UP = 'kubernetes.io';
+    const secret = (type: string, stringData: Record<string, string>, annotations?: Record<string, string>, name = 's') =>
+      create(secrets, { metadata: { name, namespace: 'svc-system', ...(annotations ? { annotations } : {}) }, type, stringData });
+    const cases: Array<[string, Record<string, string>, Record<string, string>, string[][]]> = [
+      ['tls', { 'tls.crt': 'c', 'tls.key': 'k' }, { 'tls.crt': 'c' }, [['data[tls.key]', 'FieldValueRequired']]],
+      ['dockerconfigjson', { '.dockerconfigjson': '{}' }, { '.dockerconfigjson': '{' }, [['data[.dockerconfigjson]', 'FieldValueInvalid']]],
+      ['dockercfg', { '.dockercfg': '{}' }, {}, [['data[.dockercfg]', 'FieldValueRequired']]],
+      ['basic-auth', { username: 'u' }, {}, [['data[username]', 'FieldValueRequired'], ['data[password]', 'FieldValueRequired']]],
+      ['ssh-auth', { 'ssh-privatekey': 'k' }, { other: 'k' }, [['data[ssh-privatekey]', 'FieldValueRequired']]],
+    ];
+    for (const [type, good, bad, refused] of cases) {
+      it(`${UP}/${type}`, () => {
+        for (const spelled of [`${UP}/${type}`, labelKey(type)]) {
+          expect(secret(spelled, good).causes, spelled).to.deep.equal([]);
+          expect(fields(secret(spelled, bad).causes), spelled).to.deep.equal(refused);
+        }
+      });
+    }
+
+    it(`${UP}/service-account-token needs the service-account.name annotation, in either spelling`, () => {
+      const type = `${UP}/service-account-token`;
+      expect(fields(secret(type, {}).causes)).to.deep.equal([[`metadata.annotations[${UP}/service-account.name]`, 'FieldValueRequired']]);
+      expect(secret(type, {}, { [`${UP}/service-account.name`]: 'builder' }).causes).to.deep.equal([]);
+      expect(secret(type, {}, { [labelKey('service-account.name')]: 'builder' }).causes).to.deep.equal([]);
+    });
+
+    it(`bootstrap.${UP}/token has the bootstrap token layout`, () => {
+      const type = `bootstrap.${UP}/token`;
+      const good = { 'token-id': 'abcdef', 'token-secret': '0123456789abcdef' };
+      expect(secret(type, good, undefined, 'bootstrap-token-abcdef').causes).to.deep.equal([]);
+      expect(fields(secret(type, { 'token-id': 'ABC', 'token-secret': 'short' }, undefined, 'bootstrap-token-abcdef').causes)).to.deep.equal([
+        ['data[token-id]', 'FieldValueInvalid'], ['data[token-secret]', 'FieldValueInvalid'], ['metadata.name', 'FieldValueInvalid'],
+      ]);
+    });
+
+    it('the type stays immutable across spellings', () => {
+      const old = secret(labelKey('tls'), { 'tls.crt': 'c', 'tls.key': 'k' }).obj;
+      const next = { ...structuredClone(old), type: `${UP}/tls` };
+      secrets.prepareForUpdate!(next, old);
+      expect(fields(secrets.validate!(next, old))).to.deep.equal([['type', 'FieldValueInvalid']]);
+    });
+  });
+
+  it('Namespace: its name under both spellings of the name label (a client value is overwritten); the finalizer in either spelling is kept', () => {
+    const namespaces = def('', 'namespaces');
+    const made = create(namespaces, { metadata: { name: 'team', labels: { 'kubernetes.io/metadata.name': 'other', [labelKey('metadata.name')]: 'x' } } }).obj;
+    expect(made.metadata!.labels).to.deep.equal({ 'kubernetes.io/metadata.name': 'team', [labelKey('metadata.name')]: 'team' });
+    expect((made.spec as any).finalizers).to.deep.equal(['svc']);
+    expect((create(namespaces, { metadata: { name: 'up' }, spec: { finalizers: ['kubernetes'] } }).obj.spec as any).finalizers).to.deep.equal(['kubernetes']);
+    expect((create(namespaces, { metadata: { name: 'mine' }, spec: { finalizers: ['example.com/x'] } }).obj.spec as any).finalizers).to.deep.equal(['example.com/x', 'svc']);
+  });
+
   it('CronJob: defaults, a valid schedule and time zone, a job template without selector', () => {
     const cronjobs = def('batch', 'cronjobs');
     const cron = (spec: Record<string, unknown>) => create(cronjobs, {

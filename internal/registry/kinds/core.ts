@@ -1,7 +1,11 @@
 // Core (`/api/v1`) kinds other than workloads, services and volumes: namespaces,
 // config maps, secrets, service accounts, events, endpoints, nodes, quotas.
 import type { ApiObject } from '../../apimachinery/meta.js';
-import { NAMESPACE_FINALIZER, labelKey } from '../../names/index.js';
+import {
+  NAMESPACE_FINALIZER, NAMESPACE_NAME_LABEL, SECRET_TYPE_BASIC_AUTH, SECRET_TYPE_BOOTSTRAP_TOKEN, SECRET_TYPE_DOCKERCFG,
+  SECRET_TYPE_DOCKER_CONFIG_JSON, SECRET_TYPE_SERVICE_ACCOUNT_TOKEN, SECRET_TYPE_SSH_AUTH, SECRET_TYPE_TLS, SERVICE_ACCOUNT_NAME_ANNOTATION,
+  isWellKnown, labelKey, wellKnownValue, type WellKnown,
+} from '../../names/index.js';
 import { ageColumn, column, conditionStatus, nameColumn, pathOf, shortList } from '../columns.js';
 import {
   dns1123Subdomain, forbidden, immutable, invalid, oneOf, portName, portNumber, protocol, required, tooLong, type Causes,
@@ -10,8 +14,6 @@ import type { KindSpec } from '../define.js';
 import { asList, asObj, child, clone, deepEqual, objects, setDefault, str, type Obj } from '../values.js';
 import { isIP, parseCidr } from '../net.js';
 
-/** Every namespace carries its own name as a label, so selectors can name namespaces. */
-const NAMESPACE_NAME_LABEL = labelKey('metadata.name');
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
 const MAX_DATA_BYTES = 1024 * 1024;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -52,11 +54,16 @@ const namespaces: KindSpec = {
   shortNames: ['ns'], nameRule: 'dns1123label', returnDeletedObject: true, tracksGeneration: false,
   selectableFields: { 'status.phase': (o) => str(statusOf(o).phase) },
   initialStatus: () => ({ phase: 'Active' }),
+  // Every namespace carries its own name under both spellings of the label, whatever a client wrote there.
   defaults(obj) {
-    obj.metadata = { ...obj.metadata, labels: { ...obj.metadata?.labels, [NAMESPACE_NAME_LABEL]: obj.metadata?.name ?? '' } };
+    const name = obj.metadata?.name ?? '';
+    obj.metadata = { ...obj.metadata, labels: { ...obj.metadata?.labels, [NAMESPACE_NAME_LABEL.own]: name, [NAMESPACE_NAME_LABEL.upstream]: name } };
   },
+  // The namespace finalizer is added unless the client already named it (in either spelling).
   create(obj) {
-    obj.spec = { ...specOf(obj), finalizers: [NAMESPACE_FINALIZER] };
+    const finalizers = asList(specOf(obj).finalizers);
+    const held = finalizers.some((f) => isWellKnown(f, NAMESPACE_FINALIZER));
+    obj.spec = { ...specOf(obj), finalizers: held ? finalizers : [...finalizers, NAMESPACE_FINALIZER.own] };
   },
   update(obj, old) {
     obj.spec = clone(old.spec);
@@ -83,16 +90,6 @@ function mergeStringData(obj: ApiObject): void {
   delete obj.stringData;
 }
 
-const SECRET_TYPES = {
-  serviceAccountToken: labelKey('service-account-token'),
-  dockercfg: labelKey('dockercfg'),
-  dockerConfigJson: labelKey('dockerconfigjson'),
-  basicAuth: labelKey('basic-auth'),
-  sshAuth: labelKey('ssh-auth'),
-  tls: labelKey('tls'),
-  bootstrapToken: labelKey('token', 'bootstrap'),
-};
-const SERVICE_ACCOUNT_NAME_ANNOTATION = labelKey('service-account.name');
 const BOOTSTRAP_ID = /^[a-z0-9]{6}$/;
 const BOOTSTRAP_SECRET = /^[a-z0-9]{16}$/;
 const BOOTSTRAP_GROUP_PREFIX = 'system:bootstrappers:';
@@ -100,7 +97,7 @@ const BOOTSTRAP_GROUP_PREFIX = 'system:bootstrappers:';
 const decoded = (data: Obj, key: string): string | undefined =>
   (typeof data[key] === 'string' ? Buffer.from(data[key] as string, 'base64').toString('utf8') : undefined);
 
-/** The keys each secret type needs, and the bootstrap token layout of document 2. */
+/** The keys each secret type needs (the type in either spelling), and the bootstrap token layout of document 2. */
 function validateSecretType(obj: ApiObject): Causes {
   const data = asObj(obj.data) ?? {};
   const needs = (...keys: string[]) => keys.filter((k) => data[k] === undefined).map((k) => required(`data[${k}]`));
@@ -109,17 +106,19 @@ function validateSecretType(obj: ApiObject): Causes {
     if (text === undefined) return needs(key);
     try { JSON.parse(text); return []; } catch (err) { return [invalid(`data[${key}]`, '<secret contents redacted>', (err as Error).message)]; }
   };
-  switch (obj.type) {
-    case SECRET_TYPES.serviceAccountToken:
-      return obj.metadata?.annotations?.[SERVICE_ACCOUNT_NAME_ANNOTATION] ? [] : [required(`metadata.annotations[${SERVICE_ACCOUNT_NAME_ANNOTATION}]`)];
-    case SECRET_TYPES.dockercfg: return jsonKey('.dockercfg');
-    case SECRET_TYPES.dockerConfigJson: return jsonKey('.dockerconfigjson');
-    case SECRET_TYPES.basicAuth: return data.username === undefined && data.password === undefined ? needs('username', 'password') : [];
-    case SECRET_TYPES.sshAuth: return needs('ssh-privatekey');
-    case SECRET_TYPES.tls: return needs('tls.crt', 'tls.key');
-    case SECRET_TYPES.bootstrapToken: return validateBootstrapToken(obj, data);
-    default: return [];
+  const is = (type: WellKnown) => isWellKnown(obj.type, type);
+  if (is(SECRET_TYPE_SERVICE_ACCOUNT_TOKEN)) {
+    // The annotation is looked for in the spelling of the type.
+    const annotation = obj.type === SECRET_TYPE_SERVICE_ACCOUNT_TOKEN.own ? SERVICE_ACCOUNT_NAME_ANNOTATION.own : SERVICE_ACCOUNT_NAME_ANNOTATION.upstream;
+    return wellKnownValue(obj.metadata?.annotations, SERVICE_ACCOUNT_NAME_ANNOTATION) ? [] : [required(`metadata.annotations[${annotation}]`)];
   }
+  if (is(SECRET_TYPE_DOCKERCFG)) return jsonKey('.dockercfg');
+  if (is(SECRET_TYPE_DOCKER_CONFIG_JSON)) return jsonKey('.dockerconfigjson');
+  if (is(SECRET_TYPE_BASIC_AUTH)) return data.username === undefined && data.password === undefined ? needs('username', 'password') : [];
+  if (is(SECRET_TYPE_SSH_AUTH)) return needs('ssh-privatekey');
+  if (is(SECRET_TYPE_TLS)) return needs('tls.crt', 'tls.key');
+  if (is(SECRET_TYPE_BOOTSTRAP_TOKEN)) return validateBootstrapToken(obj, data);
+  return [];
 }
 
 function validateBootstrapToken(obj: ApiObject, data: Obj): Causes {
