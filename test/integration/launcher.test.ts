@@ -122,21 +122,33 @@ describe('launcher: svc-apiserver starts, supervises and stops every service', f
     it('restarts a service that dies on the address its peers were given; while another process holds it, says so', async () => {
       const l = launcher!;
       const [address] = l.announced('authz');
+      const port = Number(address.split(':')[1]);
       const authz = () => childrenOf(l.pid).filter((k) => k.cmdline.includes('/cmd/authz/main.js '));
-      const [before] = authz();
-      process.kill(before.pid, 'SIGKILL');
-      expect(await waitFor(() => gone([before.pid]), 5_000)).to.equal(true);
-      // Taken before the restart (a second later) can bind it again.
-      const squatter = net.createServer();
-      await new Promise<void>((resolve, reject) => squatter.once('error', reject).listen(Number(address.split(':')[1]), '127.0.0.1', resolve));
+      const listen = (server: net.Server) => new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
+      // Kill authz and take its port before the restart (a second later) does; a loaded machine may be slower
+      // than the restart, or lend the freed port to an outgoing connection: then wait and try again, a few times.
+      let squatter: net.Server | undefined;
+      for (let attempt = 1; !squatter; attempt++) {
+        const starts = l.announced('authz').length;
+        const [before] = authz();
+        process.kill(before.pid, 'SIGKILL');
+        expect(await waitFor(() => gone([before.pid]), 5_000)).to.equal(true);
+        const server = net.createServer();
+        squatter = await listen(server).then(() => server, (err) => {
+          if (attempt >= 3) throw err;
+          return undefined;
+        });
+        if (!squatter) expect(await waitFor(() => l.announced('authz').length > starts, 60_000), l.stdout).to.equal(true);
+      }
+      const starts = l.announced('authz').length;
       try {
         expect(await waitFor(() => l.stdout.includes(`[authz] cannot bind ${address} again`), 20_000), l.stdout).to.equal(true);
-        expect(l.announced('authz')).to.deep.equal([address]);
+        expect(l.announced('authz')).to.have.length(starts);
       } finally {
-        await new Promise((resolve) => squatter.close(resolve));
+        await new Promise((resolve) => squatter!.close(resolve));
       }
-      expect(await waitFor(() => l.announced('authz').length === 2, 40_000), l.stdout).to.equal(true);
-      expect(l.announced('authz')).to.deep.equal([address, address]);
+      expect(await waitFor(() => l.announced('authz').length > starts, 40_000), l.stdout).to.equal(true);
+      expect(new Set(l.announced('authz'))).to.deep.equal(new Set([address]));
       expect(await waitFor(() => checkHealth(address), 10_000)).to.equal(true);
       expect(authz()).to.have.length(1);
       expect((await kubeRequest(join(l.dataDir, 'admin.kubeconfig'), 'POST', CMS, cm('after-authz-restart'))).status).to.equal(201);
