@@ -16,7 +16,7 @@ import type { ResourceRequest } from './context.js';
 import { selectorOf } from './handlers.js';
 import type { Objects } from './objects.js';
 import type { KindDef } from '../internal/registry/index.js';
-import { formatOf, presented, toTable } from './respond.js';
+import { formatOf, presented, presentedStatus, toTable } from './respond.js';
 import { parseResourceVersion } from './versions.js';
 import type { WatchHub } from './hub.js';
 import { waitForRevision } from './freshness.js';
@@ -205,7 +205,7 @@ class WatchStream {
   fail(err: StatusError): void {
     if (this.ended) return;
     if (!this.r.ctx.res.headersSent) this.open();
-    this.write({ type: 'ERROR', object: err.toStatus() });
+    this.write({ type: 'ERROR', object: presentedStatus(this.r.ctx, err.toStatus()) });
     this.end();
   }
 
@@ -252,7 +252,7 @@ class WatchStream {
     if (!forms) encodedEvents.set(object, (forms = new Map()));
     const key = `${ev.type} ${this.format.mediaType} ${this.r.info.groupAlias ?? ''}`;
     let bytes = forms.get(key);
-    if (bytes === undefined) forms.set(key, (bytes = this.encode(ev.type, presented(this.r.ctx, object))));
+    if (bytes === undefined) forms.set(key, (bytes = this.encode(ev.type, presented(this.r.ctx, object, this.r.def))));
     return bytes;
   }
 

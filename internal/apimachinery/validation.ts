@@ -44,11 +44,12 @@ export function labels(field: string, map: Record<string, string> | undefined): 
   ]);
 }
 
+/** The total of keys and values in UTF-8 bytes, kubectl's last-applied annotation included. */
 const MAX_ANNOTATIONS_BYTES = 256 * 1024;
 export function annotations(field: string, map: Record<string, string> | undefined): StatusCause[] {
   const entries = Object.entries(map ?? {});
   const causes = entries.flatMap(([k]) => qualifiedName(field, k));
-  const size = entries.reduce((n, [k, v]) => n + k.length + String(v).length, 0);
+  const size = entries.reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(String(v)), 0);
   if (size > MAX_ANNOTATIONS_BYTES) causes.push(tooLong(field, MAX_ANNOTATIONS_BYTES));
   return causes;
 }

@@ -29,6 +29,14 @@ export const wellKnownValue = (map: Readonly<Record<string, string>> | undefined
 /** A group as typed clients hard-code it (`x.k8s.io`), in the product's spelling (`x.svc.io`); others unchanged. */
 export const ownGroup = (name: string): string =>
   (name.endsWith(`.${UPSTREAM_DOMAIN}`) ? `${name.slice(0, -UPSTREAM_DOMAIN.length - 1)}.${DOMAIN}` : name);
+/** Whether a group is one of the product's renamed groups (`x.svc.io`), also served as `x.k8s.io`. */
+export const isRenamedGroup = (name: string): boolean => name.endsWith(`.${DOMAIN}`);
+/** A renamed group in its upstream spelling (`x.svc.io` -> `x.k8s.io`); others unchanged. */
+export const upstreamGroup = (name: string): string =>
+  (isRenamedGroup(name) ? `${name.slice(0, -DOMAIN.length - 1)}.${UPSTREAM_DOMAIN}` : name);
+/** Groups kubectl posts its reviews to in the upstream spelling (auth can-i, auth whoami, create token):
+ * accepted even when the upstream names are not served. */
+export const UPSTREAM_REVIEW_GROUPS: readonly string[] = [upstreamGroup(group('authorization')), upstreamGroup(group('authentication'))];
 /** `x-svc-<name>` OpenAPI extensions. */
 export const extension = (name: string): string => `x-svc-${name}`;
 

@@ -66,6 +66,9 @@ export interface KindDef {
   fromStorage?(obj: ApiObject): ApiObject;
   /** The OpenAPI schema of the kind (`$ref`s unresolved); undefined when the shared data has none. */
   schema(): Schema | undefined;
+  /** Rewrites in place the group names the object's contents carry (RBAC rules and references) with `spell`:
+   * stored in the product's spelling, answered in the spelling of the group name a request used. */
+  spellGroups?(obj: ApiObject, spell: (group: string) => string): void;
   /** Fields a field selector may name besides metadata.name and metadata.namespace. */
   selectableFields?: Record<string, (obj: ApiObject) => string | undefined>;
   /** Drops unknown fields, resets status, applies defaults and sets server-owned fields of a new object. */

@@ -143,6 +143,38 @@ describe('kinds over HTTPS', function () {
       expect(await waitFor(async () => (await c.request('GET', '/api/v1/namespaces/upstream-finalizer')).status === 404, 30_000, 200)).to.equal(true);
     });
 
+    it('/finalize takes the namespace finalizer in either spelling and refuses a name that is neither standard nor qualified', async () => {
+      const ns = '/api/v1/namespaces/finalize-either';
+      const made = await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'finalize-either' } } });
+      expect(made.body.spec.finalizers).to.deep.equal(['svc']);
+      const withSpec = (finalizers: string[]) => ({ ...made.body, metadata: { name: 'finalize-either' }, spec: { finalizers } });
+      const bad = await c.request('PUT', `${ns}/finalize`, { body: withSpec(['bogus']) });
+      expect(bad.status, bad.text).to.equal(422);
+      expect(causeFieldsOf(bad.body)).to.deep.equal(['spec.finalizers[0]']);
+      const swapped = await c.request('PUT', `${ns}/finalize`, { body: withSpec(['kubernetes', 'example.com/keep']) });
+      expect(swapped.status, swapped.text).to.equal(200);
+      expect(swapped.body.spec.finalizers).to.deep.equal(['kubernetes', 'example.com/keep']);
+      // Deleted: the controller drops `kubernetes` as its own, and the namespace waits for the other.
+      expect((await c.request('DELETE', ns)).status).to.equal(200);
+      const dropped = async () => JSON.stringify((await c.request('GET', ns)).body.spec?.finalizers) === '["example.com/keep"]';
+      expect(await waitFor(dropped, 30_000, 200)).to.equal(true);
+      const released = await c.request('PUT', `${ns}/finalize`, { body: withSpec([]) });
+      expect(released.status, released.text).to.equal(200);
+      expect(await waitFor(async () => (await c.request('GET', ns)).status === 404, 10_000, 100)).to.equal(true);
+    });
+
+    it('kubectl\'s last-applied annotation is kept as written and counts toward the 256 KiB of annotations, in bytes', async () => {
+      const cms = '/api/v1/namespaces/default/configmaps';
+      const key = 'kubectl.kubernetes.io/last-applied-configuration';
+      const written = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"applied"},"data":{"k":"${'v'.repeat(200_000)}"}}\n`;
+      const kept = await c.request('POST', cms, { body: { metadata: { name: 'applied', annotations: { [key]: written } } } });
+      expect(kept.status, kept.text).to.equal(201);
+      expect(kept.body.metadata.annotations[key]).to.equal(written);
+      const wide = await c.request('POST', cms, { body: { metadata: { name: 'wide', annotations: { [key]: '€'.repeat(90_000) } } } });
+      expect(wide.status, wide.text).to.equal(422);
+      expect(wide.body.details.causes).to.deep.equal([{ reason: 'FieldValueTooLong', message: 'Too long: may not be more than 262144 bytes', field: 'metadata.annotations' }]);
+    });
+
     it('a ClusterRole labelled rbac.authorization.k8s.io/aggregate-to-view aggregates into view', async () => {
       const rule = { apiGroups: ['example.com'], resources: ['widgets'], verbs: ['get', 'list', 'watch'] };
       const roles = `/apis/${group('rbac.authorization')}/v1/clusterroles`;
@@ -251,9 +283,12 @@ describe('kinds over HTTPS', function () {
 
     it('events/v1 requires what upstream requires on create and keeps its fields on update; core/v1 is laxer', async () => {
       const bare = { metadata: { name: 'bare' }, reason: 'X', type: 'Normal', regarding: pod };
-      const refused = await c.request('POST', V1, { body: bare });
-      expect(refused.status, refused.text).to.equal(422);
-      expect(causeFieldsOf(refused.body)).to.have.members(['eventTime', 'reportingController', 'reportingInstance', 'action']);
+      const untimed = await c.request('POST', V1, { body: bare });
+      expect(untimed.status, untimed.text).to.equal(422);
+      expect(causeFieldsOf(untimed.body)).to.deep.equal(['eventTime']);
+      const unreported = await c.request('POST', V1, { body: { ...bare, eventTime: '2025-01-01T00:00:00.000000Z', type: 'Odd', series: { count: 1 } } });
+      expect(unreported.status, unreported.text).to.equal(422);
+      expect(causeFieldsOf(unreported.body)).to.deep.equal(['reportingController', 'reportingInstance', 'action', 'series.count', 'series.lastObservedTime', 'type']);
       const deprecated = await c.request('POST', V1, { body: v1Event('deprecated', { deprecatedCount: 1 }) });
       expect(deprecated.status, deprecated.text).to.equal(422);
       expect(causeFieldsOf(deprecated.body)).to.deep.equal(['deprecatedCount']);

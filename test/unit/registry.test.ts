@@ -397,6 +397,31 @@ describe('registry: defaults and rules of the other kinds', () => {
     expect((made.spec as any).finalizers).to.deep.equal(['svc']);
     expect((create(namespaces, { metadata: { name: 'up' }, spec: { finalizers: ['kubernetes'] } }).obj.spec as any).finalizers).to.deep.equal(['kubernetes']);
     expect((create(namespaces, { metadata: { name: 'mine' }, spec: { finalizers: ['example.com/x'] } }).obj.spec as any).finalizers).to.deep.equal(['example.com/x', 'svc']);
+    expect(fields(create(namespaces, { metadata: { name: 'bad' }, spec: { finalizers: ['bogus', 'kubernetes', 'a b/c'] } }).causes))
+      .to.deep.equal([['spec.finalizers[0]', 'FieldValueInvalid'], ['spec.finalizers[2]', 'FieldValueInvalid']]);
+  });
+
+  it('Event: both views convert into each other and share the rules every event meets', () => {
+    const core = def('', 'events');
+    const v1 = def(group('events'), 'events');
+    const stored = {
+      apiVersion: 'v1', kind: 'Event', metadata: { name: 'e', namespace: 'default' }, involvedObject: { kind: 'Pod', name: 'p', namespace: 'default' },
+      reason: 'Started', message: 'hello', source: { component: 'kubelet' }, firstTimestamp: 't1', lastTimestamp: 't2', count: 2,
+      reportingComponent: 'kubelet', reportingInstance: 'n1', related: { kind: 'Node', name: 'n1' }, series: { count: 2, lastObservedTime: 't3' },
+    };
+    const viewed = v1.fromStorage!(stored);
+    expect(viewed).to.deep.equal({
+      apiVersion: `${group('events')}/v1`, kind: 'Event', metadata: stored.metadata, series: stored.series, reportingController: 'kubelet',
+      reportingInstance: 'n1', reason: 'Started', regarding: stored.involvedObject, related: stored.related, note: 'hello',
+      deprecatedSource: stored.source, deprecatedFirstTimestamp: 't1', deprecatedLastTimestamp: 't2', deprecatedCount: 2,
+    });
+    expect(v1.toStorage!(viewed)).to.deep.equal(stored);
+    const timed = { metadata: { name: 'e', namespace: 'default' }, eventTime: '2025-01-01T00:00:00.000000Z', involvedObject: { kind: 'Pod', name: 'p', namespace: 'other' } };
+    expect(fields(core.validate!(timed))).to.deep.equal([['reportingComponent', 'FieldValueRequired'], ['reportingInstance', 'FieldValueRequired'],
+      ['action', 'FieldValueRequired'], ['reason', 'FieldValueRequired']]);
+    expect(fields(core.validate!({ ...timed, eventTime: undefined }))).to.deep.equal([['involvedObject.namespace', 'FieldValueInvalid']]);
+    const reported = { ...timed, reportingComponent: 'not a name', reportingInstance: 'i', action: 'a'.repeat(129), reason: 'r' };
+    expect(fields(core.validate!(reported))).to.deep.equal([['reportingComponent', 'FieldValueInvalid'], ['action', 'FieldValueInvalid']]);
   });
 
   it('CronJob: defaults, a valid schedule and time zone, a job template without selector', () => {

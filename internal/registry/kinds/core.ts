@@ -1,18 +1,19 @@
 // Core (`/api/v1`) kinds other than workloads, services and volumes: namespaces,
-// config maps, secrets, service accounts, events, endpoints, nodes, quotas.
+// config maps, secrets, service accounts, events (core-events.ts), endpoints, nodes, quotas.
 import type { ApiObject } from '../../apimachinery/meta.js';
 import {
-  NAMESPACE_FINALIZER, NAMESPACE_NAME_LABEL, SECRET_TYPE_BASIC_AUTH, SECRET_TYPE_BOOTSTRAP_TOKEN, SECRET_TYPE_DOCKERCFG,
+  FOREGROUND_FINALIZER, NAMESPACE_FINALIZER, NAMESPACE_NAME_LABEL, ORPHAN_FINALIZER, SECRET_TYPE_BASIC_AUTH, SECRET_TYPE_BOOTSTRAP_TOKEN, SECRET_TYPE_DOCKERCFG,
   SECRET_TYPE_DOCKER_CONFIG_JSON, SECRET_TYPE_SERVICE_ACCOUNT_TOKEN, SECRET_TYPE_SSH_AUTH, SECRET_TYPE_TLS, SERVICE_ACCOUNT_NAME_ANNOTATION,
   isWellKnown, labelKey, wellKnownValue, type WellKnown,
 } from '../../names/index.js';
 import { ageColumn, column, conditionStatus, nameColumn, pathOf, shortList } from '../columns.js';
 import {
-  dns1123Subdomain, forbidden, immutable, invalid, oneOf, portName, portNumber, protocol, required, tooLong, type Causes,
+  dns1123Subdomain, forbidden, immutable, invalid, oneOf, portName, portNumber, protocol, qualifiedName, required, tooLong, type Causes,
 } from '../causes.js';
 import type { KindSpec } from '../define.js';
 import { asList, asObj, child, clone, deepEqual, objects, setDefault, str, type Obj } from '../values.js';
 import { isIP, parseCidr } from '../net.js';
+import { events } from './core-events.js';
 
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
 const MAX_DATA_BYTES = 1024 * 1024;
@@ -50,6 +51,20 @@ function validateImmutableData(obj: ApiObject, old: ApiObject | undefined, maps:
   return causes;
 }
 
+/** Finalizer names without a domain that mean something to the server. */
+const STANDARD_FINALIZERS = [NAMESPACE_FINALIZER.own, NAMESPACE_FINALIZER.upstream, ORPHAN_FINALIZER, FOREGROUND_FINALIZER];
+
+/** A namespace's finalizers: qualified names, and those without a domain only the standard ones. */
+const validateNamespaceFinalizers = (obj: ApiObject): Causes => asList(specOf(obj).finalizers).flatMap((f, i) => {
+  const field = `spec.finalizers[${i}]`;
+  const name = String(f);
+  const causes = qualifiedName(field, name);
+  if (causes.length === 0 && !name.includes('/') && !STANDARD_FINALIZERS.includes(name)) {
+    causes.push(invalid(field, name, 'name is neither a standard finalizer name nor is it fully qualified'));
+  }
+  return causes;
+});
+
 const namespaces: KindSpec = {
   shortNames: ['ns'], nameRule: 'dns1123label', returnDeletedObject: true, tracksGeneration: false,
   selectableFields: { 'status.phase': (o) => str(statusOf(o).phase) },
@@ -71,6 +86,7 @@ const namespaces: KindSpec = {
   delete(obj) {
     obj.status = { ...statusOf(obj), phase: 'Terminating' };
   },
+  validate: validateNamespaceFinalizers,
   validateStatus: (obj) => oneOf('status.phase', statusOf(obj).phase, ['Active', 'Terminating']),
   tableColumns: [nameColumn, column('Status', 'string', 'The phase of the namespace', (o) => statusOf(o).phase ?? ''), ageColumn],
 };
@@ -172,53 +188,6 @@ const serviceaccounts: KindSpec = {
     return causes;
   },
   tableColumns: [nameColumn, column('Secrets', 'string', 'Secrets is the list of secrets allowed to be used by pods running using this ServiceAccount', (o) => asList(o.secrets).length), ageColumn],
-};
-
-/** A legacy event lives in its object's namespace (or `default` for cluster objects). */
-function validateCoreEvent(obj: ApiObject): Causes {
-  const involved = asObj(obj.involvedObject) ?? {};
-  const namespace = obj.metadata?.namespace ?? '';
-  const objectNamespace = str(involved.namespace) ?? '';
-  const matches = objectNamespace ? namespace === objectNamespace : namespace === '' || namespace === 'default';
-  const causes: Causes = matches ? [] : [invalid('involvedObject.namespace', objectNamespace, 'does not match event.namespace')];
-  if (obj.eventTime !== undefined) {
-    if (!obj.reportingComponent) causes.push(required('reportingComponent'));
-    if (!obj.reportingInstance) causes.push(required('reportingInstance'));
-    if (!obj.action) causes.push(required('action'));
-  }
-  return causes;
-}
-
-const eventObject = (o: ApiObject) => {
-  const involved = asObj(o.involvedObject) ?? asObj(o.regarding) ?? {};
-  return `${String(involved.kind ?? '').toLowerCase()}/${involved.name ?? ''}`;
-};
-
-/** The columns of `kubectl get events`. */
-export const eventColumns = [
-  column('Last Seen', 'string', 'Time since the event was last seen', (o) => lastSeen(o)),
-  column('Type', 'string', 'Type of this event (Normal, Warning), new types could be added in the future.', (o) => o.type ?? ''),
-  column('Reason', 'string', 'The reason for the transition into the object\'s current status.', (o) => o.reason ?? ''),
-  column('Object', 'string', 'The object this Event is about.', eventObject),
-  column('Message', 'string', 'A human-readable description of the status of this operation.', (o) => o.message ?? o.note ?? ''),
-];
-
-function lastSeen(o: ApiObject): string {
-  const series = asObj(o.series);
-  const when = str(series?.lastObservedTime) ?? str(o.lastTimestamp) ?? str(o.eventTime) ?? str(o.deprecatedLastTimestamp) ?? o.metadata?.creationTimestamp;
-  return ageColumn.cell({ metadata: { creationTimestamp: when } }) as string;
-}
-
-const events: KindSpec = {
-  shortNames: ['ev'],
-  selectableFields: Object.fromEntries([
-    ...['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath']
-      .map((f) => [`involvedObject.${f}`, (o: ApiObject) => str(asObj(o.involvedObject)?.[f]) ?? '']),
-    ['reason', (o: ApiObject) => str(o.reason) ?? ''], ['reportingComponent', (o: ApiObject) => str(o.reportingComponent) ?? ''],
-    ['source', (o: ApiObject) => str(asObj(o.source)?.component) ?? ''], ['type', (o: ApiObject) => str(o.type) ?? ''],
-  ]),
-  validate: validateCoreEvent,
-  tableColumns: eventColumns,
 };
 
 function validateEndpointSubsets(obj: ApiObject): Causes {

@@ -4,12 +4,10 @@
 import type { ApiObject } from '../../apimachinery/meta.js';
 import { apiVersionOf } from '../../apimachinery/meta.js';
 import { group } from '../../names/index.js';
-import { invalid, oneOf, required, tooLong, type Causes } from '../causes.js';
+import { invalid, required, type Causes } from '../causes.js';
 import type { KindSpec } from '../define.js';
 import { asObj, deepEqual, str, type Obj } from '../values.js';
-import { eventColumns } from './core.js';
-
-const MAX_NOTE = 1024;
+import { eventColumns, eventRules, type EventFields } from './core-events.js';
 
 /** events/v1 member ← core/v1 member, in the order upstream writes an events/v1 Event. */
 const FROM_CORE: Array<[string, string]> = [
@@ -34,20 +32,32 @@ export const eventFromCore = (obj: ApiObject): ApiObject => renamed(obj, FROM_CO
 /** An events/v1 Event in the core/v1 shape it is stored in. */
 export const eventToCore = (obj: ApiObject): ApiObject => renamed(obj, FROM_CORE.map(([v1, core]) => [core, v1]), 'v1');
 
-/** New-style events: who reported them, what happened and when, to which object, in its namespace. */
-function validateEvent(obj: ApiObject, old?: ApiObject): Causes {
+const V1_FIELDS: EventFields = { regarding: 'regarding', note: 'note', reportingController: 'reportingController' };
+
+/** A series counts at least two occurrences and says when it saw the last. */
+function seriesRules(obj: ApiObject): Causes {
+  const series = asObj(obj.series);
+  if (!series) return [];
   const causes: Causes = [];
-  if (!old) {
-    for (const f of ['eventTime', 'reportingController', 'reportingInstance', 'action', 'reason']) if (!obj[f]) causes.push(required(f));
-    for (const f of DEPRECATED) if (obj[f] !== undefined) causes.push(invalid(f, obj[f], 'must be empty on new objects'));
-  } else {
+  if (typeof series.count !== 'number' || series.count < 2) causes.push(invalid('series.count', series.count ?? 0, 'should be at least 2'));
+  if (!series.lastObservedTime) causes.push(required('series.lastObservedTime'));
+  return causes;
+}
+
+/** Writes through events/v1 meet upstream's strict rules on top of every Event's: a new event
+ * says when it happened and has a known type and no deprecated fields; an update changes
+ * nothing the event says but its series. */
+function validateEvent(obj: ApiObject, old?: ApiObject): Causes {
+  const causes = eventRules(obj, V1_FIELDS);
+  if (old) {
+    if (!deepEqual(obj.series, old.series)) causes.push(...seriesRules(obj));
     for (const f of IMMUTABLE) if (!deepEqual(obj[f], old[f])) causes.push(invalid(f, obj[f], 'field is immutable'));
+    return causes;
   }
-  causes.push(...oneOf('type', obj.type, ['Normal', 'Warning'], true));
-  if (typeof obj.note === 'string' && obj.note.length > MAX_NOTE) causes.push(tooLong('note', MAX_NOTE));
-  const namespace = obj.metadata?.namespace ?? '';
-  const regarding = str(asObj(obj.regarding)?.namespace) ?? '';
-  if (regarding && regarding !== namespace) causes.push(invalid('regarding.namespace', regarding, 'does not match event.namespace'));
+  causes.push(...seriesRules(obj));
+  if (!obj.eventTime) causes.push(required('eventTime'));
+  if (obj.type !== 'Normal' && obj.type !== 'Warning') causes.push(invalid('type', obj.type ?? '', `has invalid value: ${obj.type ?? ''}`));
+  for (const f of DEPRECATED) if (obj[f] !== undefined) causes.push(invalid(f, '', 'needs to be unset'));
   return causes;
 }
 
