@@ -24,7 +24,8 @@ export interface Status {
   message?: string;
   reason?: string;
   details?: StatusDetails;
-  code: number;
+  /** Left out of a delete's Success Status, as the platform's store writes it. */
+  code?: number;
 }
 
 /** A request failure that the gateway answers as a Status object. */
@@ -128,6 +129,6 @@ export const requestEntityTooLarge = (limit: number) =>
   new StatusError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`);
 
 /** The Status of a successful delete that returns no object: the platform's store answers it without a code. */
-export function success(gr: GroupResource, name: string, uid?: string): Omit<Status, 'code'> {
+export function success(gr: GroupResource, name: string, uid?: string): Status {
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: orderedDetails(detailsOf(gr, name, uid ? { uid } : {})) };
 }
