@@ -346,7 +346,7 @@ describe('registry: defaults and rules of the other kinds', () => {
       ['dockerconfigjson', { '.dockerconfigjson': '{}' }, { '.dockerconfigjson': '{' }, [['data[.dockerconfigjson]', 'FieldValueInvalid']]],
       ['dockercfg', { '.dockercfg': '{}' }, {}, [['data[.dockercfg]', 'FieldValueRequired']]],
       ['basic-auth', { username: 'u' }, {}, [['data[username]', 'FieldValueRequired'], ['data[password]', 'FieldValueRequired']]],
-      ['ssh-auth', { 'ssh-privatekey': 'k' }, { other: 'k' }, [['data[ssh-privatekey]', 'FieldValueRequired']]],
+      ['ssh-auth', { 'ssh-privatekey': 'k' }, { 'ssh-privatekey': '' }, [['data[ssh-privatekey]', 'FieldValueRequired']]],
     ];
     for (const [type, good, bad, refused] of cases) {
       it(`${UP}/${type}`, () => {
