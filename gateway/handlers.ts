@@ -53,8 +53,8 @@ export function selectorOf(def: KindDef, query: URLSearchParams): ((obj: ApiObje
 /** An object's labels as selectors see them: the keys clients select on in their upstream spelling are there in both. */
 function withUpstreamLabels(labels: Record<string, string> | undefined): Record<string, string> | undefined {
   if (!labels) return labels;
-  const aliased = Object.entries(UPSTREAM_LABEL_ALIASES).filter(([own]) => own in labels);
-  return aliased.length === 0 ? labels : { ...Object.fromEntries(aliased.map(([own, upstream]) => [upstream, labels[own]])), ...labels };
+  const aliased = UPSTREAM_LABEL_ALIASES.filter((key) => key.own in labels);
+  return aliased.length === 0 ? labels : { ...Object.fromEntries(aliased.map((key) => [key.upstream, labels[key.own]])), ...labels };
 }
 
 export function fieldValues(def: KindDef, obj: ApiObject): Record<string, string | undefined> {

@@ -61,11 +61,9 @@ export const ORPHAN_FINALIZER = 'orphan';
 export const FOREGROUND_FINALIZER = 'foregroundDeletion';
 
 /** The label that ties an EndpointSlice to its service. */
-export const SERVICE_NAME_LABEL = labelKey('service-name');
-/** Label keys the server sets that clients select on in their upstream spelling (kubectl describe service). */
-export const UPSTREAM_LABEL_ALIASES: Readonly<Record<string, string>> = {
-  [SERVICE_NAME_LABEL]: `${UPSTREAM_LABEL_DOMAIN}/service-name`,
-};
+export const SERVICE_NAME_LABEL = wellKnownKey('service-name');
+/** Labels the server sets in its spelling that clients select on in upstream's (kubectl describe service). */
+export const UPSTREAM_LABEL_ALIASES: readonly WellKnown[] = [SERVICE_NAME_LABEL];
 
 /** Finalizer that keeps a namespace until its contents are gone (upstream's is `kubernetes`). */
 export const NAMESPACE_FINALIZER: WellKnown = { own: PRODUCT, upstream: 'kubernetes' };
@@ -140,12 +138,21 @@ export const SECRET_TYPE_DOCKER_CONFIG_JSON = wellKnownKey('dockerconfigjson');
 export const SECRET_TYPE_BASIC_AUTH = wellKnownKey('basic-auth');
 export const SECRET_TYPE_SSH_AUTH = wellKnownKey('ssh-auth');
 export const SECRET_TYPE_TLS = wellKnownKey('tls');
-export const LEGACY_TOKEN_INVALID_SINCE_LABEL = labelKey('legacy-token-invalid-since');
+export const LEGACY_TOKEN_INVALID_SINCE_LABEL = wellKnownKey('legacy-token-invalid-since');
 /** The issuer of Secret-based tokens and the claims they carry. */
 export const LEGACY_SERVICE_ACCOUNT_ISSUER = `${PRODUCT}/serviceaccount`;
 export const legacyServiceAccountClaim = (name: string): string => `${DOMAIN}/serviceaccount/${name}`;
 /** The extra keys of a service account's user info. */
 export const serviceAccountExtraKey = (name: string): string => labelKey(name, 'authentication');
+
+/** A pod a node agent mirrors from a static manifest. */
+export const MIRROR_POD_ANNOTATION = wellKnownKey('config.mirror');
+/** The StorageClass annotation that marks the default class. */
+export const DEFAULT_STORAGE_CLASS_ANNOTATION = wellKnownKey('is-default-class', 'storageclass');
+/** The prefix of node role labels, `node-role.svc.io/<role>` and `node-role.kubernetes.io/<role>`. */
+export const NODE_ROLE_LABEL_PREFIX = wellKnownKey('', 'node-role');
+/** An autoscaling/v1 HorizontalPodAutoscaler's annotation holding what only v2 can say. */
+export const hpaV2Annotation = (name: string): WellKnown => wellKnownKey(name, 'autoscaling.alpha');
 
 /** The labels the server puts on a Job's pods (besides the unprefixed `job-name` and `controller-uid`). */
 export const JOB_NAME_LABEL = wellKnownKey('job-name', 'batch');

@@ -15,8 +15,8 @@ export interface ObjectRecord {
   deletionTimestamp?: string;
   /** A Secret of type service-account-token (either spelling): its `token` data, decoded. */
   token?: string;
-  /** A legacy token Secret marked invalid: since when. */
-  invalidSince?: string;
+  /** A legacy token Secret marked invalid: the label that says so (in its spelling), and since when. */
+  invalidSince?: { label: string; since: string };
 }
 
 export type BoundResource = 'serviceaccounts' | 'secrets' | 'pods' | 'nodes';
@@ -30,7 +30,8 @@ function recordOf(kv: KeyValue): ObjectRecord {
   if (isWellKnown(obj.type, SECRET_TYPE_SERVICE_ACCOUNT_TOKEN)) {
     const token = (obj.data as Record<string, unknown> | undefined)?.token;
     if (typeof token === 'string') record.token = Buffer.from(token, 'base64').toString('utf8');
-    record.invalidSince = meta.labels?.[LEGACY_TOKEN_INVALID_SINCE_LABEL];
+    const label = [LEGACY_TOKEN_INVALID_SINCE_LABEL.own, LEGACY_TOKEN_INVALID_SINCE_LABEL.upstream].find((k) => meta.labels?.[k] !== undefined);
+    if (label) record.invalidSince = { label, since: meta.labels![label] };
   }
   return record;
 }

@@ -182,6 +182,10 @@ describe('kinds over HTTPS', function () {
       expect(made.status, made.text).to.equal(201);
       const hasRule = async () => ((await c.request('GET', `${roles}/view`)).body.rules ?? []).some((r: any) => r.apiGroups?.[0] === 'example.com');
       expect(await waitFor(hasRule, 10_000, 100)).to.equal(true);
+      const upstream = await c.request('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/widget-viewer');
+      expect(upstream.body.metadata.labels).to.deep.equal({ 'rbac.authorization.k8s.io/aggregate-to-view': 'true' });
+      const view = await c.request('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/view');
+      expect(view.body.metadata.labels).to.include({ 'rbac.authorization.svc.io/aggregate-to-edit': 'true' });
     });
 
     it('a Job\'s pod template carries the job labels in both spellings', async () => {
@@ -226,6 +230,9 @@ describe('kinds over HTTPS', function () {
       expect(got.body).to.not.have.any.keys('involvedObject', 'message', 'source', 'count');
       expect(got.body.metadata).to.deep.equal(made.body.metadata);
       expect(names((await c.request('GET', V1)).body)).to.include('from-core');
+      const upstream = await c.request('GET', '/apis/events.k8s.io/v1/namespaces/default/events/from-core');
+      expect(upstream.status, upstream.text).to.equal(200);
+      expect(upstream.body).to.deep.include({ apiVersion: 'events.k8s.io/v1', note: 'Started container web' });
     });
 
     it('an Event created through events/v1 is read through core/v1 with its fields mapped', async () => {

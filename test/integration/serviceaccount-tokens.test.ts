@@ -238,7 +238,7 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
   });
 
   for (const domain of ['svc.io', 'kubernetes.io']) {
-    it(`a Secret-based (legacy) token authenticates while its Secret (type ${domain}/service-account-token) holds it`, async () => {
+    it(`a Secret-based (legacy) token authenticates while its Secret (type ${domain}/service-account-token) holds it unmarked`, async () => {
       const name = `builder-token-${domain.split('.')[0]}`;
       const sa = (await c.request('GET', `${SA_PATH}/builder`)).body;
       const legacy = await new SignJWT({
@@ -256,6 +256,14 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
       expect(await waitFor(async () => (await asToken(c, legacy)).status === 200, 5000, 50)).to.equal(true);
       const reviewed = await review(legacy);
       expect(reviewed.body.status.user.username).to.equal('system:serviceaccount:default:builder');
+      // Marked invalid with the label in the same spelling: refused, and the review names the label to remove.
+      const label = `${domain}/legacy-token-invalid-since`;
+      const marked = await c.request('PATCH', `/api/v1/namespaces/default/secrets/${name}`, {
+        body: { metadata: { labels: { [label]: '2025-01-01' } } }, headers: { 'Content-Type': 'application/merge-patch+json' },
+      });
+      expect(marked.status, marked.text).to.equal(200);
+      expect(await waitFor(() => refused(legacy), 5000, 50)).to.equal(true);
+      expect((await review(legacy)).body.status.error).to.contain(`remove the '${label}' label`);
       await c.request('DELETE', `/api/v1/namespaces/default/secrets/${name}`);
       expect(await waitFor(() => refused(legacy), 5000, 50)).to.equal(true);
     });

@@ -355,7 +355,7 @@ describe('registry: defaults and rules of the other kinds', () => {
       ['dockerconfigjson', { '.dockerconfigjson': '{}' }, { '.dockerconfigjson': '{' }, [['data[.dockerconfigjson]', 'FieldValueInvalid']]],
       ['dockercfg', { '.dockercfg': '{}' }, {}, [['data[.dockercfg]', 'FieldValueRequired']]],
       ['basic-auth', { username: 'u' }, {}, [['data[username]', 'FieldValueRequired'], ['data[password]', 'FieldValueRequired']]],
-      ['ssh-auth', { 'ssh-privatekey': 'k' }, { other: 'k' }, [['data[ssh-privatekey]', 'FieldValueRequired']]],
+      ['ssh-auth', { 'ssh-privatekey': 'k' }, { 'ssh-privatekey': '' }, [['data[ssh-privatekey]', 'FieldValueRequired']]],
     ];
     for (const [type, good, bad, refused] of cases) {
       it(`${UP}/${type}`, () => {
@@ -478,5 +478,26 @@ describe('registry: defaults and rules of the other kinds', () => {
     expect(deployments.slice(1, 4).map((c) => c.cell({ spec: { replicas: 3 }, status: { readyReplicas: 2, updatedReplicas: 3, availableReplicas: 2 } }))).to.deep.equal(['2/3', 3, 2]);
     expect(def('batch', 'jobs').tableColumns!.filter((c) => !c.priority).map((c) => c.name)).to.deep.equal(['Name', 'Status', 'Completions', 'Duration', 'Age']);
     expect(def('', 'services').tableColumns!.filter((c) => !c.priority).map((c) => c.name)).to.deep.equal(['Name', 'Type', 'Cluster-IP', 'External-IP', 'Port(s)', 'Age']);
+  });
+
+  it('table columns read well-known labels and annotations in either spelling: node roles, the default StorageClass', () => {
+    const roles = def('', 'nodes').tableColumns!.find((c) => c.name === 'Roles')!;
+    expect(roles.cell({ metadata: { labels: { 'node-role.kubernetes.io/control-plane': '', [labelKey('worker', 'node-role')]: '', 'node-role.kubernetes.io/worker': '' } } }))
+      .to.equal('control-plane,worker');
+    const name = def(group('storage'), 'storageclasses').tableColumns!.find((c) => c.name === 'Name')!;
+    expect(name.cell({ metadata: { name: 'fast', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } } })).to.equal('fast (default)');
+    expect(name.cell({ metadata: { name: 'slow', annotations: { [labelKey('is-default-class', 'storageclass')]: 'true' } } })).to.equal('slow (default)');
+  });
+
+  it('HorizontalPodAutoscaler v1: the v2-only annotations are read in either spelling', () => {
+    const v1 = def('autoscaling', 'horizontalpodautoscalers', 'v1');
+    const pods = { type: 'Pods', pods: { metric: { name: 'qps' }, target: { type: 'AverageValue', averageValue: '10' } } };
+    const stored = v1.toStorage!({
+      apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler',
+      metadata: { name: 'web', namespace: 'default', annotations: { 'autoscaling.alpha.kubernetes.io/metrics': JSON.stringify([pods]) } },
+      spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, maxReplicas: 5, targetCPUUtilizationPercentage: 70 },
+    });
+    expect((stored.spec as any).metrics).to.deep.include(pods);
+    expect(stored.metadata!.annotations ?? {}).to.deep.equal({});
   });
 });

@@ -4,7 +4,7 @@ import type { ApiObject } from '../../apimachinery/meta.js';
 import {
   FOREGROUND_FINALIZER, NAMESPACE_FINALIZER, NAMESPACE_NAME_LABEL, ORPHAN_FINALIZER, SECRET_TYPE_BASIC_AUTH, SECRET_TYPE_BOOTSTRAP_TOKEN, SECRET_TYPE_DOCKERCFG,
   SECRET_TYPE_DOCKER_CONFIG_JSON, SECRET_TYPE_SERVICE_ACCOUNT_TOKEN, SECRET_TYPE_SSH_AUTH, SECRET_TYPE_TLS, SERVICE_ACCOUNT_NAME_ANNOTATION,
-  isWellKnown, labelKey, wellKnownValue, type WellKnown,
+  NODE_ROLE_LABEL_PREFIX, isWellKnown, wellKnownValue, type WellKnown,
 } from '../../names/index.js';
 import { ageColumn, column, conditionStatus, nameColumn, pathOf, shortList } from '../columns.js';
 import {
@@ -131,7 +131,7 @@ function validateSecretType(obj: ApiObject): Causes {
   if (is(SECRET_TYPE_DOCKERCFG)) return jsonKey('.dockercfg');
   if (is(SECRET_TYPE_DOCKER_CONFIG_JSON)) return jsonKey('.dockerconfigjson');
   if (is(SECRET_TYPE_BASIC_AUTH)) return data.username === undefined && data.password === undefined ? needs('username', 'password') : [];
-  if (is(SECRET_TYPE_SSH_AUTH)) return needs('ssh-privatekey');
+  if (is(SECRET_TYPE_SSH_AUTH)) return data['ssh-privatekey'] ? [] : [required('data[ssh-privatekey]')]; // present and not empty
   if (is(SECRET_TYPE_TLS)) return needs('tls.crt', 'tls.key');
   if (is(SECRET_TYPE_BOOTSTRAP_TOKEN)) return validateBootstrapToken(obj, data);
   return [];
@@ -220,7 +220,9 @@ const endpoints: KindSpec = {
 };
 
 const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
-const ROLE_LABEL_PREFIX = labelKey('', 'node-role');
+/** A node's roles: the names after either spelling of the role label prefix. */
+const nodeRoles = (o: ApiObject): string[] => Object.keys(o.metadata?.labels ?? {}).flatMap((k) =>
+  [NODE_ROLE_LABEL_PREFIX.own, NODE_ROLE_LABEL_PREFIX.upstream].filter((p) => k.startsWith(p)).map((p) => k.slice(p.length)));
 
 function validateNode(obj: ApiObject, old?: ApiObject): Causes {
   const spec = specOf(obj);
@@ -259,8 +261,7 @@ const nodes: KindSpec = {
   validate: validateNode,
   tableColumns: [nameColumn,
     column('Status', 'string', 'The status of the node', nodeStatus),
-    column('Roles', 'string', 'The roles of the node', (o) => Object.keys(o.metadata?.labels ?? {}).filter((k) => k.startsWith(ROLE_LABEL_PREFIX))
-      .map((k) => k.slice(ROLE_LABEL_PREFIX.length)).join(',') || '<none>'),
+    column('Roles', 'string', 'The roles of the node', (o) => [...new Set(nodeRoles(o))].join(',') || '<none>'),
     ageColumn,
     column('Version', 'string', 'Kubelet Version reported by the node.', (o) => pathOf(o, 'status.nodeInfo.kubeletVersion') ?? ''),
     column('Internal-IP', 'string', 'List of internal IPs.', (o) => nodeAddress(o, 'InternalIP'), 1),
