@@ -53,8 +53,8 @@ export function selectorOf(def: KindDef, query: URLSearchParams): ((obj: ApiObje
 /** An object's labels as selectors see them: the keys clients select on in their upstream spelling are there in both. */
 function withUpstreamLabels(labels: Record<string, string> | undefined): Record<string, string> | undefined {
   if (!labels) return labels;
-  const aliased = Object.entries(UPSTREAM_LABEL_ALIASES).filter(([own]) => own in labels);
-  return aliased.length === 0 ? labels : { ...Object.fromEntries(aliased.map(([own, upstream]) => [upstream, labels[own]])), ...labels };
+  const aliased = UPSTREAM_LABEL_ALIASES.filter((key) => key.own in labels);
+  return aliased.length === 0 ? labels : { ...Object.fromEntries(aliased.map((key) => [key.upstream, labels[key.own]])), ...labels };
 }
 
 export function fieldValues(def: KindDef, obj: ApiObject): Record<string, string | undefined> {
@@ -299,12 +299,13 @@ function writeRules(subresource: string): WriteRules {
   return PARTIAL_SUBRESOURCES.has(subresource) ? 'metadata' : 'spec';
 }
 
-/** Fields a client cannot change through an update. */
+/** Fields a client cannot change through an update: what it sends for creationTimestamp is ignored (the
+ * same instant is often spelled differently), a missing uid is the stored one. */
 function carryServerFields(next: ApiObject, current: ApiObject): void {
   const meta = next.metadata!;
   const old = current.metadata!;
-  meta.uid ??= old.uid;
-  meta.creationTimestamp ??= old.creationTimestamp;
+  if (!meta.uid) meta.uid = old.uid;
+  if (old.creationTimestamp) meta.creationTimestamp = old.creationTimestamp;
   meta.deletionTimestamp = old.deletionTimestamp;
   meta.deletionGracePeriodSeconds = old.deletionGracePeriodSeconds;
   if (old.generation !== undefined) meta.generation = old.generation;

@@ -61,11 +61,9 @@ export const ORPHAN_FINALIZER = 'orphan';
 export const FOREGROUND_FINALIZER = 'foregroundDeletion';
 
 /** The label that ties an EndpointSlice to its service. */
-export const SERVICE_NAME_LABEL = labelKey('service-name');
-/** Label keys the server sets that clients select on in their upstream spelling (kubectl describe service). */
-export const UPSTREAM_LABEL_ALIASES: Readonly<Record<string, string>> = {
-  [SERVICE_NAME_LABEL]: `${UPSTREAM_LABEL_DOMAIN}/service-name`,
-};
+export const SERVICE_NAME_LABEL = wellKnownKey('service-name');
+/** Labels the server sets in its spelling that clients select on in upstream's (kubectl describe service). */
+export const UPSTREAM_LABEL_ALIASES: readonly WellKnown[] = [SERVICE_NAME_LABEL];
 
 /** Finalizer that keeps a namespace until its contents are gone (upstream's is `kubernetes`). */
 export const NAMESPACE_FINALIZER: WellKnown = { own: PRODUCT, upstream: 'kubernetes' };

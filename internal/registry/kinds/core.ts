@@ -131,7 +131,7 @@ function validateSecretType(obj: ApiObject): Causes {
   if (is(SECRET_TYPE_DOCKERCFG)) return jsonKey('.dockercfg');
   if (is(SECRET_TYPE_DOCKER_CONFIG_JSON)) return jsonKey('.dockerconfigjson');
   if (is(SECRET_TYPE_BASIC_AUTH)) return data.username === undefined && data.password === undefined ? needs('username', 'password') : [];
-  if (is(SECRET_TYPE_SSH_AUTH)) return needs('ssh-privatekey');
+  if (is(SECRET_TYPE_SSH_AUTH)) return data['ssh-privatekey'] ? [] : [required('data[ssh-privatekey]')]; // present and not empty
   if (is(SECRET_TYPE_TLS)) return needs('tls.crt', 'tls.key');
   if (is(SECRET_TYPE_BOOTSTRAP_TOKEN)) return validateBootstrapToken(obj, data);
   return [];
@@ -179,6 +179,7 @@ const secrets: KindSpec = {
 };
 
 const serviceaccounts: KindSpec = {
+  returnDeletedObject: true,
   shortNames: ['sa'],
   validate(obj) {
     const causes: Causes = [];
