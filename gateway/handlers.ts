@@ -299,12 +299,13 @@ function writeRules(subresource: string): WriteRules {
   return PARTIAL_SUBRESOURCES.has(subresource) ? 'metadata' : 'spec';
 }
 
-/** Fields a client cannot change through an update. */
+/** Fields a client cannot change through an update: what it sends for creationTimestamp is ignored (the
+ * same instant is often spelled differently), a missing uid is the stored one. */
 function carryServerFields(next: ApiObject, current: ApiObject): void {
   const meta = next.metadata!;
   const old = current.metadata!;
-  meta.uid ??= old.uid;
-  meta.creationTimestamp ??= old.creationTimestamp;
+  if (!meta.uid) meta.uid = old.uid;
+  if (old.creationTimestamp) meta.creationTimestamp = old.creationTimestamp;
   meta.deletionTimestamp = old.deletionTimestamp;
   meta.deletionGracePeriodSeconds = old.deletionGracePeriodSeconds;
   if (old.generation !== undefined) meta.generation = old.generation;

@@ -5,7 +5,7 @@ import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { StatusError, badRequest, gone, notAcceptable, serviceUnavailable } from '../internal/apimachinery/status.js';
 import { encodeWatchEvent } from '../internal/apimachinery/protobuf/index.js';
 import { MEDIA_PROTOBUF, labelKey } from '../internal/names/index.js';
-import { MEDIA_CBOR, encodeCbor, isProtobuf, type ResponseFormat } from './negotiation.js';
+import { MEDIA_CBOR, encodeCbor, encodeJson, isProtobuf, type ResponseFormat } from './negotiation.js';
 
 /** A CBOR watch is a CBOR sequence, one encoded event per item. */
 const MEDIA_CBOR_SEQ = 'application/cbor-seq';
@@ -259,7 +259,7 @@ class WatchStream {
   private encode(type: WatchEventType, object: unknown): string | Buffer {
     if (isProtobuf(this.format.mediaType)) return encodeWatchEvent(type, object as Record<string, unknown>);
     if (this.format.mediaType === MEDIA_CBOR) return encodeCbor({ type, object });
-    return `${JSON.stringify({ type, object })}\n`;
+    return encodeJson({ type, object });
   }
 
   /** Waits while the client has much unread; false once the watch is over. */

@@ -85,7 +85,7 @@ export interface KindDef {
   validateStatusUpdate?(obj: ApiObject, old: ApiObject): StatusCause[];
   /** Name rule of the kind; default DNS-1123 subdomain. */
   nameRule?: NameRule;
-  /** A delete answers the deleted object instead of a Status. */
+  /** A delete answers the deleted object instead of a Status, as the platform's store does for a few kinds (`ReturnDeletedObject`). */
   returnDeletedObject?: boolean;
   tableColumns?: TableColumn[];
 }

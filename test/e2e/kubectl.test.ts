@@ -297,6 +297,9 @@ describe('kubectl 1.33 end to end', function () {
       const own = (await c.request('GET', '/apis/rbac.authorization.svc.io/v1/namespaces/upstream/rolebindings/reader')).body;
       expect(own.roleRef.apiGroup).to.equal('rbac.authorization.svc.io');
       expect(own.subjects[0].apiGroup).to.equal('rbac.authorization.svc.io');
+      const missing = await k(['get', 'roles.v1.rbac.authorization.k8s.io', 'nope', '-n', 'upstream']);
+      expect(missing.code).to.equal(1);
+      expect(missing.stderr).to.contain('Error from server (NotFound): roles.rbac.authorization.k8s.io "nope" not found');
       const table = await k(['get', 'ingresses.networking.k8s.io', '-n', 'upstream']);
       expect(table.code, table.stderr).to.equal(0);
       expect(table.stdout).to.match(/^NAME\s+CLASS\s+HOSTS/).and.contain('web.example.com');

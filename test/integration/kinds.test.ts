@@ -91,6 +91,13 @@ describe('kinds over HTTPS', function () {
 
         const deleted = await c.request('DELETE', objectPath(manifest));
         expect(deleted.status, deleted.text).to.equal(200);
+        // The deleted object for the kinds that say so (a CSIDriver, a VolumeAttachment, ...), else a Success Status.
+        if (def.returnDeletedObject) {
+          expect(deleted.body.kind).to.equal(manifest.kind);
+          expect(deleted.body.metadata).to.include({ name: manifest.metadata!.name, uid: created.body.metadata.uid });
+          expect(deleted.body.metadata.labels).to.deep.equal(updated.body.metadata.labels);
+        }
+        else expect(deleted.body).to.deep.include({ kind: 'Status', status: 'Success', details: { name: manifest.metadata!.name, ...(def.group ? { group: def.group } : {}), kind: def.resource, uid: created.body.metadata.uid } });
         expect((await c.request('GET', objectPath(manifest))).status).to.equal(404);
       });
     }

@@ -56,6 +56,15 @@ describe('registry: the served resources', () => {
     expect(registry.inGroupVersion('batch', 'v1').map((d) => d.resource).sort()).to.deep.equal(['cronjobs', 'jobs']);
   });
 
+  it('answers a delete with the deleted object for exactly the kinds the platform does', () => {
+    const returning = registry.all().filter((d) => d.returnDeletedObject).map((d) => `${d.resource}.${d.group}`).sort();
+    expect(returning).to.deep.equal([
+      `csidrivers.${group('storage')}`, `csinodes.${group('storage')}`, 'namespaces.', 'persistentvolumeclaims.', 'persistentvolumes.',
+      'pods.', 'serviceaccounts.', 'services.', `storageclasses.${group('storage')}`, `volumeattachments.${group('storage')}`,
+      `volumeattributesclasses.${group('storage')}`,
+    ].sort());
+  });
+
   it('declares short names, categories and singular names kubectl relies on', () => {
     expect(def('', 'pods')).to.deep.include({ singular: 'pod', shortNames: ['po'], categories: ['all'] });
     expect(def('apps', 'deployments').shortNames).to.deep.equal(['deploy']);

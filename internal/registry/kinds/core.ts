@@ -179,6 +179,7 @@ const secrets: KindSpec = {
 };
 
 const serviceaccounts: KindSpec = {
+  returnDeletedObject: true,
   shortNames: ['sa'],
   validate(obj) {
     const causes: Causes = [];

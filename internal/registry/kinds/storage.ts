@@ -95,6 +95,7 @@ function validateCSIDriver(obj: ApiObject, old?: ApiObject): Causes {
 const flag = (v: unknown) => (v === undefined ? '<unset>' : String(v));
 
 const csidrivers: KindSpec = {
+  returnDeletedObject: true,
   defaults: defaultCSIDriver,
   validate: validateCSIDriver,
   tableColumns: [nameColumn,
@@ -154,6 +155,7 @@ function validateVolumeAttachment(obj: ApiObject, old?: ApiObject): Causes {
 }
 
 const volumeattachments: KindSpec = {
+  returnDeletedObject: true,
   tracksGeneration: false,
   validate: validateVolumeAttachment,
   validateStatus: (obj) => attachmentStatus(statusOf(obj)),
@@ -182,6 +184,7 @@ function validateStorageClass(obj: ApiObject, old?: ApiObject): Causes {
 }
 
 const storageclasses: KindSpec = {
+  returnDeletedObject: true,
   shortNames: ['sc'],
   defaults(obj) {
     setDefault(obj, 'reclaimPolicy', 'Delete');
@@ -214,6 +217,7 @@ function validateCSINode(obj: ApiObject): Causes {
 }
 
 const csinodes: KindSpec = {
+  returnDeletedObject: true,
   validate: validateCSINode,
   tableColumns: [nameColumn, column('Drivers', 'integer', 'Drivers indicates the number of CSI drivers registered on the node', (o) => asList(specOf(o).drivers).length), ageColumn],
 };
@@ -231,6 +235,7 @@ const csistoragecapacities: KindSpec = {
 };
 
 const volumeattributesclasses: KindSpec = {
+  returnDeletedObject: true,
   shortNames: ['vac'],
   validate: (obj, old) => [
     ...csiDriverName('driverName', obj.driverName),
