@@ -21,6 +21,8 @@ export interface JWTOptions {
   apiAudiences?: string[];
   /** Where the reload metrics are registered. */
   registry?: Registry;
+  /** Told when a reloaded configuration replaced the authenticators. */
+  reloaded?: () => void;
   log?: (message: string) => void;
 }
 
@@ -63,7 +65,7 @@ export function setUpJWT(opts: JWTOptions): JWTSetup | undefined {
   const metrics = new AuthenticationConfigMetrics(opts.registry ?? new Registry());
   const reloader = new AuthenticationConfigReloader({
     path: file, initial: loaded, metrics, disallowedIssuers: disallowed, log,
-    apply: (next) => authenticators.replace(entriesOf(next)),
+    apply: (next) => { authenticators.replace(entriesOf(next)); opts.reloaded?.(); },
   }).start();
   return { authenticators, anonymous: loaded.config.anonymous, close: () => { reloader.stop(); authenticators.close(); } };
 }
