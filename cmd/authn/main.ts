@@ -67,7 +67,7 @@ try {
       disallowedIssuers: flags.array('service-account-issuer'),
       apiAudiences: stored.apiAudiences,
       registry,
-      reloaded: revoked,
+      revoked,
       log: (message) => process.stderr.write(`authn: ${message}\n`),
     },
   });
