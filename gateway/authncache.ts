@@ -2,8 +2,9 @@
 // kept per credential for as long as the service says (a short TTL, never past
 // the credential's expiry), so a repeated request by the same client asks
 // nothing. Entries are keyed by an HMAC, under a key made at start, of what the
-// answer depends on (the Authorization header and the client chain; the path
-// too for anonymous answers limited to some paths): no token is held as a key
+// answer depends on (the Authorization header, the client chain and the names
+// of the headers, which say which ones carried credentials and must be dropped;
+// the path too for anonymous answers limited to some paths): no token is held as a key
 // and keys cannot be checked against guessed tokens. Refusals are not kept. The
 // service announces a revocation generation on NATS (a token's Secret,
 // ServiceAccount, Pod or Node changed or gone, the configuration reloaded):
@@ -120,7 +121,7 @@ export class AuthenticationCache {
     this.entries.set(byPath, { response, expires });
   }
 
-  /** The HMAC of what an answer depends on: every Authorization value and the client chain, counted and length-prefixed. */
+  /** The HMAC of what an answer depends on: every Authorization value, the client chain and the header names, counted and length-prefixed. */
   private keyOf(request: AuthenticateRequest): string {
     const hmac = createHmac('sha256', this.secret);
     const count = (n: number) => {
@@ -130,7 +131,8 @@ export class AuthenticationCache {
     };
     const authorization = (request.headers ?? []).filter((h) => h.name === 'authorization').flatMap((h) => h.values ?? []);
     const chain = (request.peerCertificates ?? []).map((cert) => (typeof cert === 'string' ? Buffer.from(cert, 'utf8') : Buffer.from(cert)));
-    for (const parts of [authorization.map((v) => Buffer.from(v, 'utf8')), chain]) {
+    const names = (request.headers ?? []).map((h) => h.name ?? '').sort();
+    for (const parts of [authorization.map((v) => Buffer.from(v, 'utf8')), chain, names.map((n) => Buffer.from(n, 'utf8'))]) {
       count(parts.length);
       for (const part of parts) {
         count(part.length);

@@ -4,7 +4,7 @@ import { generateKeyPair, UnsecuredJWT } from 'jose';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { authnCounts } from '../lib/metrics.js';
+import { authCounts } from '../lib/metrics.js';
 import { Cluster, waitFor, type Response } from '../lib/cluster.js';
 import { CLIENT_ID, OidcProvider } from '../lib/oidc.js';
 
@@ -92,9 +92,9 @@ describe('OIDC authentication (--oidc-* flags)', function () {
     const exp = Math.floor(Date.now() / 1000) + 3;
     const token = await provider.sign(claims({ exp }));
     expect((await whoami(token)).status).to.equal(201);
-    const before = await authnCounts(cluster);
+    const before = await authCounts(cluster);
     expect((await whoami(token)).status).to.equal(201);
-    expect((await authnCounts(cluster)).hits).to.be.above(before.hits);
+    expect((await authCounts(cluster)).hits).to.be.above(before.hits);
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, exp * 1000 + 50 - Date.now())));
     expectUnauthorized(await whoami(token));
   });

@@ -13,8 +13,12 @@ export function sampleSum(text: string, name: string, labels: Record<string, str
   return sum;
 }
 
-/** Calls of the gateway's authentication cache: hits, and Authenticate calls the authentication service answered. */
-export async function authnCounts(c: Cluster): Promise<{ hits: number; calls: number }> {
+/** The gateway's authentication cache hits, the Authenticate calls authn answered and the decisions authz made, so far. */
+export async function authCounts(c: Cluster): Promise<{ hits: number; authn: number; authz: number }> {
   const text = (await c.request('GET', '/metrics')).text;
-  return { hits: sampleSum(text, 'authentication_token_cache_request_total', { status: 'hit' }), calls: sampleSum(text, 'svc_authn_authenticate_requests_total') };
+  return {
+    hits: sampleSum(text, 'authentication_token_cache_request_total', { status: 'hit' }),
+    authn: sampleSum(text, 'svc_authn_authenticate_requests_total'),
+    authz: sampleSum(text, 'apiserver_authorization_decisions_total'),
+  };
 }

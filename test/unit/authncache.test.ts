@@ -90,12 +90,17 @@ describe('gateway authentication cache', () => {
     expect(text).to.include('authentication_token_cache_fetch_total{status="ok"} 1');
   });
 
-  it('keys by the credentials: another token or another client chain asks again', async () => {
+  it('keys by the credentials: another token, client chain or set of header names asks again', async () => {
     await cache.authenticate(request('t1'), ask);
     await cache.authenticate(request('t2'), ask);
     await cache.authenticate(request('t1', '/api', [Buffer.from('cert')]), ask);
     await cache.authenticate(request('t1', '/apis'), ask);
     expect(calls).to.have.length(3);
+    // A header that may name a proxied identity: the answer says to drop it, so it is asked for.
+    const spoofing = request('t1');
+    spoofing.headers!.push({ name: 'x-remote-user', values: ['admin'] });
+    await cache.authenticate(spoofing, ask);
+    expect(calls).to.have.length(4);
   });
 
   it('never holds a token in its keys', async () => {
