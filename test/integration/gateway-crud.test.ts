@@ -271,7 +271,11 @@ describe('gateway: resources, errors, discovery and health over HTTPS', function
     expect(v1.body.kind).to.equal('APIResourceList');
     const cmRes = v1.body.resources.find((r: any) => r.name === 'configmaps');
     expect(cmRes).to.deep.include({ namespaced: true, kind: 'ConfigMap', shortNames: ['cm'] });
-    expect((await c.request('GET', '/apis')).body.kind).to.equal('APIGroupList');
+    const apis = await c.request('GET', '/apis');
+    expect(apis.body.kind).to.equal('APIGroupList');
+    // Discovery ends with the newline of the platform's encoder; OpenAPI is bare marshalled JSON.
+    for (const doc of [api, v1, apis]) expect(doc.text.endsWith('}\n'), doc.text.slice(-20)).to.equal(true);
+    expect((await c.request('GET', '/openapi/v2')).text.endsWith('}')).to.equal(true);
     const version = await c.request('GET', '/version');
     expect(version.body).to.include({ major: '1', minor: '34' });
   });
