@@ -138,6 +138,9 @@ describe('gateway: resources, errors, discovery and health over HTTPS', function
       expect(res.text).to.equal(failure('"configmaps \\"missing\\" not found"', 'NotFound', '{"name":"missing","kind":"configmaps"}', 404));
       const grouped = await c.request('GET', '/apis/apps/v1/namespaces/default/deployments/missing');
       expect(grouped.text).to.equal(failure('"deployments.apps \\"missing\\" not found"', 'NotFound', '{"name":"missing","group":"apps","kind":"deployments"}', 404));
+      for (const path of ['/api/v1/nosuchthings', '/no/such/path']) {
+        expect((await c.request('GET', path)).text, path).to.equal(failure('"the server could not find the requested resource"', 'NotFound', '{}', 404));
+      }
     });
 
     it('409 AlreadyExists and 409 Conflict', async () => {
