@@ -23,7 +23,7 @@ interface Serialized {
 }
 
 export class Documents {
-  private readonly cache = new Map<string, Serialized | undefined>();
+  private readonly cache = new Map<string, Serialized>();
   private readonly built = new Map<string, unknown>();
 
   /** `upstreamNames`: renamed groups are listed under their upstream spelling too. */
@@ -35,8 +35,10 @@ export class Documents {
     const aggregated = aggregatedGroup(ctx);
     if (path === '/version' || path === '/version/') { writeBody(ctx, 200, versionInfo()); return true; }
     if (!aggregated && (path === '/api' || path === '/api/')) { writeBody(ctx, 200, apiVersions(serverAddress)); return true; }
-    const key = aggregated ? `aggregated ${aggregated} ${path.replace(/\/$/, '')}` : path.replace(/\/$/, '');
-    const doc = this.serialized(key, () => (aggregated ? this.aggregated(path, aggregated) : this.build(path)));
+    // One key per document however the path is written (`/apis/`, `//apis`).
+    const canonical = `/${path.split('/').filter(Boolean).join('/')}`;
+    const key = aggregated ? `aggregated ${aggregated} ${canonical}` : canonical;
+    const doc = this.serialized(key, () => (aggregated ? this.aggregated(canonical, aggregated) : this.build(canonical)));
     if (!doc) return false;
     ctx.set('ETag', doc.etag);
     ctx.status = 200;
@@ -47,21 +49,21 @@ export class Documents {
   }
 
   private serialized(key: string, make: () => { body: unknown; type?: string } | undefined): Serialized | undefined {
-    if (!this.cache.has(key)) {
-      const doc = make();
-      // Discovery is written by the platform's object encoder (a final newline), OpenAPI as marshalled bytes.
-      const body = doc && Buffer.from(key.startsWith('/openapi') ? JSON.stringify(doc.body) : encodeJson(doc.body), 'utf8');
-      this.cache.set(key, doc && body && {
-        body, type: doc.type ?? JSON_TYPE, etag: `"${createHash('sha256').update(body).digest('hex').slice(0, 32).toUpperCase()}"`,
-      });
-    }
-    return this.cache.get(key);
+    const known = this.cache.get(key);
+    if (known) return known;
+    // Only documents that exist are kept: the keys of misses are whatever paths clients send.
+    const doc = make();
+    if (!doc) return undefined;
+    // Discovery is written by the platform's object encoder (a final newline), OpenAPI as marshalled bytes.
+    const body = Buffer.from(key.startsWith('/openapi') ? JSON.stringify(doc.body) : encodeJson(doc.body), 'utf8');
+    const serialized = { body, type: doc.type ?? JSON_TYPE, etag: `"${createHash('sha256').update(body).digest('hex').slice(0, 32).toUpperCase()}"` };
+    this.cache.set(key, serialized);
+    return serialized;
   }
 
   private aggregated(path: string, group: string) {
-    const trimmed = path.replace(/\/$/, '');
     return {
-      body: aggregatedDiscovery(this.registry, trimmed === '/api', group, this.upstreamNames),
+      body: aggregatedDiscovery(this.registry, path === '/api', group, this.upstreamNames),
       type: `application/json;g=${group};v=v2;as=APIGroupDiscoveryList`,
     };
   }
@@ -87,12 +89,12 @@ export class Documents {
   /** The v3 document of a group version by the name asked for; an alias' is derived from ours. */
   private v3(group: string, version: string): unknown {
     const key = `${group}/${version}`;
-    if (!this.built.has(key)) {
-      const view = groupView(this.registry, group, this.upstreamNames);
-      const own = view && openapiV3Document(this.registry, view.own, version);
-      this.built.set(key, view?.alias && own ? upstreamV3Document(own) : own);
-    }
-    return this.built.get(key);
+    if (this.built.has(key)) return this.built.get(key);
+    const view = groupView(this.registry, group, this.upstreamNames);
+    const own = view && openapiV3Document(this.registry, view.own, version);
+    const doc = view?.alias && own ? upstreamV3Document(own) : own;
+    if (doc) this.built.set(key, doc);
+    return doc;
   }
 }
 

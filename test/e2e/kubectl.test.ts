@@ -193,6 +193,24 @@ describe('kubectl 1.33 end to end', function () {
     }
   });
 
+  it('get events lists an Event written through events/v1, and the events/v1 view lists one written through v1', async () => {
+    const v1 = await c.request('POST', '/apis/events.svc.io/v1/namespaces/pb/events', { body: {
+      metadata: { name: 'scaled' }, eventTime: '2025-01-01T00:00:00.000000Z', reportingController: 'example.com/scaler', reportingInstance: 'scaler-0',
+      action: 'Scale', reason: 'Scaled', type: 'Normal', note: 'Scaled up to 2', regarding: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', namespace: 'pb' },
+    } });
+    expect(v1.status, v1.text).to.equal(201);
+    const core = await c.request('POST', '/api/v1/namespaces/pb/events', { body: {
+      metadata: { name: 'started' }, involvedObject: { apiVersion: 'v1', kind: 'Pod', name: 'web-0', namespace: 'pb' }, reason: 'Started', message: 'Started container', type: 'Normal',
+    } });
+    expect(core.status, core.text).to.equal(201);
+    const table = await k(['get', 'events', '-n', 'pb']);
+    expect(table.code, table.stderr).to.equal(0);
+    expect(table.stdout).to.match(/Normal\s+Scaled\s+deployment\/web\s+Scaled up to 2/);
+    const viewed = await k(['get', 'events.v1.events.k8s.io', 'started', '-n', 'pb', '-o', 'json']);
+    expect(viewed.code, viewed.stderr).to.equal(0);
+    expect(JSON.parse(viewed.stdout)).to.deep.include({ apiVersion: 'events.k8s.io/v1', note: 'Started container', reason: 'Started' });
+  });
+
   it('create job --image and create clusterrole (Protobuf bodies of other groups)', async () => {
     const job = await k(['create', 'job', 'j1', '-n', 'pb', '--image=busybox']);
     expect(job.code, job.stderr).to.equal(0);
@@ -279,6 +297,9 @@ describe('kubectl 1.33 end to end', function () {
       const own = (await c.request('GET', '/apis/rbac.authorization.svc.io/v1/namespaces/upstream/rolebindings/reader')).body;
       expect(own.roleRef.apiGroup).to.equal('rbac.authorization.svc.io');
       expect(own.subjects[0].apiGroup).to.equal('rbac.authorization.svc.io');
+      const missing = await k(['get', 'roles.v1.rbac.authorization.k8s.io', 'nope', '-n', 'upstream']);
+      expect(missing.code).to.equal(1);
+      expect(missing.stderr).to.contain('Error from server (NotFound): roles.rbac.authorization.k8s.io "nope" not found');
       const table = await k(['get', 'ingresses.networking.k8s.io', '-n', 'upstream']);
       expect(table.code, table.stderr).to.equal(0);
       expect(table.stdout).to.match(/^NAME\s+CLASS\s+HOSTS/).and.contain('web.example.com');
@@ -289,6 +310,9 @@ describe('kubectl 1.33 end to end', function () {
       expect(r.code, r.stderr).to.equal(0);
       const names = r.stdout.trim().split('\n');
       expect(names).to.include.members(['roles.rbac.authorization.svc.io', 'roles.rbac.authorization.k8s.io', 'ingresses.networking.svc.io', 'ingresses.networking.k8s.io']);
+      const explain = await k(['explain', 'roles.rbac.authorization.k8s.io.rules']);
+      expect(explain.code, explain.stderr).to.equal(0);
+      expect(explain.stdout).to.contain('GROUP:      rbac.authorization.k8s.io').and.contain('apiGroups');
     });
 
     it('apply --prune -l with the default allow-list prunes the Ingress left out of the manifest', async () => {

@@ -151,6 +151,72 @@ describe('aggregated discovery and OpenAPI', function () {
       expect(get['x-kubernetes-group-version-kind']).to.deep.equal({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Role' });
     });
 
+    describe('answers through an upstream group name', () => {
+      const RB = '/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings';
+      before(async () => {
+        const binding = {
+          apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'spelled' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'User', name: 'ann' }],
+        };
+        expect((await c.request('POST', RB, { body: binding })).status).to.equal(201);
+      });
+
+      it('an object and a list carry the upstream group names in apiVersion and contents; ours stores ours', async () => {
+        const got = (await c.request('GET', `${RB}/spelled`)).body;
+        expect(got.apiVersion).to.equal('rbac.authorization.k8s.io/v1');
+        expect(got.roleRef.apiGroup).to.equal('rbac.authorization.k8s.io');
+        expect(got.subjects[0].apiGroup).to.equal('rbac.authorization.k8s.io');
+        const list = (await c.request('GET', RB)).body;
+        expect(list.apiVersion).to.equal('rbac.authorization.k8s.io/v1');
+        expect(list.items.find((i: any) => i.metadata.name === 'spelled').roleRef.apiGroup).to.equal('rbac.authorization.k8s.io');
+        const own = (await c.request('GET', '/apis/rbac.authorization.svc.io/v1/namespaces/default/rolebindings/spelled')).body;
+        expect(own.roleRef.apiGroup).to.equal('rbac.authorization.svc.io');
+        const yaml = await c.request('GET', `${RB}/spelled`, { headers: { Accept: 'application/yaml' } });
+        expect(yaml.text).to.match(/^apiVersion: rbac\.authorization\.k8s\.io\/v1$/m).and.match(/apiGroup: rbac\.authorization\.k8s\.io$/m);
+      });
+
+      it('Table rows and PartialObjectMetadata in the spellings asked for', async () => {
+        const table = await c.request('GET', `${RB}?includeObject=Object`, { headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
+        expect(table.body).to.include({ kind: 'Table', apiVersion: 'meta.k8s.io/v1' });
+        const row = table.body.rows.find((r: any) => r.object.metadata.name === 'spelled');
+        expect(row.object.apiVersion).to.equal('rbac.authorization.k8s.io/v1');
+        expect(row.object.roleRef.apiGroup).to.equal('rbac.authorization.k8s.io');
+        const meta = await c.request('GET', `${RB}/spelled`, { headers: { Accept: 'application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io' } });
+        expect(meta.body).to.include({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1' });
+        const metaList = await c.request('GET', RB, { headers: { Accept: 'application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io' } });
+        expect(metaList.body).to.include({ kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1' });
+      });
+
+      it('a 404 Status names the group in the upstream spelling, in details and message', async () => {
+        const res = await c.request('GET', `${RB}/missing`);
+        expect(res.status).to.equal(404);
+        expect(res.body.message).to.equal('rolebindings.rbac.authorization.k8s.io "missing" not found');
+        expect(res.body.details).to.deep.equal({ name: 'missing', group: 'rbac.authorization.k8s.io', kind: 'rolebindings' });
+        const own = await c.request('GET', '/apis/rbac.authorization.svc.io/v1/namespaces/default/rolebindings/missing');
+        expect(own.body.details.group).to.equal('rbac.authorization.svc.io');
+        const deleted = await c.request('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterroles/aliased');
+        expect(deleted.status).to.equal(200);
+        expect(deleted.body.details).to.include({ group: 'rbac.authorization.k8s.io', name: 'aliased' });
+      });
+
+      it('a watch sends its events and bookmarks in the upstream spelling', async () => {
+        const rv = (await c.request('GET', RB)).body.metadata.resourceVersion;
+        const watching = c.watch(`${RB}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${rv}`, {
+          until: (events) => events.some((e) => e.type === 'ADDED' && e.object.metadata.name === 'watched'), timeoutMs: 15_000,
+        });
+        const binding = { metadata: { name: 'watched' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [] };
+        await new Promise((r) => setTimeout(r, 500));
+        expect((await c.request('POST', '/apis/rbac.authorization.svc.io/v1/namespaces/default/rolebindings', { body: binding })).status).to.equal(201);
+        const { events } = await watching;
+        const bookmark = events.find((e) => e.type === 'BOOKMARK');
+        expect(bookmark.object.apiVersion).to.equal('rbac.authorization.k8s.io/v1');
+        const added = events.find((e) => e.object.metadata.name === 'watched');
+        expect(added.object.apiVersion).to.equal('rbac.authorization.k8s.io/v1');
+        expect(added.object.roleRef.apiGroup).to.equal('rbac.authorization.k8s.io');
+        expect(events.every((e) => e.object.apiVersion === 'rbac.authorization.k8s.io/v1')).to.equal(true);
+      });
+    });
+
     it('serves OpenAPI v2 with the aliases\' paths and both group-version-kinds on a renamed kind', async () => {
       const res = await c.request('GET', '/openapi/v2');
       expect(res.body.paths).to.have.property('/apis/networking.k8s.io/v1/namespaces/{namespace}/ingresses');

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { requestInfo } from '../../gateway/requestinfo.js';
-import { ownGroup } from '../../internal/names/index.js';
+import { requestInfo, withoutUpstreamNames } from '../../gateway/requestinfo.js';
+import { ownGroup, upstreamGroup } from '../../internal/names/index.js';
 import { encodeJson, negotiate, parseAccept } from '../../gateway/negotiation.js';
 import { decodeContinue, encodeContinue, listPlan, getPlan } from '../../gateway/versions.js';
 import { duplicateJsonFields, parseYamlWithDuplicates, fieldValidationOf } from '../../gateway/fieldvalidation.js';
@@ -33,6 +33,18 @@ describe('request info', () => {
     expect(requestInfo('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles', q())).to.deep.include({ group: 'rbac.authorization.svc.io', groupAlias: 'rbac.authorization.k8s.io' });
     expect(requestInfo('GET', '/version', q()).isResourceRequest).to.equal(false);
     expect(status(() => requestInfo('GET', '/api/v1/namespaces/%ZZ', q()))).to.equal(400);
+  });
+
+  it('without upstream names, an upstream path names an unknown group but for the review groups', () => {
+    expect(upstreamGroup('networking.svc.io')).to.equal('networking.k8s.io');
+    expect(upstreamGroup('apps')).to.equal('apps');
+    const rbac = withoutUpstreamNames(requestInfo('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles', q()));
+    expect(rbac.group).to.equal('rbac.authorization.k8s.io');
+    expect(rbac).not.to.have.property('groupAlias');
+    const review = withoutUpstreamNames(requestInfo('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', q()));
+    expect(review).to.deep.include({ group: 'authorization.svc.io', groupAlias: 'authorization.k8s.io' });
+    const own = requestInfo('GET', '/apis/rbac.authorization.svc.io/v1/clusterroles', q());
+    expect(withoutUpstreamNames(own)).to.equal(own);
   });
 });
 
