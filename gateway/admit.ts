@@ -20,16 +20,10 @@ export function validateObject(def: KindDef, obj: ApiObject, old?: ApiObject, ru
   if (def.namespaced && !meta.namespace) causes.push(v.required('metadata.namespace'));
   if (!def.namespaced && meta.namespace) causes.push(v.forbiddenField('metadata.namespace', 'not allowed on this type'));
   causes.push(...v.labels('metadata.labels', meta.labels), ...v.annotations('metadata.annotations', meta.annotations));
-  if (old) causes.push(...immutableMeta(obj, old));
+  if (old) causes.push(...v.metadataUpdate(meta, old.metadata ?? {}));
   if (rules === 'status' && old) causes.push(...(def.validateStatusUpdate?.(obj, old) ?? []));
   if (rules === 'spec') causes.push(...(def.validate?.(obj, old) ?? []));
   if (causes.length) throw invalid(def.kind, groupResource(def), meta.name ?? meta.generateName ?? '', causes);
-}
-
-function immutableMeta(obj: ApiObject, old: ApiObject): StatusCause[] {
-  const fields = ['name', 'namespace', 'uid', 'creationTimestamp'] as const;
-  return fields.filter((f) => obj.metadata?.[f] !== old.metadata?.[f])
-    .map((f) => v.invalidValue(`metadata.${f}`, obj.metadata?.[f], 'field is immutable'));
 }
 
 export type Operation = 'CREATE' | 'UPDATE' | 'DELETE';

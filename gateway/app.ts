@@ -10,14 +10,11 @@ import type { KindDef, Registry } from '../internal/registry/index.js';
 import { checkHealth } from '../internal/rpc/index.js';
 import type { Backends, UserInfo } from './backends.js';
 import type { ResourceRequest } from './context.js';
-import { requestInfo, type RequestInfo } from './requestinfo.js';
+import { requestInfo, withoutUpstreamNames, type RequestInfo } from './requestinfo.js';
 import { authorizeRequest } from './authorization.js';
 import { authenticate } from './authentication.js';
-import { plainFormatOf, writeBody } from './respond.js';
-import { aggregatedDiscovery, apiGroupDoc, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.js';
-import { openapiV2, openapiV3Document, openapiV3Index, parseV3Path } from './openapi.js';
-import { parseAccept } from './negotiation.js';
-import { GROUP_APIDISCOVERY, UPSTREAM_GROUP_APIDISCOVERY } from '../internal/names/index.js';
+import { plainFormatOf, presentedStatus, writeBody } from './respond.js';
+import { Documents } from './documents.js';
 import { serveHealth, type Check } from './health.js';
 import { GatewayMetrics } from './metrics.js';
 import { Objects } from './objects.js';
@@ -50,6 +47,8 @@ export interface GatewayDeps {
   inflight: InflightLimits;
   /** `--request-timeout` in milliseconds (0: none). */
   requestTimeoutMs: number;
+  /** `--serve-upstream-group-names`: renamed groups are served under their upstream spelling too. */
+  upstreamGroupNames: boolean;
 }
 
 type State = { info: RequestInfo; user: UserInfo; cbor: boolean };
@@ -65,7 +64,7 @@ async function errors(ctx: Koa.Context, next: Koa.Next): Promise<void> {
     if (ctx.res.headersSent) { ctx.res.destroy(); return; }
     ctx.respond = true;
     for (const [k, v] of Object.entries(status.headers)) ctx.set(k, headerValue(v));
-    writeBody(ctx, status.code, status.toStatus(), plainFormatOf(ctx));
+    writeBody(ctx, status.code, presentedStatus(ctx, status.toStatus()), plainFormatOf(ctx));
   }
 }
 
@@ -102,9 +101,13 @@ async function traced(ctx: Koa.Context, next: Koa.Next): Promise<void> {
   }
 }
 
-async function resolveInfo(ctx: Koa.ParameterizedContext<State>, next: Koa.Next): Promise<void> {
-  ctx.state.info ??= requestInfo(ctx.method, ctx.path, new URLSearchParams(ctx.querystring));
-  await next();
+/** The request's info (the deadline may have resolved it already), in the group spellings served. */
+function resolveInfo(upstreamGroupNames: boolean) {
+  return async (ctx: Koa.ParameterizedContext<State>, next: Koa.Next): Promise<void> => {
+    const info = ctx.state.info ?? requestInfo(ctx.method, ctx.path, new URLSearchParams(ctx.querystring));
+    ctx.state.info = upstreamGroupNames ? info : withoutUpstreamNames(info);
+    await next();
+  };
 }
 
 function authorize(backends: Backends) {
@@ -150,7 +153,7 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
   app.use(traced);
   // Health and metrics are authenticated and authorized like any other path.
   app.use(authenticate(deps.backends));
-  app.use(resolveInfo);
+  app.use(resolveInfo(deps.upstreamGroupNames));
   app.use(inflight.middleware());
   app.use(authorize(deps.backends));
   app.use(async (ctx, next) => {
@@ -160,78 +163,32 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
     if (root === 'readyz') return serveHealth(ctx, root, readyChecks);
     return next();
   });
+  const documents = new Documents(deps.registry, deps.upstreamGroupNames);
   const issuerDiscovery = new IssuerDiscovery(deps.backends);
   app.use(async (ctx, next) => (IssuerDiscovery.serves(ctx.path) && ctx.method === 'GET' ? issuerDiscovery.serve(ctx, serverAddress()) : next()));
-  app.use(async (ctx) => (ctx.path === '/metrics' && ctx.method === 'GET' ? metrics.serve(ctx, () => deps.backends.serviceMetrics.scrape()) : route(ctx, served, serverAddress())));
+  app.use(async (ctx) => (ctx.path === '/metrics' && ctx.method === 'GET' ? metrics.serve(ctx, () => deps.backends.serviceMetrics.scrape()) : route(ctx, served, documents, serverAddress())));
   return app;
 }
 
-async function route(ctx: Koa.ParameterizedContext<State>, deps: GatewayDeps, serverAddress: string): Promise<void> {
+async function route(ctx: Koa.ParameterizedContext<State>, deps: GatewayDeps, documents: Documents, serverAddress: string): Promise<void> {
   const { info } = ctx.state;
   if (info.isResourceRequest) return serveResource(ctx, deps, info);
   if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw methodNotAllowed(ctx.method, ctx.path);
-  const aggregated = aggregatedRequest(ctx, ctx.path);
-  if (aggregated) {
-    ctx.status = 200;
-    ctx.body = JSON.stringify(aggregatedDiscovery(deps.registry, aggregated.core, aggregated.group));
-    ctx.set('Content-Type', `application/json;g=${aggregated.group};v=v2;as=APIGroupDiscoveryList`);
-    return;
-  }
-  const doc = nonResource(deps.registry, ctx.path, serverAddress);
-  if (doc === undefined) throw new StatusError(404, 'NotFound', NOT_FOUND_MESSAGE);
-  writeBody(ctx, 200, doc);
+  if (!documents.serve(ctx, serverAddress)) throw notFoundPath();
 }
 
-/** `/api` or `/apis` asked for in the aggregated form: the discovery group the client named. */
-function aggregatedRequest(ctx: Koa.Context, path: string): { core: boolean; group: string } | undefined {
-  const trimmed = path.replace(/\/$/, '');
-  if (trimmed !== '/api' && trimmed !== '/apis') return undefined;
-  for (const r of parseAccept(ctx.get('Accept') || undefined)) {
-    if (r.type !== 'application/json' && r.type !== '*/*') continue;
-    if (r.params.as === 'APIGroupDiscoveryList' && r.params.v === 'v2'
-      && (r.params.g === GROUP_APIDISCOVERY || r.params.g === UPSTREAM_GROUP_APIDISCOVERY)) return { core: trimmed === '/api', group: r.params.g };
-    if (!r.params.as) return undefined;
-  }
-  return undefined;
-}
-
-const openapiCache = new Map<string, unknown>();
-const cached = (key: string, make: () => unknown) => {
-  if (!openapiCache.has(key)) openapiCache.set(key, make());
-  return openapiCache.get(key);
-};
-
-function nonResource(registry: Registry, path: string, serverAddress: string): unknown {
-  const parts = path.split('/').filter(Boolean);
-  if (path === '/version' || path === '/version/') return versionInfo();
-  if (parts[0] === 'api' && parts.length === 1) return apiVersions(serverAddress);
-  if (parts[0] === 'api' && parts.length === 2) return apiResourceList(registry, '', parts[1]);
-  if (parts[0] === 'apis' && parts.length === 1) return apiGroupList(registry);
-  if (parts[0] === 'apis' && parts.length === 2) return apiGroupDoc(registry, parts[1]);
-  if (parts[0] === 'apis' && parts.length === 3) return apiResourceList(registry, parts[1], parts[2]);
-  if (parts[0] === 'openapi' && parts[1] === 'v2' && parts.length === 2) return cached('v2', () => openapiV2(registry));
-  if (parts[0] === 'openapi' && parts[1] === 'v3') return openapiV3(registry, path);
-  return undefined;
-}
-
-function openapiV3(registry: Registry, path: string): unknown {
-  const document = (group: string, version: string) => cached(`v3/${group}/${version}`, () => openapiV3Document(registry, group, version));
-  if (path.split('/').filter(Boolean).length === 2) return cached('v3', () => openapiV3Index(registry, document));
-  const gv = parseV3Path(path);
-  return gv ? document(gv.group, gv.version) : undefined;
-}
-
-const NOT_FOUND_MESSAGE = 'the server could not find the requested resource';
+/** A path nothing is served at: the platform's NotFound of no resource, whose details are empty but present. */
+const notFoundPath = () => new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
 
 async function serveResource(ctx: Koa.ParameterizedContext<State>, deps: GatewayDeps, info: RequestInfo): Promise<void> {
   const def = deps.registry.lookup(info.group, info.version, info.resource);
   // `/namespaces/{name}` names its own namespace; any other cluster-scoped kind under a namespace is not served.
   const clusterInNamespace = def && !def.namespaced && Boolean(info.namespace) && info.resource !== 'namespaces';
   const scopeMismatch = clusterInNamespace || (def && info.subresource && !def.subresources?.includes(info.subresource));
-  if (!def || scopeMismatch) throw new StatusError(404, 'NotFound', NOT_FOUND_MESSAGE, { causes: [] });
+  if (!def || scopeMismatch) throw notFoundPath();
   const needsNamespace = def.namespaced && !info.namespace && ['create', 'get', 'update', 'patch', 'delete', 'deletecollection'].includes(info.verb);
   if ((!info.subresource && !def.verbs.includes(info.verb)) || (needsNamespace && !info.name)) throw methodNotAllowed(ctx.method, ctx.path);
-  if (needsNamespace) throw new StatusError(404, 'NotFound', NOT_FOUND_MESSAGE);
+  if (needsNamespace) throw notFoundPath();
   const r: ResourceRequest = {
     ctx, info, user: ctx.state.user, def, objects: new Objects(deps.backends.storage, def), query: new URLSearchParams(ctx.querystring),
     registry: deps.registry, allocator: deps.allocators.get(def),

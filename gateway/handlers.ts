@@ -7,7 +7,7 @@ import { answerEphemeral } from './reviews.js';
 import { enforceFieldValidation, fieldValidationOf, unknownFields } from './fieldvalidation.js';
 import { parseFieldSelector, parseLabelSelector, fieldsMatch } from '../internal/apimachinery/selectors.js';
 import type { KindDef } from '../internal/registry/index.js';
-import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, UPSTREAM_LABEL_ALIASES } from '../internal/names/index.js';
+import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, UPSTREAM_LABEL_ALIASES, ownGroup } from '../internal/names/index.js';
 import type { Backends } from './backends.js';
 import { storageError } from './backends.js';
 import type { ResourceRequest } from './context.js';
@@ -15,7 +15,7 @@ import type { KeyValue } from '../internal/storage/client.js';
 import type { Release } from './serviceallocator.js';
 import { admit, validateObject, type WriteRules } from './admit.js';
 import { isDryRun, readDeleteOptions, readObject, type DeleteOptions } from './body.js';
-import { writeList, writeObject, writeBody, formatOf } from './respond.js';
+import { writeList, writeObject, writeBody, formatOf, presentedStatus } from './respond.js';
 import { checkContinueWithin, encodeContinue, expiredContinue, getPlan, listPlan, type ReadMode } from './versions.js';
 import { waitForRevision } from './freshness.js';
 import { confirmNoEscalation } from './escalation.js';
@@ -53,8 +53,8 @@ export function selectorOf(def: KindDef, query: URLSearchParams): ((obj: ApiObje
 /** An object's labels as selectors see them: the keys clients select on in their upstream spelling are there in both. */
 function withUpstreamLabels(labels: Record<string, string> | undefined): Record<string, string> | undefined {
   if (!labels) return labels;
-  const aliased = Object.entries(UPSTREAM_LABEL_ALIASES).filter(([own]) => own in labels);
-  return aliased.length === 0 ? labels : { ...Object.fromEntries(aliased.map(([own, upstream]) => [upstream, labels[own]])), ...labels };
+  const aliased = UPSTREAM_LABEL_ALIASES.filter((key) => key.own in labels);
+  return aliased.length === 0 ? labels : { ...Object.fromEntries(aliased.map((key) => [key.upstream, labels[key.own]])), ...labels };
 }
 
 export function fieldValues(def: KindDef, obj: ApiObject): Record<string, string | undefined> {
@@ -126,10 +126,17 @@ function checkMetadataTypes(meta: unknown): void {
   if (finalizers !== undefined && finalizers !== null && !(Array.isArray(finalizers) && finalizers.every((f) => typeof f === 'string'))) throw wrong('finalizers', 'a list of strings');
 }
 
+/** A body sent through an upstream group name, in the product's spelling: its apiVersion and the group names it carries. */
+export function inOwnSpelling(r: ResourceRequest, obj: ApiObject): void {
+  if (!r.info.groupAlias) return;
+  if (obj.apiVersion === `${r.info.groupAlias}/${r.def.version}`) obj.apiVersion = r.objects.apiVersion;
+  r.def.spellGroups?.(obj, ownGroup);
+}
+
 /** Checks apiVersion/kind (defaulting them) and the namespace against the URL. */
 export function checkTypeAndScope(r: ResourceRequest, obj: ApiObject): void {
   const expected = r.objects.apiVersion;
-  if (r.info.groupAlias && obj.apiVersion === `${r.info.groupAlias}/${r.def.version}`) obj.apiVersion = expected;
+  inOwnSpelling(r, obj);
   if (obj.apiVersion !== undefined && obj.apiVersion !== expected) {
     throw badRequest(`the API version in the data (${obj.apiVersion}) does not match the expected API version (${expected})`);
   }
@@ -292,12 +299,13 @@ function writeRules(subresource: string): WriteRules {
   return PARTIAL_SUBRESOURCES.has(subresource) ? 'metadata' : 'spec';
 }
 
-/** Fields a client cannot change through an update. */
+/** Fields a client cannot change through an update: what it sends for creationTimestamp is ignored (the
+ * same instant is often spelled differently), a missing uid is the stored one. */
 function carryServerFields(next: ApiObject, current: ApiObject): void {
   const meta = next.metadata!;
   const old = current.metadata!;
-  meta.uid ??= old.uid;
-  meta.creationTimestamp ??= old.creationTimestamp;
+  if (!meta.uid) meta.uid = old.uid;
+  if (old.creationTimestamp) meta.creationTimestamp = old.creationTimestamp;
   meta.deletionTimestamp = old.deletionTimestamp;
   meta.deletionGracePeriodSeconds = old.deletionGracePeriodSeconds;
   if (old.generation !== undefined) meta.generation = old.generation;
@@ -372,7 +380,7 @@ export async function deleteObject(r: ResourceRequest, backends: Backends): Prom
   const opts = await readDeleteOptions(r.ctx, r.query);
   const { obj, removed } = await deleteOne(r, backends, r.info.namespace, r.info.name, opts, dryRun || (opts.dryRun ?? []).includes('All'));
   if (!removed || r.def.returnDeletedObject) return writeObject(r.ctx, r.def, 200, obj);
-  writeBody(r.ctx, 200, success(r.objects.gr, r.info.name, obj.metadata?.uid), formatOf(r.ctx).mediaType);
+  writeBody(r.ctx, 200, presentedStatus(r.ctx, success(r.objects.gr, r.info.name, obj.metadata?.uid)), formatOf(r.ctx).mediaType);
 }
 
 export async function deleteCollection(r: ResourceRequest, backends: Backends): Promise<void> {

@@ -103,12 +103,23 @@ function serializeYaml(body: unknown): string {
   return doc.toString({ lineWidth: 0 });
 }
 
+/** What the platform's JSON encoder escapes besides what JSON.stringify does: HTML's special characters and the JavaScript line separators. */
+const GO_ESCAPED = /[<>&\u2028\u2029]/g;
+const goEscape = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/** JSON as the platform's encoder writes it, which clients comparing bodies byte for byte see: the same escapes,
+ * and a newline at the end of every document. */
+export function encodeJson(body: unknown, pretty = false): string {
+  const text = pretty ? JSON.stringify(body, null, 2) : JSON.stringify(body);
+  return `${text.replace(GO_ESCAPED, goEscape)}\n`;
+}
+
 /** Serializes a response body in the negotiated media type. */
 export function serialize(body: unknown, mediaType: string, pretty = false): string | Buffer {
   if (isProtobuf(mediaType)) return encodeEnvelope(body as Record<string, unknown>);
   if (mediaType === MEDIA_CBOR) return encodeCbor(body);
   if (mediaType === 'application/yaml') return serializeYaml(body);
-  return pretty ? `${JSON.stringify(body, null, 2)}\n` : JSON.stringify(body);
+  return encodeJson(body, pretty);
 }
 
 /** Decodes a request body by its Content-Type; 415 for a type the server does not read. */

@@ -27,6 +27,11 @@ export class Objects {
     return groupResource(this.def);
   }
 
+  /** The key space of the objects: the kind's group, or the group it is a view of. */
+  private get storageGroup(): string {
+    return this.def.storageGroup ?? this.def.group;
+  }
+
   get apiVersion(): string {
     return apiVersionOf(this.def.group, this.def.version);
   }
@@ -48,13 +53,13 @@ export class Objects {
     checkPathSegment('Name', name);
     // No stored object has a NUL in its key: such a name addresses nothing.
     if (ns.includes('\0') || name.includes('\0')) throw notFound(this.gr, name);
-    return objectKey(this.def.group, this.def.resource, ns, name);
+    return objectKey(this.storageGroup, this.def.resource, ns, name);
   }
 
   /** The collection prefix: all namespaces when namespace is empty. */
   prefix(namespace: string): string {
     if (this.def.namespaced && namespace) checkPathSegment('Namespace', namespace);
-    return collectionPrefix(this.def.group, this.def.resource, this.def.namespaced && namespace ? namespace : undefined);
+    return collectionPrefix(this.storageGroup, this.def.resource, this.def.namespaced && namespace ? namespace : undefined);
   }
 
   /** The stored object; `allowCached` accepts any state at least as new as `revision` from storage's memory. */

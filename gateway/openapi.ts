@@ -1,15 +1,18 @@
 // OpenAPI documents generated from the registry: /openapi/v2 (Swagger 2.0) and
 // /openapi/v3 with one document per group version. Schemas come from the shared
 // definitions; each `x-svc-*` marker is also given in the upstream spelling that
-// kubectl reads (`x-kubernetes-group-version-kind`, patch markers).
+// kubectl reads (`x-kubernetes-group-version-kind`, patch markers). The upstream
+// spelling of a renamed group is derived from ours: the same paths and schemas, its
+// name in path prefixes and group-version-kind markers.
 import { createHash } from 'node:crypto';
 import type { KindDef, Registry } from '../internal/registry/index.js';
 import { definitions, definitionNameFor, type Schema } from '../internal/registry/openapi.js';
-import { extension } from '../internal/names/index.js';
-import { SERVED_RELEASE } from './discovery.js';
+import { extension, isRenamedGroup, upstreamGroup } from '../internal/names/index.js';
+import { SERVED_RELEASE, type GroupView } from './discovery.js';
 
 const OWN_PREFIX = extension('');
 const UPSTREAM_PREFIX = 'x-kubernetes-';
+const GVK_MARKERS = new Set([`${OWN_PREFIX}group-version-kind`, `${UPSTREAM_PREFIX}group-version-kind`]);
 const V2_REF = '#/definitions/';
 const V3_REF = '#/components/schemas/';
 
@@ -73,17 +76,56 @@ function pathsOf(k: KindDef, ref: (name: string) => unknown, v3: boolean): Recor
   };
 }
 
-export function openapiV2(registry: Registry): unknown {
+type Gvk = { group: string; version: string; kind: string };
+type GvkMap = (gvk: Gvk) => Gvk[];
+
+/** A copy of a document whose group-version-kind markers are mapped (markers are a kind's list or an operation's one). */
+function mapMarkers(node: unknown, map: GvkMap): unknown {
+  if (Array.isArray(node)) return node.map((n) => mapMarkers(n, map));
+  if (typeof node !== 'object' || node === null) return node;
+  return Object.fromEntries(Object.entries(node).map(([k, v]) => {
+    if (!GVK_MARKERS.has(k)) return [k, mapMarkers(v, map)];
+    return [k, Array.isArray(v) ? (v as Gvk[]).flatMap(map) : map(v as Gvk)[0]];
+  }));
+}
+
+const toUpstream = (gvk: Gvk): Gvk[] => [{ ...gvk, group: upstreamGroup(gvk.group) }];
+const withUpstream = (gvk: Gvk): Gvk[] => (isRenamedGroup(gvk.group) ? [gvk, ...toUpstream(gvk)] : [gvk]);
+
+/** `/apis/<renamed group>/...` paths of a document under the upstream spelling, markers mapped. */
+function upstreamPaths(paths: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [path, item] of Object.entries(paths)) {
+    const group = path.split('/')[2];
+    if (path.startsWith('/apis/') && isRenamedGroup(group)) out[`/apis/${upstreamGroup(group)}${path.slice(6 + group.length)}`] = mapMarkers(item, toUpstream);
+  }
+  return out;
+}
+
+/** The Swagger 2.0 document; with upstream names, the aliases' paths too and each renamed kind's schema
+ * marked with both group-version-kinds (as upstream marks a schema served in several groups). */
+export function openapiV2(registry: Registry, upstreamNames: boolean): unknown {
   const all = definitions();
-  const defs = Object.fromEntries(Object.entries(all).map(([name, s]) => [name, exportSchema(s, V2_REF)]));
-  const paths = Object.assign({}, ...registry.all().map((k) => pathsOf(k, (n) => ({ $ref: V2_REF + n }), false)));
+  let defs: Record<string, unknown> = Object.fromEntries(Object.entries(all).map(([name, s]) => [name, exportSchema(s, V2_REF)]));
+  let paths: Record<string, unknown> = Object.assign({}, ...registry.all().map((k) => pathsOf(k, (n) => ({ $ref: V2_REF + n }), false)));
+  if (upstreamNames) {
+    defs = mapMarkers(defs, withUpstream) as Record<string, unknown>;
+    paths = { ...paths, ...upstreamPaths(paths) };
+  }
   return { swagger: '2.0', info: { title: 'svc-apiserver', version: SERVED_RELEASE.gitVersion }, paths, definitions: defs };
 }
 
 const groupVersionPath = (group: string, version: string) => (group ? `apis/${group}/${version}` : `api/${version}`);
 
+interface V3Document {
+  openapi: string;
+  info: unknown;
+  paths: Record<string, unknown>;
+  components: unknown;
+}
+
 /** The v3 document of one group version, or undefined when it is not served. */
-export function openapiV3Document(registry: Registry, group: string, version: string): unknown {
+export function openapiV3Document(registry: Registry, group: string, version: string): V3Document | undefined {
   const kinds = registry.inGroupVersion(group, version);
   if (kinds.length === 0) return undefined;
   const roots = kinds.map((k) => definitionNameFor(gvkOf(k))).filter((n): n is string => Boolean(n));
@@ -92,13 +134,18 @@ export function openapiV3Document(registry: Registry, group: string, version: st
   return { openapi: '3.0.0', info: { title: 'svc-apiserver', version: SERVED_RELEASE.gitVersion }, paths, components: { schemas } };
 }
 
+/** The v3 document of a renamed group version under its upstream name, from the document of ours. */
+export function upstreamV3Document(own: V3Document): V3Document {
+  return { ...own, paths: upstreamPaths(own.paths), components: mapMarkers(own.components, toUpstream) };
+}
+
 /** The v3 index: one entry per served group version, with a hash that changes with its content. */
-export function openapiV3Index(registry: Registry, documentOf: (group: string, version: string) => unknown): unknown {
+export function openapiV3Index(registry: Registry, views: GroupView[], documentOf: (group: string, version: string) => unknown): unknown {
   const paths: Record<string, { serverRelativeURL: string }> = {};
-  for (const [group, versions] of registry.groups()) {
-    for (const version of versions) {
-      const key = groupVersionPath(group, version);
-      const hash = createHash('sha512').update(JSON.stringify(documentOf(group, version))).digest('hex').slice(0, 128).toUpperCase();
+  for (const view of views) {
+    for (const version of registry.groups().get(view.own) ?? []) {
+      const key = groupVersionPath(view.name, version);
+      const hash = createHash('sha512').update(JSON.stringify(documentOf(view.name, version))).digest('hex').slice(0, 128).toUpperCase();
       paths[key] = { serverRelativeURL: `/openapi/v3/${key}?hash=${hash}` };
     }
   }

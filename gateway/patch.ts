@@ -14,7 +14,7 @@ import {
 import type { Backends } from './backends.js';
 import type { ResourceRequest } from './context.js';
 import { isDryRun, readObject, readRaw } from './body.js';
-import { checkTypeAndScope, createPrepared, writeWithRetry } from './handlers.js';
+import { checkTypeAndScope, createPrepared, inOwnSpelling, writeWithRetry } from './handlers.js';
 import { duplicateJsonFields, enforceFieldValidation, fieldValidationOf, parseYamlWithDuplicates, unknownFields } from './fieldvalidation.js';
 import { authorizeRequest } from './authorization.js';
 import { cborEnabled, writeObject } from './respond.js';
@@ -162,6 +162,7 @@ export async function patchObject(r: ResourceRequest, backends: Backends,
   const directive = fieldValidationOf(r.query);
   if (isApply) {
     const { config, duplicates } = parseApplied(await readRaw(r.ctx), type === APPLY_PATCH_CBOR);
+    inOwnSpelling(r, config);
     enforceFieldValidation(r.ctx, directive, directive === 'Ignore' ? [] : unknownFields(r.def, config), duplicates);
     return applyObject(r, backends, config, force, dryRun);
   }

@@ -1,7 +1,7 @@
 // Turns a request path and method into the attributes every later step uses:
 // verb, group, version, resource, namespace, name, sub-resource.
 import { badRequest } from '../internal/apimachinery/status.js';
-import { ownGroup } from '../internal/names/index.js';
+import { UPSTREAM_REVIEW_GROUPS, ownGroup } from '../internal/names/index.js';
 
 export interface RequestInfo {
   isResourceRequest: boolean;
@@ -76,4 +76,12 @@ export function requestInfo(method: string, path: string, query: URLSearchParams
     isResourceRequest: true, path, verb, apiPrefix: parts[0] as 'api' | 'apis', group: own, version, resource, subresource, namespace, name,
     ...(own !== group ? { groupAlias: group } : {}),
   };
+}
+
+/** The request as served when the upstream names of renamed groups are not: such a path names an unknown group
+ * (404), but for the review groups kubectl posts to in that spelling on its own. */
+export function withoutUpstreamNames(info: RequestInfo): RequestInfo {
+  if (!info.groupAlias || UPSTREAM_REVIEW_GROUPS.includes(info.groupAlias)) return info;
+  const { groupAlias, ...rest } = info;
+  return { ...rest, group: groupAlias };
 }

@@ -3,11 +3,12 @@ import type Koa from 'koa';
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import type { KindDef } from '../internal/registry/index.js';
 import { createdAtColumn, nameColumn } from '../internal/registry/columns.js';
-import { GROUP_META, UPSTREAM_GROUP_META } from '../internal/names/index.js';
+import { GROUP_META, UPSTREAM_GROUP_META, upstreamGroup } from '../internal/names/index.js';
+import type { Status } from '../internal/apimachinery/status.js';
 import { negotiate, serialize, type ResponseFormat } from './negotiation.js';
 import type { RequestInfo } from './requestinfo.js';
 import { messageNameFor } from '../internal/apimachinery/protobuf/index.js';
-import { apiVersionOf } from '../internal/apimachinery/meta.js';
+import { apiVersionOf, splitApiVersion } from '../internal/apimachinery/meta.js';
 
 export function writeBody(ctx: Koa.Context, status: number, body: unknown, mediaType = 'application/json'): void {
   ctx.status = status;
@@ -45,8 +46,9 @@ export function plainFormatOf(ctx: Koa.Context): string {
   }
 }
 
-/** The Table group a client asked in (kubectl asks in the upstream spelling). */
-function tableApiVersion(ctx: Koa.Context): string {
+/** The meta group's version a Table or PartialObjectMetadata answer is in: the spelling the client asked
+ * for (kubectl asks in the upstream one). */
+function metaApiVersion(ctx: Koa.Context): string {
   return ctx.get('Accept').includes(`g=${UPSTREAM_GROUP_META}`) && !ctx.get('Accept').includes(`g=${GROUP_META}`)
     ? `${UPSTREAM_GROUP_META}/v1` : `${GROUP_META}/v1`;
 }
@@ -56,7 +58,7 @@ const partialMetadata = (obj: ApiObject, apiVersion: string) =>
 
 /** The objects as a Table of the kind's columns (Name and Created At by default). */
 export function toTable(ctx: Koa.Context, def: KindDef, objects: ApiObject[], listMeta: Record<string, unknown>): unknown {
-  const apiVersion = tableApiVersion(ctx);
+  const apiVersion = metaApiVersion(ctx);
   const columns = def.tableColumns ?? [nameColumn, createdAtColumn];
   const include = (ctx.query.includeObject as string) || 'Metadata';
   return {
@@ -64,26 +66,48 @@ export function toTable(ctx: Koa.Context, def: KindDef, objects: ApiObject[], li
     columnDefinitions: columns.map((c) => ({ name: c.name, type: c.type, format: c.format ?? '', description: c.description, priority: c.priority ?? 0 })),
     rows: objects.map((o) => ({
       cells: columns.map((c) => c.cell(o)),
-      ...(include === 'None' ? {} : { object: include === 'Object' ? o : partialMetadata(o, apiVersion) }),
+      ...(include === 'None' ? {} : { object: include === 'Object' ? presented(ctx, o, def) : partialMetadata(o, apiVersion) }),
     })),
   };
 }
 
-/** The object as the client addressed its group: a request through an upstream group
- * name is answered in that spelling, so typed clients recognise the kind. */
-export function presented<T extends { apiVersion?: unknown }>(ctx: Koa.Context, obj: T): T {
-  const alias = (ctx.state.info as RequestInfo | undefined)?.groupAlias;
-  if (!alias || typeof obj.apiVersion !== 'string' || !obj.apiVersion.includes('/')) return obj;
-  const [, version] = obj.apiVersion.split('/');
-  return { ...obj, apiVersion: `${alias}/${version}` };
+const aliasOf = (ctx: Koa.Context): RequestInfo | undefined => {
+  const info = ctx.state.info as RequestInfo | undefined;
+  return info?.groupAlias ? info : undefined;
+};
+
+/** The object as the client addressed its group: through an upstream group name, its apiVersion and the group
+ * names its contents carry are in that spelling, so typed clients recognise the kind and a manifest applied
+ * again compares equal. Objects of other groups (and already presented ones) are left as they are. */
+export function presented<T extends { apiVersion?: unknown }>(ctx: Koa.Context, obj: T, def?: KindDef): T {
+  const info = aliasOf(ctx);
+  if (!info || typeof obj.apiVersion !== 'string' || splitApiVersion(obj.apiVersion).group !== info.group) return obj;
+  const out = { ...obj, apiVersion: apiVersionOf(info.groupAlias!, splitApiVersion(obj.apiVersion).version) };
+  return def?.spellGroups ? spelled(out, def) : out;
+}
+
+/** A copy of an object (decoded objects are shared between requests) with its contents' groups in the upstream spelling. */
+function spelled<T>(obj: T, def: KindDef): T {
+  const copy = structuredClone(obj);
+  def.spellGroups!(copy as ApiObject, upstreamGroup);
+  return copy;
+}
+
+/** A Status about a resource asked for through an upstream group name names the group in that spelling. */
+export function presentedStatus(ctx: Koa.Context, status: Status): Status {
+  const info = aliasOf(ctx);
+  if (!info) return status;
+  const message = status.message?.split(info.group).join(info.groupAlias!);
+  const details = status.details?.group === info.group ? { ...status.details, group: info.groupAlias! } : status.details;
+  return { ...status, ...(message !== undefined ? { message } : {}), ...(details ? { details } : {}) };
 }
 
 /** Writes one object as the client asked: the object, a one-row Table, or its metadata. */
 export function writeObject(ctx: Koa.Context, def: KindDef, status: number, obj: ApiObject): void {
-  obj = presented(ctx, obj);
+  obj = presented(ctx, obj, def);
   const format = formatOf(ctx, def);
   const body = format.as === 'Table' ? toTable(ctx, def, [obj], { resourceVersion: obj.metadata?.resourceVersion })
-    : format.as.startsWith('PartialObjectMetadata') ? partialMetadata(obj, `${GROUP_META}/v1`) : obj;
+    : format.as.startsWith('PartialObjectMetadata') ? partialMetadata(obj, metaApiVersion(ctx)) : obj;
   writeBody(ctx, status, body, format.mediaType);
 }
 
@@ -93,9 +117,11 @@ export function writeList(ctx: Koa.Context, def: KindDef, apiVersion: string, it
   let body: unknown;
   if (format.as === 'Table') body = toTable(ctx, def, items, listMeta);
   else if (format.as.startsWith('PartialObjectMetadata')) {
-    body = { kind: 'PartialObjectMetadataList', apiVersion: `${GROUP_META}/v1`, metadata: listMeta, items: items.map((o) => partialMetadata(o, `${GROUP_META}/v1`)) };
+    const metaVersion = metaApiVersion(ctx);
+    body = { kind: 'PartialObjectMetadataList', apiVersion: metaVersion, metadata: listMeta, items: items.map((o) => partialMetadata(o, metaVersion)) };
   } else {
-    body = presented(ctx, { kind: `${def.kind}List`, apiVersion, metadata: listMeta, items: items.map(({ apiVersion: _a, kind: _k, ...rest }) => rest) });
+    const bare = items.map(({ apiVersion: _a, kind: _k, ...rest }) => rest);
+    body = presented(ctx, { kind: `${def.kind}List`, apiVersion, metadata: listMeta, items: aliasOf(ctx) && def.spellGroups ? bare.map((o) => spelled(o, def)) : bare });
   }
   writeBody(ctx, 200, body, format.mediaType);
 }

@@ -7,6 +7,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
 import { StatusError, badRequest } from '../internal/apimachinery/status.js';
+import { encodeJson } from './negotiation.js';
 
 export interface TlsFiles {
   cert: Buffer;
@@ -64,7 +65,7 @@ function sizeError(req: IncomingMessage): StatusError | undefined {
 const headersTooLarge = () => new StatusError(431, 'RequestHeaderFieldsTooLarge', `the request headers are larger than ${MAX_HEADER_BYTES} bytes`);
 
 function writeStatus(res: ServerResponse, err: StatusError): void {
-  res.writeHead(err.code, { 'Content-Type': 'application/json', Connection: 'close' }).end(JSON.stringify(err.toStatus()));
+  res.writeHead(err.code, { 'Content-Type': 'application/json', Connection: 'close' }).end(encodeJson(err.toStatus()));
 }
 
 /** An `Expect` other than 100-continue cannot be met: a 417 Status, as every other refusal. */
@@ -90,7 +91,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
     socket.destroy();
     return;
   }
-  const body = JSON.stringify(status.toStatus());
+  const body = encodeJson(status.toStatus());
   // An answer to HEAD carries no body; its length is still the one a GET would get.
   const head = isHead(err);
   socket.end(`HTTP/1.1 ${status.code} ${STATUS_CODES[status.code]}\r\nContent-Type: application/json\r\n`

@@ -291,7 +291,7 @@ export class ServiceAllocator implements Allocator {
     };
     const discovery = group('discovery');
     const slice: ApiObject = {
-      apiVersion: `${discovery}/v1`, kind: 'EndpointSlice', metadata: meta({ [SERVICE_NAME_LABEL]: API_SERVICE }),
+      apiVersion: `${discovery}/v1`, kind: 'EndpointSlice', metadata: meta({ [SERVICE_NAME_LABEL.own]: API_SERVICE }),
       addressType: isIPv4(address) ? 'IPv4' : 'IPv6',
       endpoints: [{ addresses: [address], conditions: { ready: true, serving: true, terminating: false } }],
       ports: [{ name: 'https', port, protocol: 'TCP' }],

@@ -4,7 +4,7 @@
 // account's TokenRequest) and `log` (which needs a node agent).
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { isObject } from '../internal/apimachinery/meta.js';
-import { StatusError, badRequest, conflict, methodNotAllowed, staleConflict } from '../internal/apimachinery/status.js';
+import { StatusError, badRequest, conflict, invalid, methodNotAllowed, staleConflict } from '../internal/apimachinery/status.js';
 import { formatLabelSelector } from '../internal/apimachinery/selectors.js';
 import type { Backends } from './backends.js';
 import type { ResourceRequest } from './context.js';
@@ -131,6 +131,9 @@ async function serveFinalize(r: ResourceRequest, backends: Backends): Promise<vo
     if (obj.metadata?.resourceVersion && obj.metadata.resourceVersion !== current.metadata?.resourceVersion) throw staleConflict(r.objects.gr, r.info.name);
     const next = structuredClone(current);
     next.spec = { ...(next.spec as object), finalizers };
+    // The kind's rules name the finalizers a namespace may hold (the server's in either spelling, or qualified names).
+    const causes = r.def.validate?.(next, current) ?? [];
+    if (causes.length) throw invalid(r.def.kind, r.objects.gr, r.info.name, causes);
     return next;
   }, isDryRun(r.query));
   writeObject(r.ctx, r.def, 200, written);

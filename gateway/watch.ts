@@ -5,7 +5,7 @@ import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { StatusError, badRequest, gone, notAcceptable, serviceUnavailable } from '../internal/apimachinery/status.js';
 import { encodeWatchEvent } from '../internal/apimachinery/protobuf/index.js';
 import { MEDIA_PROTOBUF, labelKey } from '../internal/names/index.js';
-import { MEDIA_CBOR, encodeCbor, isProtobuf, type ResponseFormat } from './negotiation.js';
+import { MEDIA_CBOR, encodeCbor, encodeJson, isProtobuf, type ResponseFormat } from './negotiation.js';
 
 /** A CBOR watch is a CBOR sequence, one encoded event per item. */
 const MEDIA_CBOR_SEQ = 'application/cbor-seq';
@@ -16,7 +16,7 @@ import type { ResourceRequest } from './context.js';
 import { selectorOf } from './handlers.js';
 import type { Objects } from './objects.js';
 import type { KindDef } from '../internal/registry/index.js';
-import { formatOf, presented, toTable } from './respond.js';
+import { formatOf, presented, presentedStatus, toTable } from './respond.js';
 import { parseResourceVersion } from './versions.js';
 import type { WatchHub } from './hub.js';
 import { waitForRevision } from './freshness.js';
@@ -205,7 +205,7 @@ class WatchStream {
   fail(err: StatusError): void {
     if (this.ended) return;
     if (!this.r.ctx.res.headersSent) this.open();
-    this.write({ type: 'ERROR', object: err.toStatus() });
+    this.write({ type: 'ERROR', object: presentedStatus(this.r.ctx, err.toStatus()) });
     this.end();
   }
 
@@ -252,14 +252,14 @@ class WatchStream {
     if (!forms) encodedEvents.set(object, (forms = new Map()));
     const key = `${ev.type} ${this.format.mediaType} ${this.r.info.groupAlias ?? ''}`;
     let bytes = forms.get(key);
-    if (bytes === undefined) forms.set(key, (bytes = this.encode(ev.type, presented(this.r.ctx, object))));
+    if (bytes === undefined) forms.set(key, (bytes = this.encode(ev.type, presented(this.r.ctx, object, this.r.def))));
     return bytes;
   }
 
   private encode(type: WatchEventType, object: unknown): string | Buffer {
     if (isProtobuf(this.format.mediaType)) return encodeWatchEvent(type, object as Record<string, unknown>);
     if (this.format.mediaType === MEDIA_CBOR) return encodeCbor({ type, object });
-    return `${JSON.stringify({ type, object })}\n`;
+    return encodeJson({ type, object });
   }
 
   /** Waits while the client has much unread; false once the watch is over. */

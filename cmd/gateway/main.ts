@@ -81,6 +81,7 @@ const app = createApp({
   livezGracePeriodMs: flags.duration('livez-grace-period'),
   inflight: { readOnly: flags.int('max-requests-inflight'), mutating: flags.int('max-mutating-requests-inflight') },
   requestTimeoutMs: flags.duration('request-timeout'),
+  upstreamGroupNames: flags.bool('serve-upstream-group-names'),
 }, () => `${flags.string('bind-address')}:${port}`);
 
 const server = createHttpsServer(app, {

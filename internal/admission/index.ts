@@ -3,6 +3,6 @@ export * from './types.js';
 export { AdmissionChain, type AdmissionOutcome } from './chain.js';
 export { forbidden, notFound, internalError, qualifiedResource, type GroupResource } from './errors.js';
 export { ADMISSION_PLUGINS, AdmissionConfigError, buildPlugins, enabledPluginNames, impliedPlugins, type PluginContext } from './registry.js';
-export { NodeRestriction, NODE_RESTRICTION, MIRROR_POD_ANNOTATION } from './plugins/node-restriction.js';
+export { NodeRestriction, NODE_RESTRICTION } from './plugins/node-restriction.js';
 export { NamespaceLifecycle, NAMESPACE_LIFECYCLE, IMMORTAL_NAMESPACES, type NamespaceStore } from './plugins/namespace-lifecycle.js';
 export { ADMISSION_SERVICE_NAME, admissionRequestOf, admissionService, admitHandler } from './service.js';

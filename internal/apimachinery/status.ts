@@ -24,7 +24,8 @@ export interface Status {
   message?: string;
   reason?: string;
   details?: StatusDetails;
-  code: number;
+  /** Left out of a delete's Success Status, as the platform's store writes it. */
+  code?: number;
 }
 
 /** A request failure that the gateway answers as a Status object. */
@@ -35,10 +36,31 @@ export class StatusError extends Error {
   }
 
   toStatus(): Status {
-    const status: Status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, reason: this.reason, code: this.code };
-    if (this.details) status.details = this.details;
-    return status;
+    return {
+      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
+      ...(this.message ? { message: this.message } : {}), ...(this.reason ? { reason: this.reason } : {}),
+      ...(this.details ? { details: orderedDetails(this.details) } : {}), code: this.code,
+    };
   }
+}
+
+/** Members in the order the platform writes them, empty ones left out (its fields are `omitempty`):
+ * clients compare Status bodies byte for byte. */
+function ordered<T extends object>(value: T, keys: (keyof T)[]): T {
+  const out: Partial<T> = {};
+  for (const k of keys) {
+    const v = value[k];
+    if (v !== undefined && v !== '' && v !== 0 && !(Array.isArray(v) && v.length === 0)) out[k] = v;
+  }
+  return out as T;
+}
+
+const orderedCause = (c: StatusCause): StatusCause => ordered(c, ['reason', 'message', 'field']);
+
+function orderedDetails(d: StatusDetails): StatusDetails {
+  const out = ordered(d, ['name', 'group', 'kind', 'uid', 'causes', 'retryAfterSeconds']);
+  if (out.causes) out.causes = out.causes.map(orderedCause);
+  return out;
 }
 
 /** The group and resource an error is about, e.g. `configmaps` or `deployments.apps`. */
@@ -106,7 +128,7 @@ export const internalError = (message: string) =>
 export const requestEntityTooLarge = (limit: number) =>
   new StatusError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`);
 
-/** The Status of a successful delete that returns no object. */
+/** The Status of a successful delete that returns no object: the platform's store answers it without a code. */
 export function success(gr: GroupResource, name: string, uid?: string): Status {
-  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: detailsOf(gr, name, uid ? { uid } : {}), code: 200 } as Status;
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: orderedDetails(detailsOf(gr, name, uid ? { uid } : {})) };
 }

@@ -44,11 +44,37 @@ export function labels(field: string, map: Record<string, string> | undefined): 
   ]);
 }
 
+/** The total of keys and values in UTF-8 bytes, kubectl's last-applied annotation included. */
 const MAX_ANNOTATIONS_BYTES = 256 * 1024;
 export function annotations(field: string, map: Record<string, string> | undefined): StatusCause[] {
   const entries = Object.entries(map ?? {});
   const causes = entries.flatMap(([k]) => qualifiedName(field, k));
-  const size = entries.reduce((n, [k, v]) => n + k.length + String(v).length, 0);
+  const size = entries.reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(String(v)), 0);
   if (size > MAX_ANNOTATIONS_BYTES) causes.push(tooLong(field, MAX_ANNOTATIONS_BYTES));
+  return causes;
+}
+
+interface MetadataOfUpdate {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  deletionTimestamp?: string;
+  finalizers?: string[];
+}
+
+/** The metadata rules of every update: identity fields stay, and an object being deleted takes no new finalizer
+ * (removing one stays allowed). The server resets creationTimestamp itself, so a client's spelling of it never counts. */
+export function metadataUpdate(meta: MetadataOfUpdate, old: MetadataOfUpdate): StatusCause[] {
+  const causes: StatusCause[] = [];
+  if (old.deletionTimestamp) {
+    const added = [...new Set(meta.finalizers ?? [])].filter((f) => !(old.finalizers ?? []).includes(f)).sort();
+    if (added.length) {
+      causes.push(forbiddenField('metadata.finalizers',
+        `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`));
+    }
+  }
+  for (const f of ['name', 'namespace', 'uid'] as const) {
+    if ((meta[f] ?? '') !== (old[f] ?? '')) causes.push(invalidValue(`metadata.${f}`, meta[f] ?? '', 'field is immutable'));
+  }
   return causes;
 }

@@ -1,11 +1,11 @@
 // Bootstrap tokens (document 2): `<id>.<secret>` bearer tokens kept in Secrets
-// of type bootstrap.svc.io/token named bootstrap-token-<id> in svc-system. The
+// of type bootstrap.svc.io/token (or upstream's bootstrap.kubernetes.io/token) named bootstrap-token-<id> in svc-system. The
 // authenticator, the ConfigMap signer and the token cleaner read them the same
 // way through this module.
 import { CompactSign } from 'jose';
 import type { ApiObject } from '../apimachinery/meta.js';
 import {
-  BOOTSTRAP_TOKEN_SECRET_PREFIX, GROUP_BOOTSTRAPPERS, NAMESPACE_SYSTEM, SECRET_TYPE_BOOTSTRAP_TOKEN,
+  BOOTSTRAP_TOKEN_SECRET_PREFIX, GROUP_BOOTSTRAPPERS, NAMESPACE_SYSTEM, SECRET_TYPE_BOOTSTRAP_TOKEN, isWellKnown,
 } from '../names/index.js';
 
 const TOKEN = /^([a-z0-9]{6})\.([a-z0-9]{16})$/;
@@ -33,9 +33,9 @@ export function dataValue(secret: ApiObject, key: string): string | undefined {
   return typeof value === 'string' ? Buffer.from(value, 'base64').toString('utf8') : undefined;
 }
 
-/** A Secret that may hold a bootstrap token: the right type and namespace, not being deleted. */
+/** A Secret that may hold a bootstrap token: the right type (in either spelling), namespace and name. */
 export const isBootstrapSecret = (secret: ApiObject): boolean =>
-  secret.type === SECRET_TYPE_BOOTSTRAP_TOKEN && secret.metadata?.namespace === NAMESPACE_SYSTEM
+  isWellKnown(secret.type, SECRET_TYPE_BOOTSTRAP_TOKEN) && secret.metadata?.namespace === NAMESPACE_SYSTEM
   && (secret.metadata?.name ?? '').startsWith(BOOTSTRAP_TOKEN_SECRET_PREFIX);
 
 /** When the token expires (ms since the epoch); undefined when it never does, NaN when the value is not RFC 3339. */

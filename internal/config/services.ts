@@ -112,6 +112,7 @@ export const gatewayFlags: FlagSet = {
   'max-mutating-requests-inflight': { type: 'int', default: '200', help: 'most mutating requests served at once; more are answered 429 (0: no limit)' },
   'min-request-timeout': { type: 'int', default: '1800', help: 'minimum seconds a watch stays open before the server ends it' },
   'feature-gates': { type: 'string', default: '', help: 'feature gates to switch: Name=true|false,...' },
+  'serve-upstream-group-names': { type: 'bool', default: 'true', help: 'serve each renamed group (x.svc.io) under its upstream name (x.k8s.io) too, as an alias of the same objects; false serves only the svc.io names' },
   'runtime-config': { type: 'string', default: '', help: 'group versions or resources to serve or not: batch/v1=false,storage.svc.io/v1beta1,api/beta=true,...' },
   'livez-grace-period': { type: 'duration', default: '0s', help: 'how long after start /livez may fail before it reports the process as dead' },
   'shutdown-delay-duration': { type: 'duration', default: '0s', help: 'on SIGTERM, how long /readyz fails while requests are still served, before shutting down' },

@@ -1,18 +1,33 @@
 // ClusterRole aggregation: a ClusterRole with an aggregationRule holds the union
 // of the rules of every other ClusterRole its selectors match (per selector, by
-// name order, each rule once), kept current as those roles change.
+// name order, each rule once), kept current as those roles change. The
+// aggregate-to-admin/edit/view labels count in either spelling.
 import { isDeepStrictEqual } from 'node:util';
 import type { ApiObject } from '../apimachinery/meta.js';
 import { formatLabelSelector, parseLabelSelector } from '../apimachinery/selectors.js';
 import type { ApiClient } from '../client/index.js';
 import { Informer } from '../client/informer.js';
-import { group } from '../names/index.js';
+import { aggregateToLabel, group, wellKnownValue } from '../names/index.js';
 
 const CLUSTER_ROLES = `/apis/${group('rbac.authorization')}/v1/clusterroles`;
 const MERGE_PATCH = 'application/merge-patch+json';
 const RETRY_MS = 1000;
 
 type Role = ApiObject & { rules?: unknown[] | null; aggregationRule?: { clusterRoleSelectors?: unknown[] } };
+
+const AGGREGATION_LABELS = (['admin', 'edit', 'view'] as const).map(aggregateToLabel);
+
+/** A role's labels with each aggregation label in both spellings, so a selector written either way matches. */
+function withBothSpellings(labels: Record<string, string> | undefined): Record<string, string> {
+  const out = { ...labels };
+  for (const label of AGGREGATION_LABELS) {
+    const value = wellKnownValue(labels, label);
+    if (value === undefined) continue;
+    out[label.own] ??= value;
+    out[label.upstream] ??= value;
+  }
+  return out;
+}
 
 /** The rules an aggregated role should hold, given every ClusterRole. */
 export function aggregatedRules(role: Role, all: Role[]): unknown[] {
@@ -21,7 +36,7 @@ export function aggregatedRules(role: Role, all: Role[]): unknown[] {
   for (const selector of role.aggregationRule?.clusterRoleSelectors ?? []) {
     const matches = parseLabelSelector(formatLabelSelector(selector));
     for (const other of sorted) {
-      if (other.metadata?.name === role.metadata?.name || (matches && !matches(other.metadata?.labels))) continue;
+      if (other.metadata?.name === role.metadata?.name || (matches && !matches(withBothSpellings(other.metadata?.labels)))) continue;
       for (const rule of other.rules ?? []) if (!rules.some((r) => isDeepStrictEqual(r, rule))) rules.push(rule);
     }
   }

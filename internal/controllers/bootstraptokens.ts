@@ -1,16 +1,22 @@
 // What the bootstrap-token controllers share: an informer of the bootstrap
 // token Secrets of svc-system, and timers that fire at a token's expiry.
+import type { ApiObject } from '../apimachinery/meta.js';
+import { isBootstrapSecret } from '../bootstraptoken/index.js';
 import type { ApiClient } from '../client/index.js';
 import { Informer, type InformerHandlers } from '../client/informer.js';
-import { NAMESPACE_SYSTEM, SECRET_TYPE_BOOTSTRAP_TOKEN } from '../names/index.js';
+import { NAMESPACE_SYSTEM } from '../names/index.js';
 
-export const BOOTSTRAP_SECRETS = `/api/v1/namespaces/${NAMESPACE_SYSTEM}/secrets?fieldSelector=${encodeURIComponent(`type=${SECRET_TYPE_BOOTSTRAP_TOKEN}`)}`;
+/** Every Secret of svc-system: a field selector names one value, and the token's type has two spellings. */
+const BOOTSTRAP_SECRETS = `/api/v1/namespaces/${NAMESPACE_SYSTEM}/secrets`;
 
 /** The longest a timer may wait (Node's limit); longer waits are re-armed. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-export const bootstrapSecretInformer = (client: ApiClient, handlers: InformerHandlers): Informer =>
-  new Informer(client, BOOTSTRAP_SECRETS, handlers);
+/** The informer of svc-system's Secrets; its handlers hear of bootstrap token Secrets only. */
+export const bootstrapSecretInformer = (client: ApiClient, handlers: InformerHandlers): Informer => {
+  const only = (f: (obj: ApiObject) => void) => (obj: ApiObject) => { if (isBootstrapSecret(obj)) f(obj); };
+  return new Informer(client, BOOTSTRAP_SECRETS, { upsert: only(handlers.upsert), deleted: only(handlers.deleted) });
+};
 
 /** Timers by key, each calling back at (or after) its time. */
 export class Deadlines {

@@ -1,5 +1,5 @@
 // Namespace deletion: a terminating namespace that still carries the platform's
-// finalizer is emptied through the API (a deletecollection per namespaced
+// finalizer (in either spelling: `svc` or upstream's `kubernetes`) is emptied through the API (a deletecollection per namespaced
 // resource; objects held by finalizers are marked and waited for), its
 // conditions say what it waits for, and then its finalizer is dropped through
 // `/finalize`, which removes it.
@@ -9,7 +9,7 @@ import type { ApiObject } from '../apimachinery/meta.js';
 import { nowTimestamp } from '../apimachinery/meta.js';
 import { type ApiClient, collectionPath, type Resource } from '../client/index.js';
 import { Informer } from '../client/informer.js';
-import { NAMESPACE_FINALIZER } from '../names/index.js';
+import { NAMESPACE_FINALIZER, isWellKnown } from '../names/index.js';
 
 const RETRY_MIN_MS = 200;
 const RETRY_MAX_MS = 5000;
@@ -24,7 +24,7 @@ interface Remaining {
 interface Condition { type: string; status: string; reason: string; message: string; lastTransitionTime?: string }
 
 const specFinalizers = (ns: ApiObject): string[] => (ns.spec as { finalizers?: string[] } | undefined)?.finalizers ?? [];
-const isTerminating = (ns: ApiObject) => Boolean(ns.metadata?.deletionTimestamp) && specFinalizers(ns).includes(NAMESPACE_FINALIZER);
+const isTerminating = (ns: ApiObject) => Boolean(ns.metadata?.deletionTimestamp) && specFinalizers(ns).some((f) => isWellKnown(f, NAMESPACE_FINALIZER));
 
 export class NamespaceController {
   private readonly running = new Set<string>();
@@ -87,13 +87,13 @@ export class NamespaceController {
     await this.client.request('PUT', `${NAMESPACES}/${name}/status`, ns);
   }
 
-  /** Drops the platform's finalizer; the namespace goes once no finalizer is left. */
+  /** Drops the platform's finalizer (both spellings); the namespace goes once no finalizer is left. */
   private async dropFinalizer(name: string): Promise<void> {
     for (let delay = RETRY_MIN_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
       const res = await this.client.request('GET', `${NAMESPACES}/${name}`);
       if (res.status === 404) return;
       const ns = res.body as ApiObject;
-      ns.spec = { ...(ns.spec as object), finalizers: specFinalizers(ns).filter((f) => f !== NAMESPACE_FINALIZER) };
+      ns.spec = { ...(ns.spec as object), finalizers: specFinalizers(ns).filter((f) => !isWellKnown(f, NAMESPACE_FINALIZER)) };
       const put = await this.client.request('PUT', `${NAMESPACES}/${name}/finalize`, ns);
       if (put.status === 200 || put.status === 404) return;
       await sleep(delay);

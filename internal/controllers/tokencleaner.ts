@@ -2,7 +2,7 @@
 // passes (a timer per Secret, armed from the informer; an unreadable expiration
 // counts as passed). The delete names the Secret's uid, so a recreated one stays.
 import type { ApiObject } from '../apimachinery/meta.js';
-import { expiresAt, hasExpired } from '../bootstraptoken/index.js';
+import { expiresAt, hasExpired, isBootstrapSecret } from '../bootstraptoken/index.js';
 import type { ApiClient } from '../client/index.js';
 import type { Informer } from '../client/informer.js';
 import { NAMESPACE_SYSTEM } from '../names/index.js';
@@ -39,7 +39,7 @@ export class TokenCleaner {
 
   private consider(name: string): void {
     const secret = this.informer.store.get(`${NAMESPACE_SYSTEM}/${name}`);
-    if (!secret) return;
+    if (!secret || !isBootstrapSecret(secret)) return;
     if (!hasExpired(secret)) return this.arm(secret);
     this.delete(secret).catch((err) => {
       console.error(`token-cleaner: ${name}: ${(err as Error).message}`);

@@ -1,17 +1,24 @@
 // One supervised child process: started, its output prefixed line by line,
 // waited on until healthy, restarted with backoff when it dies, stopped on request.
-// A child on the serving path that dies before it ever served is a start-up
-// failure (the launcher reports it and stops); an optional child (one nothing
-// waits for, such as the controller-manager) is restarted however it ends.
+// A child that serves a port binds it itself and announces it; it is healthy only
+// once the check passes on that announced address, and a restart is asked to bind
+// the same one, which its peers were given. A child on the serving path that dies
+// before it ever served is a start-up failure (the launcher reports it and stops);
+// an optional child (one nothing waits for, such as the controller-manager) is
+// restarted however it ends.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { announcedAddress, hostPort } from './announce.js';
 
 export interface ChildSpec {
   name: string;
   command: string;
-  args: string[];
-  /** Resolves true once the child serves. */
-  healthy: () => Promise<boolean>;
+  /** The arguments of a start; `address` is the one the child announced before, which a restart must bind again. */
+  args: (address?: string) => string[];
+  /** Resolves true once the child serves (at `address`, for a child that announces one). */
+  healthy: (address?: string) => Promise<boolean>;
+  /** It binds a port of its own and announces it: it is not healthy before it said where. */
+  announces?: boolean;
   /** Nothing waits for it: an exit before it served is restarted too, not a start-up failure. */
   optional?: boolean;
 }
@@ -25,6 +32,8 @@ const STOP_GRACE_MS = 5000;
 /** The exit code of every service refusing its flags. */
 const USAGE_ERROR = 2;
 const TAIL_LINES = 20;
+/** How a service (`cannot listen on ...`) or nats-server says its address is taken. */
+const BIND_FAILURE = /cannot listen on|address already in use|EADDRINUSE/i;
 
 export class Child {
   private proc?: ChildProcess;
@@ -38,6 +47,10 @@ export class Child {
   readonly tail: string[] = [];
   /** The lines printed by the current process only (cleared at each start), up to TAIL_LINES. */
   readonly current: string[] = [];
+  /** Where it serves (`host:port`), as it announced at its first start; kept across restarts. */
+  address?: string;
+  /** Whether the current process announced its address yet. */
+  private announced = false;
 
   constructor(readonly spec: ChildSpec) {}
 
@@ -52,8 +65,9 @@ export class Child {
   start(): void {
     this.failure = undefined;
     this.current.length = 0;
+    this.announced = false;
     this.startedAt = Date.now();
-    const proc = spawn(this.spec.command, this.spec.args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(this.spec.command, this.spec.args(this.address), { stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc = proc;
     for (const stream of [proc.stdout!, proc.stderr!]) {
       createInterface({ input: stream }).on('line', (line) => this.log(line));
@@ -62,7 +76,8 @@ export class Child {
       this.failure = `cannot start: ${err.message}`;
       this.log(this.failure);
     });
-    proc.on('exit', (code, signal) => this.exited(`exited (${signal ?? `code ${code}`})`, code));
+    // 'close', not 'exit': by then every line it printed was read, its reason for ending among them.
+    proc.on('close', (code, signal) => this.exited(`exited (${signal ?? `code ${code}`})`, code));
   }
 
   private exited(how: string, code: number | null): void {
@@ -77,11 +92,15 @@ export class Child {
     if (Date.now() - this.startedAt >= STABLE_RUN_MS) this.quickRestarts = 0;
     const delay = Math.min(RESTART_DELAY_MS * 2 ** this.quickRestarts, MAX_RESTART_DELAY_MS);
     this.quickRestarts++;
+    if (this.address && !this.announced && this.current.some((l) => BIND_FAILURE.test(l))) {
+      this.log(`cannot bind ${this.address} again, where the other services reach it: another process holds it; retrying in ${delay} ms`);
+    }
     this.log(`${how}; restarting in ${delay} ms`);
     setTimeout(() => { if (!this.stopping) this.start(); }, delay);
   }
 
   private log(line: string): void {
+    if (this.spec.announces && !this.announced) this.learnAddress(line);
     for (const lines of [this.tail, this.current]) {
       lines.push(line);
       if (lines.length > TAIL_LINES) lines.shift();
@@ -89,11 +108,25 @@ export class Child {
     process.stdout.write(`[${this.spec.name}] ${line}\n`);
   }
 
+  /** The first announcement of a process: the address of the first start is the address for good. */
+  private learnAddress(line: string): void {
+    const announced = announcedAddress(line);
+    if (!announced) return;
+    this.announced = true;
+    this.address ??= hostPort(announced);
+  }
+
+  /** Whether the current process serves: it said where (if it announces), and the check passes there. */
+  private serving(): Promise<boolean> {
+    if (this.spec.announces && !this.announced) return Promise.resolve(false);
+    return this.spec.healthy(this.address).catch(() => false);
+  }
+
   /** Polls the health check until it passes, the child fails for good or is stopped, or the timeout runs out. */
   async waitHealthy(timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline && !this.stopping && this.failure === undefined) {
-      if (await this.spec.healthy().catch(() => false)) {
+      if (await this.serving()) {
         this.served = true;
         return true;
       }

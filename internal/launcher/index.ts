@@ -3,7 +3,9 @@
 // order. Those on the serving path (storage, then authn, authz and admission side
 // by side, then the gateway) are waited on until healthy; the controller-manager
 // is not: it lists every resource before its controllers run, which takes long at
-// size, and the API serves without it. All are stopped together.
+// size, and the API serves without it. All are stopped together. Every child that
+// serves binds its own address (port 0 unless one is given) and announces it; its
+// peers are given the address it announced, and its health is checked there.
 import https from 'node:https';
 import net from 'node:net';
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -14,7 +16,6 @@ import { SERVICE_FLAGS, type ServiceName } from '../config/services.js';
 import { checkHealth } from '../rpc/index.js';
 import { ensurePki, adminKubeconfigPath, type PkiPaths } from '../pki/index.js';
 import { Child } from './child.js';
-import { freePort } from './ports.js';
 
 export const LAUNCHER_FLAGS: FlagSet = {
   'nats-server-binary': { type: 'string', default: 'nats-server', help: 'the nats-server to start when no --nats-url is given' },
@@ -63,37 +64,44 @@ export interface Launched {
   stop(): Promise<void>;
 }
 
-/** Fills in what the services need from each other: addresses, data dir, client CA. */
-async function planAddresses(perService: Record<ServiceName, Map<string, string>>, dataDir: string): Promise<Record<string, string>> {
-  const addresses: Record<string, string> = {};
-  for (const s of GRPC_SERVICES) {
-    const flags = perService[s];
-    if (!flags.has('listen')) flags.set('listen', `127.0.0.1:${await freePort()}`);
-    addresses[s] = flags.get('listen')!;
-  }
-  for (const s of SERVICE_ORDER) {
-    const own = SERVICE_FLAGS[s];
-    if (own['data-dir']) perService[s].set('data-dir', dataDir);
-    for (const peer of GRPC_SERVICES) {
-      const flag = `${peer}-address`;
-      if (own[flag] && !perService[s].has(flag)) perService[s].set(flag, addresses[peer]);
-    }
-  }
-  return addresses;
+const portOf = (address: string): string => address.slice(address.lastIndexOf(':') + 1);
+const hostOf = (address: string): string => address.slice(0, address.lastIndexOf(':')).replace(/^\[(.*)\]$/, '$1');
+
+/** What needs no other service's address: the data dir, and port 0 for a gRPC service given no address. */
+function planServices(perService: Record<ServiceName, Map<string, string>>, dataDir: string): void {
+  for (const s of GRPC_SERVICES) if (!perService[s].has('listen')) perService[s].set('listen', '127.0.0.1:0');
+  for (const s of SERVICE_ORDER) if (SERVICE_FLAGS[s]['data-dir']) perService[s].set('data-dir', dataDir);
 }
 
-async function startNats(binary: string, dataDir: string): Promise<{ child: Child; url: string }> {
-  const port = await freePort();
-  const conf = join(dataDir, 'nats.conf');
-  writeFileSync(conf, `listen: 127.0.0.1:${port}\nmax_payload: ${MAX_NATS_PAYLOAD}\n`);
-  const child = new Child({
-    name: 'nats', command: binary, args: ['-c', conf],
-    healthy: () => new Promise((done) => {
-      const socket = net.connect(port, '127.0.0.1', () => { socket.end(); done(true); });
-      socket.on('error', () => done(false));
-    }),
+/** A service's flags at one start: each peer's address as the peer announced it (unless given), and on a
+ * restart its own address again, which its peers were given. */
+function serviceArgs(s: ServiceName, flags: Map<string, string>, peers: Map<string, Child>, address?: string): string[] {
+  const given = new Map(flags);
+  for (const peer of GRPC_SERVICES) {
+    const flag = `${peer}-address`;
+    const announced = peers.get(peer)?.address;
+    if (SERVICE_FLAGS[s][flag] && !given.has(flag) && announced) given.set(flag, announced);
+  }
+  if (address) given.set(s === 'gateway' ? 'secure-port' : 'listen', s === 'gateway' ? portOf(address) : address);
+  return flagArgs(given);
+}
+
+/** Whether something accepts TCP connections at `address`. */
+function accepts(address: string): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = net.connect(Number(portOf(address)), hostOf(address), () => { socket.end(); done(true); });
+    socket.on('error', () => done(false));
   });
-  return { child, url: `nats://127.0.0.1:${port}` };
+}
+
+/** nats-server on a port it picks (`-p -1`) and logs; a restart takes the same port. */
+function natsChild(binary: string, dataDir: string): Child {
+  const conf = join(dataDir, 'nats.conf');
+  writeFileSync(conf, `max_payload: ${MAX_NATS_PAYLOAD}\n`);
+  return new Child({
+    name: 'nats', command: binary, announces: true, healthy: (address) => (address ? accepts(address) : Promise.resolve(false)),
+    args: (address) => ['-c', conf, '-a', '127.0.0.1', '-p', address ? portOf(address) : '-1'],
+  });
 }
 
 export async function launch(argv: string[]): Promise<Launched> {
@@ -102,8 +110,9 @@ export async function launch(argv: string[]): Promise<Launched> {
   mkdirSync(dataDir, { recursive: true });
   const pki = await ensurePki(dataDir);
   if (!perService.authn.has('client-ca-file')) perService.authn.set('client-ca-file', pki.caCert);
-  await planAddresses(perService, dataDir);
+  planServices(perService, dataDir);
   const children: Child[] = [];
+  const byName = new Map<string, Child>();
   let stopping: Promise<void> | undefined;
   const stop = () => (stopping ??= stopAll(children));
   const timeoutMs = parseDuration(launcher.get('startup-timeout') ?? LAUNCHER_FLAGS['startup-timeout'].default!);
@@ -116,46 +125,62 @@ export async function launch(argv: string[]): Promise<Launched> {
   const startAndWait = async (child: Child) => {
     if (interrupted) throw new Error(`interrupted by ${interrupted} before starting ${child.spec.name}`);
     children.push(child);
+    byName.set(child.spec.name, child);
     child.start();
     const healthy = await child.waitHealthy(timeoutMs);
     if (interrupted) throw new Error(`interrupted by ${interrupted} while starting ${child.spec.name}`);
-    if (healthy) return console.log(`svc-apiserver: ${child.spec.name} healthy after ${elapsed()}`);
+    if (healthy) return console.log(`svc-apiserver: ${child.spec.name} healthy${child.address ? ` on ${child.address}` : ''} after ${elapsed()}`);
     const why = child.failure ? `${child.failure} before it became healthy` : `did not become healthy within ${timeoutMs / 1000}s`;
     throw new Error(`${child.spec.name} ${why}; its last output:\n${child.tail.join('\n')}`);
   };
-  const gatewayPort = Number(perService.gateway.get('secure-port') ?? SERVICE_FLAGS.gateway['secure-port'].default);
-  const serviceChild = (s: ServiceName, healthy: (child: Child) => Promise<boolean>, optional = false): Child => {
-    const child: Child = new Child({ name: s, command: process.execPath, args: [entryPoint(s), ...flagArgs(perService[s])], healthy: () => healthy(child), optional });
+  const serviceChild = (s: ServiceName, healthy: (address: string | undefined, child: Child) => Promise<boolean>, optional = false): Child => {
+    const child: Child = new Child({
+      name: s, command: process.execPath, args: (address) => [entryPoint(s), ...serviceArgs(s, perService[s], byName, address)],
+      healthy: (address) => healthy(address, child), announces: s !== 'controller-manager', optional,
+    });
     return child;
   };
+  // Each is checked where it said it serves; no address said, not serving.
+  const servingCheck = (s: ServiceName) => (address: string | undefined): Promise<boolean> =>
+    (!address ? Promise.resolve(false) : s === 'gateway' ? httpsReady(Number(portOf(address)), pki) : checkHealth(address));
   try {
     if (!perService.storage.has('nats-url')) {
-      const nats = await startNats(launcher.get('nats-server-binary') ?? 'nats-server', dataDir);
-      for (const s of SERVICE_ORDER) if (SERVICE_FLAGS[s]['nats-url']) perService[s].set('nats-url', nats.url);
-      await startAndWait(nats.child);
+      const nats = natsChild(launcher.get('nats-server-binary') ?? 'nats-server', dataDir);
+      await startAndWait(nats);
+      for (const s of SERVICE_ORDER) if (SERVICE_FLAGS[s]['nats-url']) perService[s].set('nats-url', `nats://${nats.address}`);
     }
-    if (!perService['controller-manager'].has('server')) perService['controller-manager'].set('server', `https://127.0.0.1:${gatewayPort}`);
     for (const stage of SERVING_PATH) {
-      const starting = stage.map((s) => serviceChild(s, () => (s === 'gateway' ? httpsReady(gatewayPort, pki) : checkHealth(perService[s].get('listen')!))));
+      const starting = stage.map((s) => serviceChild(s, servingCheck(s)));
       // The first failure stops everything at once (the rest of the stage then ends its wait) and is the one reported.
       let failure: unknown;
       await Promise.all(starting.map((child) => startAndWait(child).catch((err) => { failure ??= err; void stop(); })));
       if (failure) throw failure;
     }
+    await confirmServing(children, timeoutMs);
   } catch (err) {
     await stop();
     throw err;
   } finally {
     process.off('SIGINT', interrupt).off('SIGTERM', interrupt);
   }
+  const gatewayPort = Number(portOf(byName.get('gateway')!.address!));
+  if (!perService['controller-manager'].has('server')) perService['controller-manager'].set('server', `https://127.0.0.1:${gatewayPort}`);
   // Its own output says when its controllers run: the lines of the current process only, as it may restart.
-  const controllers = serviceChild('controller-manager', async (child) => child.current.some((l) => l.includes(CONTROLLERS_RUNNING)), true);
+  const controllers = serviceChild('controller-manager', async (_address, child) => child.current.some((l) => l.includes(CONTROLLERS_RUNNING)), true);
   children.push(controllers);
   controllers.start();
   const modes = perService.authz.get('authorization-mode') ?? SERVICE_FLAGS.authz['authorization-mode'].default;
   console.log(`svc-apiserver is ready on https://127.0.0.1:${gatewayPort} (authorization mode ${modes})\n\n  export KUBECONFIG=${adminKubeconfigPath(dataDir)}\n  kubectl.1.33 get namespaces\n`);
   void reportSync(controllers, timeoutMs, elapsed);
   return { children, stop };
+}
+
+/** Ready means every child serves now, at the address it announced: one that died after its stage (and is
+ * restarting on its address) is waited for again. */
+async function confirmServing(children: Child[], timeoutMs: number): Promise<void> {
+  for (const child of children) {
+    if (!(await child.waitHealthy(timeoutMs))) throw new Error(`${child.spec.name} does not serve any more on ${child.address}; its last output:\n${child.tail.join('\n')}`);
+  }
 }
 
 /** Says when the controller-manager's controllers run, and every interval until then that they do not yet. */

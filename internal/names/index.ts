@@ -12,11 +12,31 @@ export const group = (prefix: string): string => `${prefix}.${DOMAIN}`;
 /** `svc.io/<key>` or `<prefix>.svc.io/<key>` label and annotation keys. */
 export const labelKey = (key: string, prefix?: string): string =>
   prefix ? `${prefix}.${DOMAIN}/${key}` : `${DOMAIN}/${key}`;
-/** An upstream-spelled key a real client writes, e.g. upstreamLabelKey('last-applied-configuration', 'kubectl'). */
-export const upstreamLabelKey = (key: string, prefix: string): string => `${prefix}.${UPSTREAM_LABEL_DOMAIN}/${key}`;
+
+/** A key, type or finalizer the server interprets, in the product's spelling and in upstream's,
+ * which manifests written for the platform carry. */
+export interface WellKnown { readonly own: string; readonly upstream: string }
+/** `svc.io/<key>` and `kubernetes.io/<key>`; with a prefix `<prefix>.svc.io/<key>` and `<prefix>.<upstream domain>/<key>`. */
+const wellKnownKey = (key: string, prefix?: string, upstreamDomain = UPSTREAM_LABEL_DOMAIN): WellKnown => ({
+  own: labelKey(key, prefix),
+  upstream: prefix ? `${prefix}.${upstreamDomain}/${key}` : `${upstreamDomain}/${key}`,
+});
+/** Whether `value` names `known` in either spelling: the one question the rest of the code asks. */
+export const isWellKnown = (value: unknown, known: WellKnown): boolean => value === known.own || value === known.upstream;
+/** The value a label or annotation map holds under either spelling of `known` (the product's first). */
+export const wellKnownValue = (map: Readonly<Record<string, string>> | undefined, known: WellKnown): string | undefined =>
+  map?.[known.own] ?? map?.[known.upstream];
 /** A group as typed clients hard-code it (`x.k8s.io`), in the product's spelling (`x.svc.io`); others unchanged. */
 export const ownGroup = (name: string): string =>
   (name.endsWith(`.${UPSTREAM_DOMAIN}`) ? `${name.slice(0, -UPSTREAM_DOMAIN.length - 1)}.${DOMAIN}` : name);
+/** Whether a group is one of the product's renamed groups (`x.svc.io`), also served as `x.k8s.io`. */
+export const isRenamedGroup = (name: string): boolean => name.endsWith(`.${DOMAIN}`);
+/** A renamed group in its upstream spelling (`x.svc.io` -> `x.k8s.io`); others unchanged. */
+export const upstreamGroup = (name: string): string =>
+  (isRenamedGroup(name) ? `${name.slice(0, -DOMAIN.length - 1)}.${UPSTREAM_DOMAIN}` : name);
+/** Groups kubectl posts its reviews to in the upstream spelling (auth can-i, auth whoami, create token):
+ * accepted even when the upstream names are not served. */
+export const UPSTREAM_REVIEW_GROUPS: readonly string[] = [upstreamGroup(group('authorization')), upstreamGroup(group('authentication'))];
 /** `x-svc-<name>` OpenAPI extensions. */
 export const extension = (name: string): string => `x-svc-${name}`;
 
@@ -41,14 +61,16 @@ export const ORPHAN_FINALIZER = 'orphan';
 export const FOREGROUND_FINALIZER = 'foregroundDeletion';
 
 /** The label that ties an EndpointSlice to its service. */
-export const SERVICE_NAME_LABEL = labelKey('service-name');
-/** Label keys the server sets that clients select on in their upstream spelling (kubectl describe service). */
-export const UPSTREAM_LABEL_ALIASES: Readonly<Record<string, string>> = {
-  [SERVICE_NAME_LABEL]: `${UPSTREAM_LABEL_DOMAIN}/service-name`,
-};
+export const SERVICE_NAME_LABEL = wellKnownKey('service-name');
+/** Labels the server sets in its spelling that clients select on in upstream's (kubectl describe service). */
+export const UPSTREAM_LABEL_ALIASES: readonly WellKnown[] = [SERVICE_NAME_LABEL];
 
-/** Finalizer that keeps a namespace until its contents are gone. */
-export const NAMESPACE_FINALIZER = PRODUCT;
+/** Finalizer that keeps a namespace until its contents are gone (upstream's is `kubernetes`). */
+export const NAMESPACE_FINALIZER: WellKnown = { own: PRODUCT, upstream: 'kubernetes' };
+/** The label every namespace carries with its own name, so selectors can name namespaces. */
+export const NAMESPACE_NAME_LABEL = wellKnownKey('metadata.name');
+/** kubectl's client-side apply annotation, which the server never rewrites. */
+export const LAST_APPLIED_ANNOTATION = wellKnownKey('last-applied-configuration', 'kubectl');
 
 export const GROUP_META = group('meta');
 export const GROUP_APIDISCOVERY = group('apidiscovery');
@@ -77,12 +99,14 @@ export const GROUP_APISERVER_CONFIG = group('apiserver.config');
 
 /** RBAC: the label of the default policy's objects, the annotation that stops their reconciliation,
  * and the labels that aggregate roles into admin, edit and view. */
-export const BOOTSTRAPPING_LABEL = labelKey('bootstrapping');
+export const BOOTSTRAPPING_LABEL = wellKnownKey('bootstrapping');
 export const BOOTSTRAPPING_RBAC_DEFAULTS = 'rbac-defaults';
 /** The RBAC API group. */
 export const GROUP_RBAC = group('rbac.authorization');
-export const RBAC_AUTOUPDATE_ANNOTATION = labelKey('autoupdate', 'rbac.authorization');
-export const aggregateToLabel = (role: 'admin' | 'edit' | 'view'): string => labelKey(`aggregate-to-${role}`, 'rbac.authorization');
+export const RBAC_AUTOUPDATE_ANNOTATION = wellKnownKey('autoupdate', 'rbac.authorization');
+/** Upstream spells the aggregation labels with the group's domain (`rbac.authorization.k8s.io/...`). */
+export const aggregateToLabel = (role: 'admin' | 'edit' | 'view'): WellKnown =>
+  wellKnownKey(`aggregate-to-${role}`, 'rbac.authorization', UPSTREAM_DOMAIN);
 /** A signer name of the platform, e.g. signerName('kube-apiserver-client'). */
 export const signerName = (name: string): string => `${DOMAIN}/${name}`;
 /** The controller-manager's own identity (its client certificate's common name). */
@@ -94,7 +118,7 @@ export const GROUP_MONITORING = 'system:monitoring';
 export const GROUP_SERVICEACCOUNTS = 'system:serviceaccounts';
 
 /** Bootstrap tokens (document 2): their Secrets, users, groups and the signed ConfigMap. */
-export const SECRET_TYPE_BOOTSTRAP_TOKEN = labelKey('token', 'bootstrap');
+export const SECRET_TYPE_BOOTSTRAP_TOKEN = wellKnownKey('token', 'bootstrap');
 export const BOOTSTRAP_TOKEN_SECRET_PREFIX = 'bootstrap-token-';
 export const BOOTSTRAP_USER_PREFIX = 'system:bootstrap:';
 export const GROUP_BOOTSTRAPPERS = 'system:bootstrappers';
@@ -105,12 +129,31 @@ export const CLUSTER_INFO_JWS_PREFIX = 'jws-kubeconfig-';
 /** Service accounts: user names, groups, the private claim of their tokens and the legacy token Secrets. */
 export const SERVICE_ACCOUNT_USER_PREFIX = 'system:serviceaccount:';
 export const SERVICE_ACCOUNT_CLAIM = DOMAIN;
-export const SECRET_TYPE_SERVICE_ACCOUNT_TOKEN = labelKey('service-account-token');
-export const SERVICE_ACCOUNT_NAME_ANNOTATION = labelKey('service-account.name');
-export const SERVICE_ACCOUNT_UID_ANNOTATION = labelKey('service-account.uid');
-export const LEGACY_TOKEN_INVALID_SINCE_LABEL = labelKey('legacy-token-invalid-since');
+export const SECRET_TYPE_SERVICE_ACCOUNT_TOKEN = wellKnownKey('service-account-token');
+export const SERVICE_ACCOUNT_NAME_ANNOTATION = wellKnownKey('service-account.name');
+export const SERVICE_ACCOUNT_UID_ANNOTATION = wellKnownKey('service-account.uid');
+/** The other secret types whose data the server checks. */
+export const SECRET_TYPE_DOCKERCFG = wellKnownKey('dockercfg');
+export const SECRET_TYPE_DOCKER_CONFIG_JSON = wellKnownKey('dockerconfigjson');
+export const SECRET_TYPE_BASIC_AUTH = wellKnownKey('basic-auth');
+export const SECRET_TYPE_SSH_AUTH = wellKnownKey('ssh-auth');
+export const SECRET_TYPE_TLS = wellKnownKey('tls');
+export const LEGACY_TOKEN_INVALID_SINCE_LABEL = wellKnownKey('legacy-token-invalid-since');
 /** The issuer of Secret-based tokens and the claims they carry. */
 export const LEGACY_SERVICE_ACCOUNT_ISSUER = `${PRODUCT}/serviceaccount`;
 export const legacyServiceAccountClaim = (name: string): string => `${DOMAIN}/serviceaccount/${name}`;
 /** The extra keys of a service account's user info. */
 export const serviceAccountExtraKey = (name: string): string => labelKey(name, 'authentication');
+
+/** A pod a node agent mirrors from a static manifest. */
+export const MIRROR_POD_ANNOTATION = wellKnownKey('config.mirror');
+/** The StorageClass annotation that marks the default class. */
+export const DEFAULT_STORAGE_CLASS_ANNOTATION = wellKnownKey('is-default-class', 'storageclass');
+/** The prefix of node role labels, `node-role.svc.io/<role>` and `node-role.kubernetes.io/<role>`. */
+export const NODE_ROLE_LABEL_PREFIX = wellKnownKey('', 'node-role');
+/** An autoscaling/v1 HorizontalPodAutoscaler's annotation holding what only v2 can say. */
+export const hpaV2Annotation = (name: string): WellKnown => wellKnownKey(name, 'autoscaling.alpha');
+
+/** The labels the server puts on a Job's pods (besides the unprefixed `job-name` and `controller-uid`). */
+export const JOB_NAME_LABEL = wellKnownKey('job-name', 'batch');
+export const JOB_CONTROLLER_UID_LABEL = wellKnownKey('controller-uid', 'batch');

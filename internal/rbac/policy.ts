@@ -49,7 +49,7 @@ export interface DefaultBinding {
 const user = (name: string): Subject => ({ kind: 'User', apiGroup: GROUP_RBAC, name });
 const groupSubject = (name: string): Subject => ({ kind: 'Group', apiGroup: GROUP_RBAC, name });
 const serviceAccount = (name: string, namespace = NAMESPACE_SYSTEM): Subject => ({ kind: 'ServiceAccount', name, namespace });
-const aggregatesTo = (role: 'admin' | 'edit' | 'view') => ({ [aggregateToLabel(role)]: 'true' });
+const aggregatesTo = (role: 'admin' | 'edit' | 'view') => ({ [aggregateToLabel(role).own]: 'true' });
 
 const certificateApprover = (signer: string): DefaultRole => ({
   name: `system:${CERTS}:${signer}-approver`, rules: [rule(['approve'], [CERTS], ['signers'], [signerName(signer)])],
@@ -313,8 +313,8 @@ const NAMESPACE_ROLE_BINDINGS: DefaultBinding[] = [
 ];
 
 const DEFAULT_METADATA = () => ({
-  labels: { [BOOTSTRAPPING_LABEL]: BOOTSTRAPPING_RBAC_DEFAULTS },
-  annotations: { [RBAC_AUTOUPDATE_ANNOTATION]: 'true' },
+  labels: { [BOOTSTRAPPING_LABEL.own]: BOOTSTRAPPING_RBAC_DEFAULTS },
+  annotations: { [RBAC_AUTOUPDATE_ANNOTATION.own]: 'true' },
 });
 
 function roleObject(kind: 'Role' | 'ClusterRole', r: DefaultRole): ApiObject {

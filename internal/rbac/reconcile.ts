@@ -1,12 +1,12 @@
 // Reconciliation of the default policy at start: absent objects are created;
 // present ones get back the rules, subjects, labels, annotations and
 // aggregation selectors they miss (nothing is removed), unless annotated
-// `rbac.authorization.svc.io/autoupdate: "false"`. A binding whose roleRef
+// `rbac.authorization.svc.io/autoupdate: "false"` (or upstream's spelling of it). A binding whose roleRef
 // differs is recreated, since roleRef cannot change.
 import { isDeepStrictEqual } from 'node:util';
 import type { ApiObject } from '../apimachinery/meta.js';
 import { newUid, nowTimestamp } from '../apimachinery/meta.js';
-import { GROUP_RBAC, RBAC_AUTOUPDATE_ANNOTATION } from '../names/index.js';
+import { GROUP_RBAC, RBAC_AUTOUPDATE_ANNOTATION, wellKnownValue } from '../names/index.js';
 import { isServiceError, grpc } from '../rpc/index.js';
 import type { StorageClient } from '../storage/client.js';
 import { objectKey } from '../storage/keys.js';
@@ -63,7 +63,7 @@ async function reconcileOne(storage: StorageClient, resource: string, expected: 
     return;
   }
   const existing = decodeStored(found.kv) as Obj;
-  if (existing.metadata?.annotations?.[RBAC_AUTOUPDATE_ANNOTATION] === 'false') return;
+  if (wellKnownValue(existing.metadata?.annotations, RBAC_AUTOUPDATE_ANNOTATION) === 'false') return;
   if ('roleRef' in expected && !sameRoleRef(existing, expected)) {
     const obj = withServerFields({ ...expected, subjects: reconciled(existing, expected)?.subjects ?? existing.subjects, metadata: { ...expected.metadata } });
     await storage.delete(key, { modRevision: found.kv.modRevision });

@@ -36,8 +36,10 @@ export interface KindSpec {
   /** The kind's rules for a status write. */
   validateStatus?(obj: ApiObject, old: ApiObject): StatusCause[];
   storageVersion?: string;
+  storageGroup?: string;
   toStorage?(obj: ApiObject): ApiObject;
   fromStorage?(obj: ApiObject): ApiObject;
+  spellGroups?(obj: ApiObject, spell: (group: string) => string): void;
 }
 
 /** Top-level members that are not the object's "spec" for generation counting. */
@@ -79,7 +81,7 @@ export function defineKind(entry: ResourceEntry, spec: KindSpec = {}): KindDef {
     ...(spec.categories ? { categories: spec.categories } : {}),
     ...(entry.subresources.length ? { subresources: entry.subresources.map((s) => s.name), subresourceDefs: entry.subresources } : {}),
     statusSubresource, tracksGeneration, schema,
-    ...pick(spec, ['nameRule', 'tableColumns', 'selectableFields', 'returnDeletedObject', 'ephemeral', 'storageVersion', 'toStorage', 'fromStorage']),
+    ...pick(spec, ['nameRule', 'tableColumns', 'selectableFields', 'returnDeletedObject', 'ephemeral', 'storageVersion', 'storageGroup', 'toStorage', 'fromStorage', 'spellGroups']),
 
     prepareForCreate(obj, requester) {
       normalize(obj);

@@ -3,13 +3,15 @@
 // values and missing required fields as 422 causes, lists the fields the schema
 // does not know, and (when pruning) drops them, drops null members, fills
 // required numbers and booleans with their zero value and writes numeric
-// quantities as strings, as a decode and re-encode of the typed object does.
+// quantities as strings and times in their canonical form, as a decode and
+// re-encode of the typed object does.
 import type { StatusCause } from '../apimachinery/status.js';
 import { extension } from '../names/index.js';
 import { required, typeInvalid, invalid } from './causes.js';
 import { resolve, type Schema } from './openapi.js';
 import { isObject, type Obj } from './values.js';
 import { parseQuantity } from './quantity.js';
+import { canonicalTime } from '../apimachinery/protobuf/time.js';
 
 export interface SchemaCheckOptions {
   /** Drop unknown fields and null members, fill required scalars (default true). */
@@ -31,6 +33,8 @@ const INT_OR_STRING = extension('int-or-string');
 const PRESERVE_UNKNOWN = extension('preserve-unknown-fields');
 const EMBEDDED = extension('embedded-resource');
 const QUANTITY_SUFFIX = '.pkg.api.resource.Quantity';
+/** Time fields by their precision: decoding and encoding a `Time` drops the fraction, a `MicroTime` keeps microseconds. */
+const TIME_PRECISION: [string, 0 | 6][] = [['.apis.meta.v1.Time', 0], ['.apis.meta.v1.MicroTime', 6]];
 /** The expression quantities are reported against, as upstream words it. */
 const QUANTITY_FORMAT = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$';
 /** The same strings, matched in linear time: the suffix starts with a letter or sign, so no digit is in doubt. */
@@ -62,6 +66,11 @@ function mismatch(w: Walk, path: string, value: unknown, expected: string): void
 /** Checks one value; answers the value to keep (a numeric quantity becomes its string). */
 function walk(value: unknown, schema: Schema, path: string, w: Walk): unknown {
   if (schema.$ref?.endsWith(QUANTITY_SUFFIX)) return quantity(value, path, w);
+  if (w.prune && typeof value === 'string' && schema.$ref) {
+    const precision = TIME_PRECISION.find(([suffix]) => schema.$ref!.endsWith(suffix))?.[1];
+    const canonical = precision === undefined ? undefined : canonicalTime(value, precision);
+    if (canonical !== undefined) return canonical;
+  }
   const s = resolve(schema);
   if (s.format === 'int-or-string' || s[INT_OR_STRING] === true) {
     if (!Number.isInteger(value) && typeof value !== 'string') mismatch(w, path, value, 'integer-or-string');

@@ -57,12 +57,18 @@ export interface KindDef {
   ephemeral?: boolean;
   /** The version objects are stored in when other versions of the same resource are served too. */
   storageVersion?: string;
+  /** The group whose key space holds the objects, when the kind is a view of another group's resource
+   * (events/v1 Events are core Events); the kind's own group otherwise. */
+  storageGroup?: string;
   /** Converts an object of this version to the storage version. */
   toStorage?(obj: ApiObject): ApiObject;
   /** Converts a stored object to this version. */
   fromStorage?(obj: ApiObject): ApiObject;
   /** The OpenAPI schema of the kind (`$ref`s unresolved); undefined when the shared data has none. */
   schema(): Schema | undefined;
+  /** Rewrites in place the group names the object's contents carry (RBAC rules and references) with `spell`:
+   * stored in the product's spelling, answered in the spelling of the group name a request used. */
+  spellGroups?(obj: ApiObject, spell: (group: string) => string): void;
   /** Fields a field selector may name besides metadata.name and metadata.namespace. */
   selectableFields?: Record<string, (obj: ApiObject) => string | undefined>;
   /** Drops unknown fields, resets status, applies defaults and sets server-owned fields of a new object. */
@@ -79,7 +85,7 @@ export interface KindDef {
   validateStatusUpdate?(obj: ApiObject, old: ApiObject): StatusCause[];
   /** Name rule of the kind; default DNS-1123 subdomain. */
   nameRule?: NameRule;
-  /** A delete answers the deleted object instead of a Status. */
+  /** A delete answers the deleted object instead of a Status, as the platform's store does for a few kinds (`ReturnDeletedObject`). */
   returnDeletedObject?: boolean;
   tableColumns?: TableColumn[];
 }

@@ -6,17 +6,17 @@ import type { KeyValue, StorageClient } from '../storage/client.js';
 import { collectionPrefix, objectKey } from '../storage/keys.js';
 import { decodeStored } from '../storage/objects.js';
 import { Reflector } from '../storage/reflector.js';
-import { LEGACY_TOKEN_INVALID_SINCE_LABEL, SECRET_TYPE_SERVICE_ACCOUNT_TOKEN } from '../names/index.js';
+import { LEGACY_TOKEN_INVALID_SINCE_LABEL, SECRET_TYPE_SERVICE_ACCOUNT_TOKEN, isWellKnown } from '../names/index.js';
 
 /** What a check needs of one object. */
 export interface ObjectRecord {
   name: string;
   uid: string;
   deletionTimestamp?: string;
-  /** A Secret of type service-account-token: its `token` data, decoded. */
+  /** A Secret of type service-account-token (either spelling): its `token` data, decoded. */
   token?: string;
-  /** A legacy token Secret marked invalid: since when. */
-  invalidSince?: string;
+  /** A legacy token Secret marked invalid: the label that says so (in its spelling), and since when. */
+  invalidSince?: { label: string; since: string };
 }
 
 export type BoundResource = 'serviceaccounts' | 'secrets' | 'pods' | 'nodes';
@@ -27,10 +27,11 @@ function recordOf(kv: KeyValue): ObjectRecord {
   const obj: ApiObject = decodeStored(kv);
   const meta = obj.metadata ?? {};
   const record: ObjectRecord = { name: meta.name ?? '', uid: meta.uid ?? '', deletionTimestamp: meta.deletionTimestamp };
-  if (obj.type === SECRET_TYPE_SERVICE_ACCOUNT_TOKEN) {
+  if (isWellKnown(obj.type, SECRET_TYPE_SERVICE_ACCOUNT_TOKEN)) {
     const token = (obj.data as Record<string, unknown> | undefined)?.token;
     if (typeof token === 'string') record.token = Buffer.from(token, 'base64').toString('utf8');
-    record.invalidSince = meta.labels?.[LEGACY_TOKEN_INVALID_SINCE_LABEL];
+    const label = [LEGACY_TOKEN_INVALID_SINCE_LABEL.own, LEGACY_TOKEN_INVALID_SINCE_LABEL.upstream].find((k) => meta.labels?.[k] !== undefined);
+    if (label) record.invalidSince = { label, since: meta.labels![label] };
   }
   return record;
 }

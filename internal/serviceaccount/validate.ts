@@ -2,7 +2,7 @@
 // service account must still exist with the same uid, and so must the Secret,
 // Pod or Node a token is bound to. Objects deleted more than a minute ago (or
 // gone) revoke the token.
-import { LEGACY_TOKEN_INVALID_SINCE_LABEL, SERVICE_ACCOUNT_CLAIM } from '../names/index.js';
+import { SERVICE_ACCOUNT_CLAIM } from '../names/index.js';
 import { LEGACY_CLAIMS, type Ref, type ServiceAccountInfo, type TokenClaims } from './claims.js';
 import type { BoundResource, ObjectLookup, ObjectRecord } from './lookup.js';
 
@@ -84,7 +84,7 @@ export function validateLegacy(claims: TokenClaims, token: string, lookup: Objec
   if (secret.token !== token) fail("token does not match server's copy");
   if (secret.invalidSince) {
     fail(`the token in secret ${namespace}/${secretName} for service account ${namespace}/${name} has been marked invalid. `
-      + `Use tokens from the TokenRequest API or manually created secret-based tokens, or remove the '${LEGACY_TOKEN_INVALID_SINCE_LABEL}' label from the secret to regain access`);
+      + `Use tokens from the TokenRequest API or manually created secret-based tokens, or remove the '${secret.invalidSince.label}' label from the secret to regain access`);
   }
   const sa = serviceAccount(lookup, namespace, { name }, now);
   if (sa.uid !== uid) throw uidMismatch('service account', sa.uid, uid);

@@ -155,16 +155,19 @@ describe('Node authorization and NodeRestriction', function () {
       expect(res.body.message).to.equal('pods "plain" is forbidden: pod does not have "svc.io/config.mirror" annotation, node "n1" can only create mirror pods');
     });
 
-    it('admits a mirror pod owned by its own Node, not one for another node', async () => {
+    it('admits a mirror pod owned by its own Node (the mirror annotation in either spelling), not one for another node', async () => {
       const n1 = (await c.request('GET', '/api/v1/nodes/n1')).body;
-      const mirror = (name: string, nodeName: string) => ({
+      const mirror = (name: string, nodeName: string, annotation = 'svc.io/config.mirror') => ({
         ...pod(name, nodeName),
         metadata: {
-          name, namespace: 'default', annotations: { 'svc.io/config.mirror': 'hash' },
+          name, namespace: 'default', annotations: { [annotation]: 'hash' },
           ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: 'n1', uid: n1.metadata.uid, controller: true }],
         },
       });
       expect((await asNode('POST', '/api/v1/namespaces/default/pods', mirror('mirror-n1', 'n1'))).status).to.equal(201);
+      // A node agent written for the platform spells the annotation upstream's way.
+      const upstream = await asNode('POST', '/api/v1/namespaces/default/pods', mirror('mirror-up', 'n1', 'kubernetes.io/config.mirror'));
+      expect(upstream.status, upstream.text).to.equal(201);
       const res = await asNode('POST', '/api/v1/namespaces/default/pods', mirror('mirror-n2', 'n2'));
       expect(res.status).to.equal(403);
       expect(res.body.message).to.contain('node "n1" can only create pods with spec.nodeName set to itself');

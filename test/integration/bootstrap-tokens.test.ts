@@ -13,8 +13,8 @@ const SECRETS = '/api/v1/namespaces/svc-system/secrets';
 const CLUSTER_INFO = '/api/v1/namespaces/svc-public/configmaps/cluster-info';
 
 /** A bootstrap token Secret for `<id>.<secret>` with the given string data on top of the defaults. */
-const tokenSecret = (id: string, secret: string, data: Record<string, string> = {}) => ({
-  metadata: { name: `bootstrap-token-${id}` }, type: 'bootstrap.svc.io/token',
+const tokenSecret = (id: string, secret: string, data: Record<string, string> = {}, type = 'bootstrap.svc.io/token') => ({
+  metadata: { name: `bootstrap-token-${id}` }, type,
   stringData: { 'token-id': id, 'token-secret': secret, 'usage-bootstrap-authentication': 'true', ...data },
 });
 const rfc3339 = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -49,6 +49,16 @@ describe('bootstrap tokens: authentication, the bootstrap signer and the token c
       expect(who.status).to.equal(201);
       expect(who.body.status.userInfo.username).to.equal('system:bootstrap:abcdef');
       expect(who.body.status.userInfo.groups).to.deep.equal(['system:bootstrappers', 'system:bootstrappers:worker', 'system:bootstrappers:edge', 'system:authenticated']);
+    });
+
+    it('a token in a Secret of upstream\'s type bootstrap.kubernetes.io/token authenticates the same way', async () => {
+      const made = await create(tokenSecret('upstrm', '0123456789abcdef', {}, 'bootstrap.kubernetes.io/token'));
+      expect(made.type).to.equal('bootstrap.kubernetes.io/token');
+      expect(await waitFor(() => accepted('upstrm.0123456789abcdef'), 5000, 50)).to.equal(true);
+      expect((await whoami('upstrm.0123456789abcdef')).body.status.userInfo.username).to.equal('system:bootstrap:upstrm');
+      const invalid = await c.request('POST', SECRETS, { body: tokenSecret('upbad1', 'short', {}, 'bootstrap.kubernetes.io/token') });
+      expect(invalid.status, invalid.text).to.equal(422);
+      expect(invalid.body.details.causes.map((cause: any) => cause.field)).to.deep.equal(['data[token-secret]']);
     });
 
     it('a wrong secret, a token id without a Secret and a malformed token are refused', async () => {
@@ -139,6 +149,13 @@ describe('bootstrap tokens: authentication, the bootstrap signer and the token c
       expect(wrongKey).to.equal(true);
     });
 
+    it('signs with a token of upstream\'s type bootstrap.kubernetes.io/token', async () => {
+      await create(tokenSecret('upsig1', 'eeeeeeeeeeeeeeee', { 'usage-bootstrap-signing': 'true' }, 'bootstrap.kubernetes.io/token'));
+      expect(await waitFor(async () => Boolean(await signatureOf('upsig1')), 10_000)).to.equal(true);
+      await c.request('DELETE', `${SECRETS}/bootstrap-token-upsig1`);
+      expect(await waitFor(async () => (await signatureOf('upsig1')) === undefined, 10_000)).to.equal(true);
+    });
+
     it('ignores tokens not meant for signing or expired, and removes signatures of tokens gone', async () => {
       await create(tokenSecret('nosig1', 'gggggggggggggggg'));
       await create(tokenSecret('soon01', 'hhhhhhhhhhhhhhhh', { 'usage-bootstrap-signing': 'true', expiration: rfc3339(Date.now() + 4000) }));
@@ -156,8 +173,13 @@ describe('bootstrap tokens: authentication, the bootstrap signer and the token c
       await create(tokenSecret('old001', 'iiiiiiiiiiiiiiii', { expiration: rfc3339(Date.now() - 60_000) }));
       await create(tokenSecret('later1', 'jjjjjjjjjjjjjjjj', { expiration: rfc3339(Date.now() + 3000) }));
       await create(tokenSecret('keep01', 'kkkkkkkkkkkkkkkk'));
+      await create(tokenSecret('old002', 'iiiiiiiiiiiiiiii', { expiration: rfc3339(Date.now() - 60_000) }, 'bootstrap.kubernetes.io/token'));
+      // Not a bootstrap token: an expiration in its data means nothing.
+      await create({ metadata: { name: 'bootstrap-token-opaque' }, stringData: { expiration: rfc3339(Date.now() - 60_000) } });
       const gone = (name: string) => async () => (await c.request('GET', `${SECRETS}/bootstrap-token-${name}`)).status === 404;
       expect(await waitFor(gone('old001'), 10_000)).to.equal(true);
+      expect(await waitFor(gone('old002'), 10_000)).to.equal(true);
+      expect((await c.request('GET', `${SECRETS}/bootstrap-token-opaque`)).status).to.equal(200);
       expect((await c.request('GET', `${SECRETS}/bootstrap-token-later1`)).status).to.equal(200);
       expect(await waitFor(gone('later1'), 15_000)).to.equal(true);
       expect((await c.request('GET', `${SECRETS}/bootstrap-token-keep01`)).status).to.equal(200);

@@ -64,6 +64,19 @@ describe('CBOR (gate CBORServingAndStorage)', function () {
       expect(event.type).to.equal('ADDED');
       expect(event.object.metadata.name).to.equal('cbor-watched');
     });
+
+    it('answers through an upstream group name in that spelling', async () => {
+      const CR = '/apis/rbac.authorization.k8s.io/v1/clusterroles';
+      const created = await raw(c, 'POST', CR, { 'Content-Type': 'application/cbor', Accept: 'application/cbor' },
+        encode({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'cbor-aliased' }, rules: [{ apiGroups: ['storage.k8s.io'], resources: ['csidrivers'], verbs: ['get'] }] }));
+      expect(created.status).to.equal(201);
+      const obj = decode(created.body);
+      expect(obj.apiVersion).to.equal('rbac.authorization.k8s.io/v1');
+      expect(obj.rules[0].apiGroups).to.deep.equal(['storage.k8s.io']);
+      const missing = await raw(c, 'GET', `${CR}/missing`, { Accept: 'application/cbor' });
+      expect(missing.status).to.equal(404);
+      expect(decode(missing.body).details.group).to.equal('rbac.authorization.k8s.io');
+    });
   });
 
   describe('with the gate off (default)', () => {

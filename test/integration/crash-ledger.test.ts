@@ -5,7 +5,6 @@
 // acknowledged create is there with its data afterwards.
 import { expect } from 'chai';
 import { join } from 'node:path';
-import { freePort } from '../../internal/launcher/ports.js';
 import { Cluster, waitFor } from '../lib/cluster.js';
 import { LedgerWriter } from '../lib/ledger.js';
 import { Launcher, alive, childrenOf, kubeRequest, tempDir } from '../lib/launcher.js';
@@ -73,7 +72,7 @@ describe('crash ledger: kill -9 of each process in turn under a steady writer', 
     let launcher: Launcher;
     let writer: LedgerWriter;
     before(async () => {
-      launcher = new Launcher(tempDir(), [`--secure-port=${await freePort()}`]);
+      launcher = new Launcher(tempDir(), ['--secure-port=0']);
       expect(await launcher.ready(90_000), `${launcher.stdout}\n${launcher.stderr}`).to.equal(true);
       const kubeconfig = join(launcher.dataDir, 'admin.kubeconfig');
       writer = new LedgerWriter((method, path, body) => kubeRequest(kubeconfig, method, path, body), 'default').start();

@@ -62,6 +62,49 @@ describe('gateway: resources, errors, discovery and health over HTTPS', function
     expect(stale.body.reason).to.equal('Conflict');
   });
 
+  it('an update ignores what it says of creationTimestamp (however spelled) and keeps the stored one', async () => {
+    const got = (await c.request('GET', '/api/v1/namespaces/default/configmaps/one')).body;
+    const stamp: string = got.metadata.creationTimestamp;
+    const millis = stamp.replace(/Z$/, '.000Z'); // as @kubernetes/client-node writes a Date
+    const same = await c.request('PUT', '/api/v1/namespaces/default/configmaps/one', { body: { ...got, metadata: { ...got.metadata, creationTimestamp: millis } } });
+    expect(same.status, same.text).to.equal(200);
+    expect(same.body.metadata.creationTimestamp).to.equal(stamp);
+    expect(same.body.metadata.resourceVersion, 'nothing changed: nothing written').to.equal(got.metadata.resourceVersion);
+    const other = await c.request('PUT', '/api/v1/namespaces/default/configmaps/one', {
+      body: { ...got, data: { a: 'moved' }, metadata: { ...got.metadata, creationTimestamp: '2001-01-01T00:00:00Z' } },
+    });
+    expect(other.status, other.text).to.equal(200);
+    expect(other.body.metadata.creationTimestamp).to.equal(stamp);
+    const uid = await c.request('PUT', '/api/v1/namespaces/default/configmaps/one', { body: { ...other.body, metadata: { ...other.body.metadata, uid: 'another' } } });
+    expect(uid.status, uid.text).to.equal(422);
+    expect(uid.body.details.causes).to.deep.equal([{ reason: 'FieldValueInvalid', message: 'Invalid value: "another": field is immutable', field: 'metadata.uid' }]);
+  });
+
+  it('writes times back as the platform does: Time to the second, MicroTime to the microsecond, in UTC', async () => {
+    const lease = {
+      metadata: { name: 'times' },
+      spec: { holderIdentity: 'a', acquireTime: '2026-11-23T19:14:33.000Z', renewTime: '2026-11-23T20:14:33.5+01:00' },
+    };
+    const res = await c.request('POST', '/apis/coordination.svc.io/v1/namespaces/default/leases', { body: lease });
+    expect(res.status, res.text).to.equal(201);
+    expect(res.body.spec).to.include({ acquireTime: '2026-11-23T19:14:33.000000Z', renewTime: '2026-11-23T19:14:33.500000Z' });
+    const job = await c.request('POST', '/apis/batch/v1/namespaces/default/jobs', {
+      body: { metadata: { name: 'times' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } },
+    });
+    expect(job.status, job.text).to.equal(201);
+    const started = await c.request('PUT', '/apis/batch/v1/namespaces/default/jobs/times/status', {
+      body: { ...job.body, status: { ...job.body.status, startTime: '2026-11-23T19:14:33.000Z' } },
+    });
+    expect(started.status, started.text).to.equal(200);
+    expect(started.body.status.startTime).to.equal('2026-11-23T19:14:33Z');
+    // The same instant spelled another way is no change of an immutable time.
+    const again = await c.request('PUT', '/apis/batch/v1/namespaces/default/jobs/times/status', {
+      body: { ...started.body, status: { ...started.body.status, startTime: '2026-11-23T20:14:33+01:00' } },
+    });
+    expect(again.status, again.text).to.equal(200);
+    expect(again.body.metadata.resourceVersion).to.equal(started.body.metadata.resourceVersion);
+  });
+
   it('does not write an update that changes nothing', async () => {
     const got = (await c.request('GET', '/api/v1/namespaces/default/configmaps/one')).body;
     const same = await c.request('PUT', '/api/v1/namespaces/default/configmaps/one', { body: got });
@@ -84,6 +127,44 @@ describe('gateway: resources, errors, discovery and health over HTTPS', function
     expect(res.status).to.equal(422);
     expect(res.body.reason).to.equal('Invalid');
     expect(res.body.details.causes[0].field).to.equal('metadata.name');
+  });
+
+  describe('Status bodies byte for byte as the platform writes them (field order, escapes, final newline)', () => {
+    const failure = (message: string, reason: string, details: string, code: number) =>
+      `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":${message},"reason":"${reason}","details":${details},"code":${code}}\n`;
+
+    it('404 NotFound', async () => {
+      const res = await c.request('GET', '/api/v1/namespaces/default/configmaps/missing');
+      expect(res.text).to.equal(failure('"configmaps \\"missing\\" not found"', 'NotFound', '{"name":"missing","kind":"configmaps"}', 404));
+      const grouped = await c.request('GET', '/apis/apps/v1/namespaces/default/deployments/missing');
+      expect(grouped.text).to.equal(failure('"deployments.apps \\"missing\\" not found"', 'NotFound', '{"name":"missing","group":"apps","kind":"deployments"}', 404));
+      for (const path of ['/api/v1/nosuchthings', '/no/such/path']) {
+        expect((await c.request('GET', path)).text, path).to.equal(failure('"the server could not find the requested resource"', 'NotFound', '{}', 404));
+      }
+    });
+
+    it('409 AlreadyExists and 409 Conflict', async () => {
+      await c.request('POST', '/api/v1/namespaces/default/configmaps', { body: cm('bytes') });
+      const exists = await c.request('POST', '/api/v1/namespaces/default/configmaps', { body: cm('bytes') });
+      expect(exists.text).to.equal(failure('"configmaps \\"bytes\\" already exists"', 'AlreadyExists', '{"name":"bytes","kind":"configmaps"}', 409));
+      const stale = await c.request('PUT', '/api/v1/namespaces/default/configmaps/bytes', { body: { ...cm('bytes'), metadata: { name: 'bytes', resourceVersion: '1' } } });
+      expect(stale.text).to.equal(failure(
+        '"Operation cannot be fulfilled on configmaps \\"bytes\\": the object has been modified; please apply your changes to the latest version and try again"',
+        'Conflict', '{"name":"bytes","kind":"configmaps"}', 409));
+    });
+
+    it('422 Invalid, causes in the order reason, message, field', async () => {
+      const res = await c.request('POST', '/api/v1/namespaces/default/configmaps', { body: cm('Not_Valid') });
+      const why = String.raw`Invalid value: \"Not_Valid\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`;
+      expect(res.text).to.equal(failure(`"ConfigMap \\"Not_Valid\\" is invalid: metadata.name: ${why}"`, 'Invalid',
+        `{"name":"Not_Valid","kind":"ConfigMap","causes":[{"reason":"FieldValueInvalid","message":"${why}","field":"metadata.name"}]}`, 422));
+    });
+
+    it('escapes <, > and & as the platform does, in objects too', async () => {
+      const res = await c.request('POST', '/api/v1/namespaces/default/configmaps', { body: cm('escapes', { html: '<a>&</a>' }) });
+      expect(res.status, res.text).to.equal(201);
+      expect(res.text).to.contain('"html":"\\u003ca\\u003e\\u0026\\u003c/a\\u003e"').and.match(/}\n$/);
+    });
   });
 
   it('answers 405 MethodNotAllowed and 406 NotAcceptable', async () => {
@@ -123,9 +204,11 @@ describe('gateway: resources, errors, discovery and health over HTTPS', function
   });
 
   it('deletes an object (Status Success) and deletecollection by label', async () => {
+    const uid = (await c.request('GET', '/api/v1/namespaces/default/secrets/s1')).body.metadata.uid;
     const del = await c.request('DELETE', '/api/v1/namespaces/default/secrets/s1');
     expect(del.status).to.equal(200);
-    expect(del.body).to.include({ kind: 'Status', status: 'Success' });
+    // As the platform's store answers it: no code.
+    expect(del.text).to.equal(`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":"s1","kind":"secrets","uid":"${uid}"}}\n`);
     expect((await c.request('GET', '/api/v1/namespaces/default/secrets/s1')).status).to.equal(404);
     for (const n of ['l1', 'l2', 'l3']) {
       await c.request('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: n, labels: { group: n === 'l3' ? 'b' : 'a' } } } });
@@ -191,7 +274,11 @@ describe('gateway: resources, errors, discovery and health over HTTPS', function
     expect(v1.body.kind).to.equal('APIResourceList');
     const cmRes = v1.body.resources.find((r: any) => r.name === 'configmaps');
     expect(cmRes).to.deep.include({ namespaced: true, kind: 'ConfigMap', shortNames: ['cm'] });
-    expect((await c.request('GET', '/apis')).body.kind).to.equal('APIGroupList');
+    const apis = await c.request('GET', '/apis');
+    expect(apis.body.kind).to.equal('APIGroupList');
+    // Discovery ends with the newline of the platform's encoder; OpenAPI is bare marshalled JSON.
+    for (const doc of [api, v1, apis]) expect(doc.text.endsWith('}\n'), doc.text.slice(-20)).to.equal(true);
+    expect((await c.request('GET', '/openapi/v2')).text.endsWith('}')).to.equal(true);
     const version = await c.request('GET', '/version');
     expect(version.body).to.include({ major: '1', minor: '34' });
   });

@@ -1,8 +1,10 @@
 import { expect } from 'chai';
+import net from 'node:net';
 import { join } from 'node:path';
-import { freePort } from '../../internal/launcher/ports.js';
+import { checkHealth } from '../../internal/rpc/index.js';
 import { waitFor } from '../lib/cluster.js';
 import { Launcher, READY, SERVICES, childrenOf, gone, kubeRequest, mentioning, tempDir } from '../lib/launcher.js';
+import { unusedPort } from '../lib/ports.js';
 
 const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { a: '1' } });
 const CMS = '/api/v1/namespaces/default/configmaps';
@@ -10,16 +12,12 @@ const CMS = '/api/v1/namespaces/default/configmaps';
 describe('launcher: svc-apiserver starts, supervises and stops every service', function () {
   this.timeout(120_000);
 
-  describe('two instances side by side', () => {
+  describe('two instances started at once, every port picked by the process that binds it', () => {
     const launchers: Launcher[] = [];
-    const ports: number[] = [];
     const children: Array<Array<{ pid: number; cmdline: string }>> = [];
 
     before(async () => {
-      for (let i = 0; i < 2; i++) {
-        ports.push(await freePort());
-        launchers.push(new Launcher(tempDir(), [`--secure-port=${ports[i]}`]));
-      }
+      for (let i = 0; i < 2; i++) launchers.push(new Launcher(tempDir(), ['--secure-port=0']));
       const ready = await Promise.all(launchers.map((l) => l.ready(90_000)));
       launchers.forEach((l, i) => expect(ready[i], `instance ${i}:\n${l.stdout}\n${l.stderr}`).to.equal(true));
       for (const l of launchers) children.push(childrenOf(l.pid));
@@ -35,11 +33,27 @@ describe('launcher: svc-apiserver starts, supervises and stops every service', f
       }
     });
 
-    it('prints how to point kubectl at it', () => {
-      launchers.forEach((l, i) => {
-        expect(l.stdout).to.include(`${READY} on https://127.0.0.1:${ports[i]}`);
+    it('prints how to point kubectl at it, on the port the gateway bound', () => {
+      for (const l of launchers) {
+        expect(l.servingPort).to.be.greaterThan(0);
+        expect(l.announced('gateway')).to.deep.equal([`127.0.0.1:${l.servingPort}`]);
         expect(l.stdout).to.include(`export KUBECONFIG=${join(l.dataDir, 'admin.kubeconfig')}`);
-      });
+      }
+      expect(launchers[0].servingPort).not.to.equal(launchers[1].servingPort);
+    });
+
+    it('checks each child where it said it serves, and gives its peers that address', () => {
+      for (const l of launchers) {
+        const kids = childrenOf(l.pid);
+        for (const name of ['nats', 'storage', 'authn', 'authz', 'admission']) {
+          const [address, ...more] = l.announced(name);
+          expect(more, name).to.deep.equal([]);
+          expect(l.stdout, name).to.match(new RegExp(`svc-apiserver: ${name} healthy on ${address.replace(/\./g, '\\.')} after `));
+          if (name === 'nats') continue;
+          expect(kids.find((k) => k.cmdline.includes('/cmd/gateway/main.js '))!.cmdline, name).to.include(`--${name}-address=${address}`);
+        }
+        expect(kids.find((k) => k.cmdline.includes('/cmd/storage/main.js '))!.cmdline).to.include(`--nats-url=nats://${l.announced('nats')[0]}`);
+      }
     });
 
     it('prefixes each child\'s log lines with its name', async () => {
@@ -80,13 +94,13 @@ describe('launcher: svc-apiserver starts, supervises and stops every service', f
     });
   });
 
-  describe('the controller-manager is off the serving path', () => {
+  describe('one instance: the controller-manager off the serving path, children restarted where they were', () => {
     let launcher: Launcher | undefined;
     after(async () => { await launcher?.destroy(); });
 
     it('serves while the controller-manager cannot sync, and says so every --startup-timeout', async () => {
       // Pointed at a port nothing listens on, the controller-manager never gets its first lists.
-      launcher = new Launcher(tempDir(), [`--secure-port=${await freePort()}`, `--server=https://127.0.0.1:${await freePort()}`, '--startup-timeout=20s']);
+      launcher = new Launcher(tempDir(), ['--secure-port=0', `--server=https://127.0.0.1:${await unusedPort()}`, '--startup-timeout=20s']);
       expect(await launcher.ready(90_000), `${launcher.stdout}\n${launcher.stderr}`).to.equal(true);
       expect(childrenOf(launcher.pid).filter((k) => k.cmdline.includes('/cmd/controller-manager/main.js '))).to.have.length(1);
       expect(await waitFor(() => launcher!.stdout.includes('controller-manager still syncing after 20s'), 40_000), launcher.stdout).to.equal(true);
@@ -104,6 +118,41 @@ describe('launcher: svc-apiserver starts, supervises and stops every service', f
       expect((await kubeRequest(join(launcher!.dataDir, 'admin.kubeconfig'), 'GET', '/readyz')).status).to.equal(200);
       expect(launcher!.running).to.equal(true);
     });
+
+    it('restarts a service that dies on the address its peers were given; while another process holds it, says so', async () => {
+      const l = launcher!;
+      const [address] = l.announced('authz');
+      const port = Number(address.split(':')[1]);
+      const authz = () => childrenOf(l.pid).filter((k) => k.cmdline.includes('/cmd/authz/main.js '));
+      const listen = (server: net.Server) => new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
+      // Kill authz and take its port before the restart (a second later) does; a loaded machine may be slower
+      // than the restart, or lend the freed port to an outgoing connection: then wait and try again, a few times.
+      let squatter: net.Server | undefined;
+      for (let attempt = 1; !squatter; attempt++) {
+        const starts = l.announced('authz').length;
+        const [before] = authz();
+        process.kill(before.pid, 'SIGKILL');
+        expect(await waitFor(() => gone([before.pid]), 5_000)).to.equal(true);
+        const server = net.createServer();
+        squatter = await listen(server).then(() => server, (err) => {
+          if (attempt >= 3) throw err;
+          return undefined;
+        });
+        if (!squatter) expect(await waitFor(() => l.announced('authz').length > starts, 60_000), l.stdout).to.equal(true);
+      }
+      const starts = l.announced('authz').length;
+      try {
+        expect(await waitFor(() => l.stdout.includes(`[authz] cannot bind ${address} again`), 20_000), l.stdout).to.equal(true);
+        expect(l.announced('authz')).to.have.length(starts);
+      } finally {
+        await new Promise((resolve) => squatter!.close(resolve));
+      }
+      expect(await waitFor(() => l.announced('authz').length > starts, 40_000), l.stdout).to.equal(true);
+      expect(new Set(l.announced('authz'))).to.deep.equal(new Set([address]));
+      expect(await waitFor(() => checkHealth(address), 10_000)).to.equal(true);
+      expect(authz()).to.have.length(1);
+      expect((await kubeRequest(join(l.dataDir, 'admin.kubeconfig'), 'POST', CMS, cm('after-authz-restart'))).status).to.equal(201);
+    });
   });
 
   describe('a controller-manager that refuses its flags', () => {
@@ -111,7 +160,7 @@ describe('launcher: svc-apiserver starts, supervises and stops every service', f
     after(async () => { await launcher?.destroy(); });
 
     it('is reported and not restarted, the API serving', async () => {
-      launcher = new Launcher(tempDir(), [`--secure-port=${await freePort()}`, '--controllers=no-such-controller']);
+      launcher = new Launcher(tempDir(), ['--secure-port=0', '--controllers=no-such-controller']);
       expect(await launcher.ready(90_000), `${launcher.stdout}\n${launcher.stderr}`).to.equal(true);
       const reported = 'svc-apiserver: controller-manager exited (code 2); not restarted, the API serves without it';
       expect(await waitFor(() => launcher!.stdout.includes(reported), 30_000), launcher.stdout).to.equal(true);
@@ -134,7 +183,7 @@ describe('launcher: svc-apiserver starts, supervises and stops every service', f
     });
 
     it('exits non-zero naming a service that cannot start, and leaves no process behind', async () => {
-      launcher = new Launcher(tempDir(), [`--secure-port=${await freePort()}`, '--token-auth-file=/nonexistent']);
+      launcher = new Launcher(tempDir(), ['--secure-port=0', '--token-auth-file=/nonexistent']);
       const exit = await launcher.exit(60_000);
       expect(exit?.code, launcher.stdout).to.equal(1);
       expect(launcher.stderr).to.match(/^svc-apiserver: authn exited \(code 1\) before it became healthy/);
@@ -144,7 +193,7 @@ describe('launcher: svc-apiserver starts, supervises and stops every service', f
     });
 
     it('stops what it started when SIGTERM arrives during start-up', async () => {
-      launcher = new Launcher(tempDir(), [`--secure-port=${await freePort()}`]);
+      launcher = new Launcher(tempDir(), ['--secure-port=0']);
       expect(await waitFor(() => launcher!.stdout.includes('[storage] '), 30_000)).to.equal(true);
       process.kill(launcher.pid, 'SIGTERM');
       const exit = await launcher.exit(30_000);

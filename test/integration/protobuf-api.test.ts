@@ -56,6 +56,21 @@ describe('Protobuf through the gateway', function () {
     expect(events[0].type).to.equal('ADDED');
     expect((events[0].object as any).metadata.name).to.equal('pb-watched');
   });
+  it('answers through an upstream group name in that spelling: object, list, watch and Status', async () => {
+    const CR = '/apis/rbac.authorization.k8s.io/v1/clusterroles';
+    const role = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'pb-aliased' }, rules: [{ apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['get'] }] };
+    expect((await c.request('POST', CR, { body: role })).status).to.equal(201);
+    const obj = decodeEnvelope((await rawGet(c, `${CR}/pb-aliased`, UPSTREAM_PB)).body) as any;
+    expect(obj.apiVersion).to.equal('rbac.authorization.k8s.io/v1');
+    expect(obj.rules[0].apiGroups).to.deep.equal(['networking.k8s.io']);
+    const list = decodeEnvelope((await rawGet(c, CR, UPSTREAM_PB)).body) as any;
+    expect(list).to.include({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleList' });
+    const missing = await rawGet(c, `${CR}/missing`, UPSTREAM_PB);
+    expect(missing.status).to.equal(404);
+    expect((decodeEnvelope(missing.body) as any).details.group).to.equal('rbac.authorization.k8s.io');
+    const { events } = decodeWatchEvents((await rawWatch(c, `${CR}?watch=1&fieldSelector=metadata.name%3Dpb-aliased`, UPSTREAM_PB, 1)).buffer);
+    expect((events[0].object as any).apiVersion).to.equal('rbac.authorization.k8s.io/v1');
+  });
 });
 
 async function rawGet(c: Cluster, path: string, accept: string): Promise<{ status: number; type: string; body: Buffer }> {

@@ -91,6 +91,34 @@ describe('protocol: deletion', function () {
       expect(res.status, res.text).to.equal(200);
       expect(await gone('held2')).to.equal(true);
     });
+    it('an object being deleted takes no new finalizer (update, patch, apply: 422), and may still lose one', async () => {
+      await create('closing', ['example.com/a', 'example.com/b']);
+      expect((await c.request('DELETE', `${CMS}/closing`)).status).to.equal(200);
+      const got = (await c.request('GET', `${CMS}/closing`)).body;
+      const refused = (res: Response, added: string) => {
+        expectStatus(res, 422, 'Invalid');
+        expect(res.body.details.causes).to.deep.equal([{
+          reason: 'FieldValueForbidden', field: 'metadata.finalizers',
+          message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${added}}`,
+        }]);
+      };
+      refused(await c.request('PUT', `${CMS}/closing`, {
+        body: { ...got, metadata: { ...got.metadata, finalizers: ['example.com/z', 'example.com/a', 'example.com/c'] } },
+      }), '"example.com/c", "example.com/z"');
+      refused(await c.request('PATCH', `${CMS}/closing`, {
+        body: [{ op: 'add', path: '/metadata/finalizers/-', value: 'example.com/c' }], headers: { 'Content-Type': 'application/json-patch+json' },
+      }), '"example.com/c"');
+      refused(await c.request('PATCH', `${CMS}/closing?fieldManager=late`, {
+        body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'closing', namespace: NS, finalizers: ['example.com/c'] } }),
+        headers: { 'Content-Type': 'application/apply-patch+yaml' },
+      }), '"example.com/c"');
+      const fewer = await c.request('PUT', `${CMS}/closing`, { body: { ...got, metadata: { ...got.metadata, finalizers: ['example.com/a'] } } });
+      expect(fewer.status, fewer.text).to.equal(200);
+      expect(fewer.body.metadata.finalizers).to.deep.equal(['example.com/a']);
+      const last = await c.request('PATCH', `${CMS}/closing`, { body: { metadata: { finalizers: null } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+      expect(last.status, last.text).to.equal(200);
+      expect(await gone('closing')).to.equal(true);
+    });
   });
 
   describe('DeleteOptions', () => {

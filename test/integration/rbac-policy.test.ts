@@ -89,7 +89,7 @@ describe('RBAC default policy, reconciliation, aggregation and rules reviews', f
   });
 
   describe('reconciliation at start', () => {
-    it('a rule removed from a default role comes back when authz restarts; autoupdate "false" keeps a change', async () => {
+    it('a rule removed from a default role comes back when authz restarts; autoupdate "false" (in either spelling) keeps a change', async () => {
       const path = `${RBAC}/clusterroles/system:aggregate-to-view`;
       const view = await get(path);
       const trimmed = view.rules.filter((r: any) => !(r.resources ?? []).includes('pods'));
@@ -97,6 +97,10 @@ describe('RBAC default policy, reconciliation, aggregation and rules reviews', f
       const discovery = await get(`${RBAC}/clusterroles/system:discovery`);
       await admin('PUT', `${RBAC}/clusterroles/system:discovery`, {
         ...discovery, metadata: { ...discovery.metadata, annotations: { [AUTOUPDATE]: 'false' } }, rules: [{ nonResourceURLs: ['/version'], verbs: ['get'] }],
+      });
+      const delegator = await get(`${RBAC}/clusterroles/system:auth-delegator`);
+      await admin('PUT', `${RBAC}/clusterroles/system:auth-delegator`, {
+        ...delegator, metadata: { ...delegator.metadata, annotations: { 'rbac.authorization.kubernetes.io/autoupdate': 'false' } }, rules: [{ nonResourceURLs: ['/healthz'], verbs: ['get'] }],
       });
       const viewBinding = await get(`${RBAC}/clusterrolebindings/system:basic-user`);
       await admin('PUT', `${RBAC}/clusterrolebindings/system:basic-user`, { ...viewBinding, subjects: [] });
@@ -111,6 +115,7 @@ describe('RBAC default policy, reconciliation, aggregation and rules reviews', f
       expect((await get(`${RBAC}/clusterrolebindings/system:basic-user`)).subjects).to.deep.equal([{ kind: 'Group', apiGroup: GROUP, name: 'system:authenticated' }]);
       const kept = await get(`${RBAC}/clusterroles/system:discovery`);
       expect(kept.rules).to.deep.equal([{ nonResourceURLs: ['/version'], verbs: ['get'] }]);
+      expect((await get(`${RBAC}/clusterroles/system:auth-delegator`)).rules).to.deep.equal([{ nonResourceURLs: ['/healthz'], verbs: ['get'] }]);
       expect(await eventually(async () => hasRule((await get(`${RBAC}/clusterroles/view`)).rules, '', 'pods', 'get'))).to.equal(true);
     });
   });

@@ -5,7 +5,6 @@
 // is RESTART_OBJECTS (default 100,000), seeded straight into the store.
 import { expect } from 'chai';
 import { join } from 'node:path';
-import { freePort } from '../../internal/launcher/ports.js';
 import { LedgerWriter } from '../lib/ledger.js';
 import { Launcher, READY, kubeRequest, tempDir } from '../lib/launcher.js';
 import { seedObjects } from '../lib/seed.js';
@@ -30,9 +29,9 @@ describe(`restart: a whole-group SIGKILL with ${OBJECTS} objects stored, under a
   before(async () => {
     const seeded = await seedObjects(dataDir, { configMaps: OBJECTS, secrets: SECRETS, roles: ROLES, namespaces: NAMESPACES });
     expect(seeded).to.equal(NAMESPACES + OBJECTS + SECRETS + 2 * ROLES);
-    port = await freePort();
-    first = new Launcher(dataDir, [`--secure-port=${port}`]);
+    first = new Launcher(dataDir, ['--secure-port=0']);
     expect(await first.ready(120_000), `${first.stdout}\n${first.stderr}`).to.equal(true);
+    port = first.servingPort; // the second launcher serves where the writer's kubeconfig points
   });
 
   after(async () => {

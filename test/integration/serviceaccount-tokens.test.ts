@@ -237,25 +237,37 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
     });
   });
 
-  it('a Secret-based (legacy) token authenticates while its Secret holds it', async () => {
-    const sa = (await c.request('GET', `${SA_PATH}/builder`)).body;
-    const legacy = await new SignJWT({
-      'svc.io/serviceaccount/namespace': 'default', 'svc.io/serviceaccount/secret.name': 'builder-token',
-      'svc.io/serviceaccount/service-account.name': 'builder', 'svc.io/serviceaccount/service-account.uid': sa.metadata.uid,
-    }).setProtectedHeader({ alg: 'ES256' }).setIssuer('svc/serviceaccount').setSubject('system:serviceaccount:default:builder')
-      .sign(createPrivateKey(readFileSync(pkiPaths(c.dataDir).servingKey)));
-    expect((await asToken(c, legacy)).status).to.equal(401); // no Secret holds it yet
-    const secret = await c.request('POST', '/api/v1/namespaces/default/secrets', { body: {
-      metadata: { name: 'builder-token', annotations: { 'svc.io/service-account.name': 'builder' } },
-      type: 'svc.io/service-account-token', stringData: { token: legacy },
-    } });
-    expect(secret.status, secret.text).to.equal(201);
-    expect(await waitFor(async () => (await asToken(c, legacy)).status === 200, 5000, 50)).to.equal(true);
-    const reviewed = await review(legacy);
-    expect(reviewed.body.status.user.username).to.equal('system:serviceaccount:default:builder');
-    await c.request('DELETE', '/api/v1/namespaces/default/secrets/builder-token');
-    expect(await waitFor(() => refused(legacy), 5000, 50)).to.equal(true);
-  });
+  for (const domain of ['svc.io', 'kubernetes.io']) {
+    it(`a Secret-based (legacy) token authenticates while its Secret (type ${domain}/service-account-token) holds it unmarked`, async () => {
+      const name = `builder-token-${domain.split('.')[0]}`;
+      const sa = (await c.request('GET', `${SA_PATH}/builder`)).body;
+      const legacy = await new SignJWT({
+        'svc.io/serviceaccount/namespace': 'default', 'svc.io/serviceaccount/secret.name': name,
+        'svc.io/serviceaccount/service-account.name': 'builder', 'svc.io/serviceaccount/service-account.uid': sa.metadata.uid,
+      }).setProtectedHeader({ alg: 'ES256' }).setIssuer('svc/serviceaccount').setSubject('system:serviceaccount:default:builder')
+        .sign(createPrivateKey(readFileSync(pkiPaths(c.dataDir).servingKey)));
+      expect((await asToken(c, legacy)).status).to.equal(401); // no Secret holds it yet
+      const secret = await c.request('POST', '/api/v1/namespaces/default/secrets', { body: {
+        metadata: { name, annotations: { [`${domain}/service-account.name`]: 'builder' } },
+        type: `${domain}/service-account-token`, stringData: { token: legacy },
+      } });
+      expect(secret.status, secret.text).to.equal(201);
+      expect(secret.body.type).to.equal(`${domain}/service-account-token`);
+      expect(await waitFor(async () => (await asToken(c, legacy)).status === 200, 5000, 50)).to.equal(true);
+      const reviewed = await review(legacy);
+      expect(reviewed.body.status.user.username).to.equal('system:serviceaccount:default:builder');
+      // Marked invalid with the label in the same spelling: refused, and the review names the label to remove.
+      const label = `${domain}/legacy-token-invalid-since`;
+      const marked = await c.request('PATCH', `/api/v1/namespaces/default/secrets/${name}`, {
+        body: { metadata: { labels: { [label]: '2025-01-01' } } }, headers: { 'Content-Type': 'application/merge-patch+json' },
+      });
+      expect(marked.status, marked.text).to.equal(200);
+      expect(await waitFor(() => refused(legacy), 5000, 50)).to.equal(true);
+      expect((await review(legacy)).body.status.error).to.contain(`remove the '${label}' label`);
+      await c.request('DELETE', `/api/v1/namespaces/default/secrets/${name}`);
+      expect(await waitFor(() => refused(legacy), 5000, 50)).to.equal(true);
+    });
+  }
 
   it('no token appears in spans, metrics or logs', async () => {
     const signatures = seen.map((t) => t.split('.')[2]).filter((sig) => sig && sig.length > 20);

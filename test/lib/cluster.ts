@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkHealth } from '../../internal/rpc/index.js';
 import { pkiPaths } from '../../internal/pki/index.js';
+import { announcedAddress } from '../../internal/launcher/announce.js';
 import { startNats, type RunningNats } from './nats.js';
 
 const GRPC_SERVICES = ['storage', 'authn', 'authz', 'admission'] as const;
@@ -95,13 +96,14 @@ export class Cluster {
     if (!ok) throw new Error(`${s} did not become healthy:\n${log.join('')}`);
   }
 
-  /** Reads the port a service announces (`... listening on host:port`, `... serving on https://host:port`); the controller-manager serves none. */
+  /** Reads the port a service announces, as the launcher does; the controller-manager serves none. */
   private learnPort(s: Service, output: string): boolean {
     if (s === 'controller-manager') return output.includes('controller-manager running');
-    const m = /(?:listening on |serving on https:\/\/)\S*:(\d+)/.exec(output);
-    if (!m) return false;
-    if (s === 'gateway') this.port = Number(m[1]);
-    else this.addresses[s] = `127.0.0.1:${m[1]}`;
+    // Whole lines only: a port cut in two by a chunk boundary would be another port.
+    const announced = output.split('\n').slice(0, -1).map(announcedAddress).find((a) => a !== undefined);
+    if (!announced) return false;
+    if (s === 'gateway') this.port = announced.port;
+    else this.addresses[s] = `127.0.0.1:${announced.port}`;
     return true;
   }
 

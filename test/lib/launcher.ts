@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { waitFor } from './cluster.js';
+import { announcedAddress, hostPort } from '../../internal/launcher/announce.js';
 
 export const MAIN = fileURLToPath(new URL('../../cmd/svc-apiserver/main.js', import.meta.url));
 export const SERVICES = ['storage', 'authn', 'authz', 'admission', 'gateway', 'controller-manager'];
@@ -34,6 +35,18 @@ export class Launcher {
 
   get running(): boolean {
     return this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+
+  /** The gateway's port, as the launcher's ready line says (0 before it is ready). */
+  get servingPort(): number {
+    const m = new RegExp(`${READY} on https://127\\.0\\.0\\.1:(\\d+)`).exec(this.stdout);
+    return m ? Number(m[1]) : 0;
+  }
+
+  /** Every address a child announced, in order (one per start of it). */
+  announced(name: string): string[] {
+    return this.stdout.split('\n').slice(0, -1).filter((l) => l.startsWith(`[${name}] `)).map(announcedAddress)
+      .flatMap((a) => (a ? [hostPort(a)] : []));
   }
 
   /** Resolves true once the launcher says it is ready, false if it exits or the timeout passes first. */

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Counter, Registry } from 'prom-client';
 import { MetricsScraper, metricsService } from '../../internal/metrics/index.js';
 import { serve, type RunningServer } from '../../internal/rpc/index.js';
-import { freePort } from '../../internal/launcher/ports.js';
+import { unusedPort } from '../lib/ports.js';
 
 describe('Metrics API (svc.metrics.v1)', () => {
   let server: RunningServer;
@@ -27,7 +27,7 @@ describe('Metrics API (svc.metrics.v1)', () => {
 
   it('leaves out a service that is down or serves no Metrics API', async () => {
     const silent = await serve('127.0.0.1:0', []);
-    const down = await freePort();
+    const down = await unusedPort();
     const scraper = new MetricsScraper([`127.0.0.1:${down}`, `127.0.0.1:${silent.port}`, `127.0.0.1:${server.port}`]);
     try {
       const text = await scraper.scrape();

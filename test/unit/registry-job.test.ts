@@ -89,6 +89,18 @@ describe('registry: Job', () => {
       expect(spec(o).selector).to.deep.equal({ matchLabels: { [labelKey('controller-uid', 'batch')]: uid } });
     });
 
+    it('labels the template in upstream spelling too, and accepts a generated selector written that way', () => {
+      const o = created();
+      const uid = o.metadata!.uid;
+      expect(spec(o).template.metadata.labels).to.include({ 'batch.kubernetes.io/job-name': 'pi', 'batch.kubernetes.io/controller-uid': uid });
+      const upstream = job({ selector: { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } } });
+      const made = create(jobs, upstream);
+      expect(made.causes).to.deep.equal([]);
+      const wrong = job();
+      (wrong.spec as any).template.metadata = { labels: { 'batch.kubernetes.io/job-name': 'other' } };
+      expectCauses(create(jobs, wrong).causes, [['spec.template.metadata.labels[batch.kubernetes.io/job-name]', 'FieldValueInvalid']]);
+    });
+
     it('refuses a user selector without manualSelector, and a conflicting generated label', () => {
       expectCauses(create(jobs, job({ selector: { matchLabels: { app: 'pi' } } })).causes, [
         ['spec.selector', 'FieldValueInvalid'], ['spec.template.metadata.labels', 'FieldValueInvalid'],

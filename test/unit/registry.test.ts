@@ -56,6 +56,15 @@ describe('registry: the served resources', () => {
     expect(registry.inGroupVersion('batch', 'v1').map((d) => d.resource).sort()).to.deep.equal(['cronjobs', 'jobs']);
   });
 
+  it('answers a delete with the deleted object for exactly the kinds the platform does', () => {
+    const returning = registry.all().filter((d) => d.returnDeletedObject).map((d) => `${d.resource}.${d.group}`).sort();
+    expect(returning).to.deep.equal([
+      `csidrivers.${group('storage')}`, `csinodes.${group('storage')}`, 'namespaces.', 'persistentvolumeclaims.', 'persistentvolumes.',
+      'pods.', 'serviceaccounts.', 'services.', `storageclasses.${group('storage')}`, `volumeattachments.${group('storage')}`,
+      `volumeattributesclasses.${group('storage')}`,
+    ].sort());
+  });
+
   it('declares short names, categories and singular names kubectl relies on', () => {
     expect(def('', 'pods')).to.deep.include({ singular: 'pod', shortNames: ['po'], categories: ['all'] });
     expect(def('apps', 'deployments').shortNames).to.deep.equal(['deploy']);
@@ -120,6 +129,22 @@ describe('registry: schema walker', () => {
     expect(checkSchema(o, deployment).unknownFields).to.deep.equal(['.spec.template.spec.containers[0].imagePullPolicyy', '.spec.replica', '.status.bogus']);
     expect(o.spec).to.not.have.property('replica');
     expect(o.status).to.deep.equal({});
+  });
+
+  it('writes times as the platform does (Time to the second, MicroTime to the microsecond, UTC); leaves bad ones to be reported', () => {
+    const lease = schemaFor({ group: group('coordination'), version: 'v1', kind: 'Lease' })!;
+    const o: any = {
+      metadata: { name: 'l', creationTimestamp: '2026-11-23T19:14:33.999Z' },
+      spec: { acquireTime: '2026-11-23T19:14:33Z', renewTime: '2026-11-23T21:14:33.1234567+02:00' },
+    };
+    expect(checkSchema(o, lease).causes).to.deep.equal([]);
+    expect(o.metadata.creationTimestamp).to.equal('2026-11-23T19:14:33Z');
+    expect(o.spec).to.deep.equal({ acquireTime: '2026-11-23T19:14:33.000000Z', renewTime: '2026-11-23T19:14:33.123456Z' });
+    const bad: any = { metadata: { name: 'l' }, spec: { acquireTime: 'yesterday' } };
+    expect(fields(checkSchema(bad, lease).causes)).to.deep.equal([['spec.acquireTime', 'FieldValueTypeInvalid']]);
+    const kept: any = { metadata: { name: 'l', creationTimestamp: '2026-11-23T19:14:33.000Z' } };
+    checkSchema(kept, lease, { prune: false });
+    expect(kept.metadata.creationTimestamp, 'only a pruning walk rewrites').to.equal('2026-11-23T19:14:33.000Z');
   });
 
   it('knows the description fields of PriorityClass and of custom resource schemas', () => {
@@ -336,6 +361,85 @@ describe('registry: defaults and rules of the other kinds', () => {
     expect(fields(create(secrets, { metadata: { name: 'tls', namespace: 'default' }, type: labelKey('tls'), stringData: { 'tls.crt': 'x' } }).causes)).to.deep.equal([['data[tls.key]', 'FieldValueRequired']]);
   });
 
+  describe('well-known secret types in upstream spelling get the same rules as the product spelling', () => {
+    const secrets = def('', 'secrets');
+    const UP = 'kubernetes.io';
+    const secret = (type: string, stringData: Record<string, string>, annotations?: Record<string, string>, name = 's') =>
+      create(secrets, { metadata: { name, namespace: 'svc-system', ...(annotations ? { annotations } : {}) }, type, stringData });
+    const cases: Array<[string, Record<string, string>, Record<string, string>, string[][]]> = [
+      ['tls', { 'tls.crt': 'c', 'tls.key': 'k' }, { 'tls.crt': 'c' }, [['data[tls.key]', 'FieldValueRequired']]],
+      ['dockerconfigjson', { '.dockerconfigjson': '{}' }, { '.dockerconfigjson': '{' }, [['data[.dockerconfigjson]', 'FieldValueInvalid']]],
+      ['dockercfg', { '.dockercfg': '{}' }, {}, [['data[.dockercfg]', 'FieldValueRequired']]],
+      ['basic-auth', { username: 'u' }, {}, [['data[username]', 'FieldValueRequired'], ['data[password]', 'FieldValueRequired']]],
+      ['ssh-auth', { 'ssh-privatekey': 'k' }, { 'ssh-privatekey': '' }, [['data[ssh-privatekey]', 'FieldValueRequired']]],
+    ];
+    for (const [type, good, bad, refused] of cases) {
+      it(`${UP}/${type}`, () => {
+        for (const spelled of [`${UP}/${type}`, labelKey(type)]) {
+          expect(secret(spelled, good).causes, spelled).to.deep.equal([]);
+          expect(fields(secret(spelled, bad).causes), spelled).to.deep.equal(refused);
+        }
+      });
+    }
+
+    it(`${UP}/service-account-token needs the service-account.name annotation, in either spelling`, () => {
+      const type = `${UP}/service-account-token`;
+      expect(fields(secret(type, {}).causes)).to.deep.equal([[`metadata.annotations[${UP}/service-account.name]`, 'FieldValueRequired']]);
+      expect(secret(type, {}, { [`${UP}/service-account.name`]: 'builder' }).causes).to.deep.equal([]);
+      expect(secret(type, {}, { [labelKey('service-account.name')]: 'builder' }).causes).to.deep.equal([]);
+    });
+
+    it(`bootstrap.${UP}/token has the bootstrap token layout`, () => {
+      const type = `bootstrap.${UP}/token`;
+      const good = { 'token-id': 'abcdef', 'token-secret': '0123456789abcdef' };
+      expect(secret(type, good, undefined, 'bootstrap-token-abcdef').causes).to.deep.equal([]);
+      expect(fields(secret(type, { 'token-id': 'ABC', 'token-secret': 'short' }, undefined, 'bootstrap-token-abcdef').causes)).to.deep.equal([
+        ['data[token-id]', 'FieldValueInvalid'], ['data[token-secret]', 'FieldValueInvalid'], ['metadata.name', 'FieldValueInvalid'],
+      ]);
+    });
+
+    it('the type stays immutable across spellings', () => {
+      const old = secret(labelKey('tls'), { 'tls.crt': 'c', 'tls.key': 'k' }).obj;
+      const next = { ...structuredClone(old), type: `${UP}/tls` };
+      secrets.prepareForUpdate!(next, old);
+      expect(fields(secrets.validate!(next, old))).to.deep.equal([['type', 'FieldValueInvalid']]);
+    });
+  });
+
+  it('Namespace: its name under both spellings of the name label (a client value is overwritten); the finalizer in either spelling is kept', () => {
+    const namespaces = def('', 'namespaces');
+    const made = create(namespaces, { metadata: { name: 'team', labels: { 'kubernetes.io/metadata.name': 'other', [labelKey('metadata.name')]: 'x' } } }).obj;
+    expect(made.metadata!.labels).to.deep.equal({ 'kubernetes.io/metadata.name': 'team', [labelKey('metadata.name')]: 'team' });
+    expect((made.spec as any).finalizers).to.deep.equal(['svc']);
+    expect((create(namespaces, { metadata: { name: 'up' }, spec: { finalizers: ['kubernetes'] } }).obj.spec as any).finalizers).to.deep.equal(['kubernetes']);
+    expect((create(namespaces, { metadata: { name: 'mine' }, spec: { finalizers: ['example.com/x'] } }).obj.spec as any).finalizers).to.deep.equal(['example.com/x', 'svc']);
+    expect(fields(create(namespaces, { metadata: { name: 'bad' }, spec: { finalizers: ['bogus', 'kubernetes', 'a b/c'] } }).causes))
+      .to.deep.equal([['spec.finalizers[0]', 'FieldValueInvalid'], ['spec.finalizers[2]', 'FieldValueInvalid']]);
+  });
+
+  it('Event: both views convert into each other and share the rules every event meets', () => {
+    const core = def('', 'events');
+    const v1 = def(group('events'), 'events');
+    const stored = {
+      apiVersion: 'v1', kind: 'Event', metadata: { name: 'e', namespace: 'default' }, involvedObject: { kind: 'Pod', name: 'p', namespace: 'default' },
+      reason: 'Started', message: 'hello', source: { component: 'kubelet' }, firstTimestamp: 't1', lastTimestamp: 't2', count: 2,
+      reportingComponent: 'kubelet', reportingInstance: 'n1', related: { kind: 'Node', name: 'n1' }, series: { count: 2, lastObservedTime: 't3' },
+    };
+    const viewed = v1.fromStorage!(stored);
+    expect(viewed).to.deep.equal({
+      apiVersion: `${group('events')}/v1`, kind: 'Event', metadata: stored.metadata, series: stored.series, reportingController: 'kubelet',
+      reportingInstance: 'n1', reason: 'Started', regarding: stored.involvedObject, related: stored.related, note: 'hello',
+      deprecatedSource: stored.source, deprecatedFirstTimestamp: 't1', deprecatedLastTimestamp: 't2', deprecatedCount: 2,
+    });
+    expect(v1.toStorage!(viewed)).to.deep.equal(stored);
+    const timed = { metadata: { name: 'e', namespace: 'default' }, eventTime: '2025-01-01T00:00:00.000000Z', involvedObject: { kind: 'Pod', name: 'p', namespace: 'other' } };
+    expect(fields(core.validate!(timed))).to.deep.equal([['reportingComponent', 'FieldValueRequired'], ['reportingInstance', 'FieldValueRequired'],
+      ['action', 'FieldValueRequired'], ['reason', 'FieldValueRequired']]);
+    expect(fields(core.validate!({ ...timed, eventTime: undefined }))).to.deep.equal([['involvedObject.namespace', 'FieldValueInvalid']]);
+    const reported = { ...timed, reportingComponent: 'not a name', reportingInstance: 'i', action: 'a'.repeat(129), reason: 'r' };
+    expect(fields(core.validate!(reported))).to.deep.equal([['reportingComponent', 'FieldValueInvalid'], ['action', 'FieldValueInvalid']]);
+  });
+
   it('CronJob: defaults, a valid schedule and time zone, a job template without selector', () => {
     const cronjobs = def('batch', 'cronjobs');
     const cron = (spec: Record<string, unknown>) => create(cronjobs, {
@@ -390,5 +494,26 @@ describe('registry: defaults and rules of the other kinds', () => {
     expect(deployments.slice(1, 4).map((c) => c.cell({ spec: { replicas: 3 }, status: { readyReplicas: 2, updatedReplicas: 3, availableReplicas: 2 } }))).to.deep.equal(['2/3', 3, 2]);
     expect(def('batch', 'jobs').tableColumns!.filter((c) => !c.priority).map((c) => c.name)).to.deep.equal(['Name', 'Status', 'Completions', 'Duration', 'Age']);
     expect(def('', 'services').tableColumns!.filter((c) => !c.priority).map((c) => c.name)).to.deep.equal(['Name', 'Type', 'Cluster-IP', 'External-IP', 'Port(s)', 'Age']);
+  });
+
+  it('table columns read well-known labels and annotations in either spelling: node roles, the default StorageClass', () => {
+    const roles = def('', 'nodes').tableColumns!.find((c) => c.name === 'Roles')!;
+    expect(roles.cell({ metadata: { labels: { 'node-role.kubernetes.io/control-plane': '', [labelKey('worker', 'node-role')]: '', 'node-role.kubernetes.io/worker': '' } } }))
+      .to.equal('control-plane,worker');
+    const name = def(group('storage'), 'storageclasses').tableColumns!.find((c) => c.name === 'Name')!;
+    expect(name.cell({ metadata: { name: 'fast', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } } })).to.equal('fast (default)');
+    expect(name.cell({ metadata: { name: 'slow', annotations: { [labelKey('is-default-class', 'storageclass')]: 'true' } } })).to.equal('slow (default)');
+  });
+
+  it('HorizontalPodAutoscaler v1: the v2-only annotations are read in either spelling', () => {
+    const v1 = def('autoscaling', 'horizontalpodautoscalers', 'v1');
+    const pods = { type: 'Pods', pods: { metric: { name: 'qps' }, target: { type: 'AverageValue', averageValue: '10' } } };
+    const stored = v1.toStorage!({
+      apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler',
+      metadata: { name: 'web', namespace: 'default', annotations: { 'autoscaling.alpha.kubernetes.io/metrics': JSON.stringify([pods]) } },
+      spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, maxReplicas: 5, targetCPUUtilizationPercentage: 70 },
+    });
+    expect((stored.spec as any).metrics).to.deep.include(pods);
+    expect(stored.metadata!.annotations ?? {}).to.deep.equal({});
   });
 });

@@ -6,7 +6,7 @@
 // only its own Lease and CSINode. Other users pass untouched.
 import { nodeIdentity } from '../../authz/node/authorizer.js';
 import { podConfigMaps, podSecrets } from '../../authz/node/references.js';
-import { group, labelKey, DOMAIN, UPSTREAM_LABEL_DOMAIN, UPSTREAM_DOMAIN } from '../../names/index.js';
+import { group, DOMAIN, MIRROR_POD_ANNOTATION, UPSTREAM_LABEL_DOMAIN, UPSTREAM_DOMAIN, wellKnownValue } from '../../names/index.js';
 import { objectKey } from '../../storage/keys.js';
 import { grpc, isServiceError } from '../../rpc/index.js';
 import { forbidden, notFound } from '../errors.js';
@@ -14,7 +14,6 @@ import type { AdmissionPlugin, AdmissionRequest, JsonObject, Operation } from '.
 import type { NamespaceStore } from './namespace-lifecycle.js';
 
 export const NODE_RESTRICTION = 'NodeRestriction';
-export const MIRROR_POD_ANNOTATION = labelKey('config.mirror');
 
 type Json = Record<string, any>;
 const PLATFORM_DOMAINS = [DOMAIN, UPSTREAM_LABEL_DOMAIN, UPSTREAM_DOMAIN];
@@ -96,8 +95,8 @@ export class NodeRestriction implements AdmissionPlugin {
     const pod = request.object ?? {};
     const n = JSON.stringify(node);
     const fail = (detail: string) => this.refuse(request, detail);
-    if (!Object.hasOwn(meta(pod).annotations ?? {}, MIRROR_POD_ANNOTATION)) {
-      throw fail(`pod does not have ${JSON.stringify(MIRROR_POD_ANNOTATION)} annotation, node ${n} can only create mirror pods`);
+    if (wellKnownValue(meta(pod).annotations, MIRROR_POD_ANNOTATION) === undefined) {
+      throw fail(`pod does not have ${JSON.stringify(MIRROR_POD_ANNOTATION.own)} annotation, node ${n} can only create mirror pods`);
     }
     if (spec(pod).nodeName !== node) throw fail(`node ${n} can only create pods with spec.nodeName set to itself`);
     const owners: Json[] = Array.isArray(meta(pod).ownerReferences) ? meta(pod).ownerReferences : [];

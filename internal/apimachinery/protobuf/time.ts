@@ -125,3 +125,14 @@ function trimFraction(n: number, size: number): string {
   const width = String(size).length - 1;
   return `${whole}.${String(rest).padStart(width, '0').replace(/0+$/, '')}`;
 }
+
+/** A time as the platform writes it back: UTC, with no fraction (`Time`) or six digits (`MicroTime`);
+ * undefined for a string that is no RFC 3339 time. */
+export function canonicalTime(s: string, fractionDigits: 0 | 6): string | undefined {
+  try {
+    const t = parseTime(s);
+    return formatTime(t.seconds, t.nanos, fractionDigits);
+  } catch {
+    return undefined;
+  }
+}

@@ -6,7 +6,7 @@ import type { ApiObject } from '../../apimachinery/meta.js';
 import { nowTimestamp } from '../../apimachinery/meta.js';
 import { badRequest, internalError, invalid, type StatusCause } from '../../apimachinery/status.js';
 import { invalidValue, tooLong } from '../../apimachinery/validation.js';
-import { GROUP_META, labelKey, upstreamLabelKey } from '../../names/index.js';
+import { GROUP_META, LAST_APPLIED_ANNOTATION } from '../../names/index.js';
 import { isPlainObject, type TypeNode } from '../schema.js';
 import { ApplyConflictError, type Conflict } from './conflicts.js';
 import { canonicalJson } from './fieldpath.js';
@@ -40,7 +40,7 @@ const BEFORE_FIRST_APPLY = 'before-first-apply';
 /** The manager name kubectl applies with; its client-side apply annotation is honoured. */
 const KUBECTL = 'kubectl';
 /** kubectl writes the annotation under the upstream domain; the product's spelling counts too. */
-const LAST_APPLIED_KEYS = [labelKey('last-applied-configuration', 'kubectl'), upstreamLabelKey('last-applied-configuration', 'kubectl')];
+const LAST_APPLIED_KEYS = [LAST_APPLIED_ANNOTATION.own, LAST_APPLIED_ANNOTATION.upstream];
 
 /** Fields no manager owns: type information and server-set metadata. */
 const STRIPPED = FieldSet.of(

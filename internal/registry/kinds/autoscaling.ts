@@ -1,6 +1,6 @@
 // autoscaling: HorizontalPodAutoscaler, stored as v2 and served as v2 and v1.
 import type { ApiObject } from '../../apimachinery/meta.js';
-import { labelKey } from '../../names/index.js';
+import { hpaV2Annotation, type WellKnown } from '../../names/index.js';
 import { ageColumn, column, count, nameColumn } from '../columns.js';
 import { invalid, oneOf, required, type Causes } from '../causes.js';
 import type { KindSpec } from '../define.js';
@@ -16,10 +16,10 @@ const MAX_PERIOD_SECONDS = 1800;
 const MAX_STABILIZATION_SECONDS = 3600;
 /** Where a v1 object keeps what only v2 can say, so a round trip through v1 loses nothing. */
 const V2_ANNOTATIONS = {
-  metrics: labelKey('metrics', 'autoscaling.alpha'),
-  currentMetrics: labelKey('current-metrics', 'autoscaling.alpha'),
-  conditions: labelKey('conditions', 'autoscaling.alpha'),
-  behavior: labelKey('behavior', 'autoscaling.alpha'),
+  metrics: hpaV2Annotation('metrics'),
+  currentMetrics: hpaV2Annotation('current-metrics'),
+  conditions: hpaV2Annotation('conditions'),
+  behavior: hpaV2Annotation('behavior'),
 };
 
 const cpuUtilization = (target: number): Obj => ({ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: target } } });
@@ -134,15 +134,17 @@ const hpaV2: KindSpec = {
 
 const isCpuUtilization = (m: Obj) => m.type === 'Resource' && asObj(m.resource)?.name === 'cpu' && asObj(asObj(m.resource)?.target)?.type === 'Utilization';
 
-function takeJson(annotations: Record<string, string>, key: string): unknown {
-  const text = annotations[key];
-  delete annotations[key];
+/** Removes the annotation (both spellings; the product's wins) and answers its JSON value. */
+function takeJson(annotations: Record<string, string>, key: WellKnown): unknown {
+  const text = annotations[key.own] ?? annotations[key.upstream];
+  delete annotations[key.own];
+  delete annotations[key.upstream];
   if (text === undefined) return undefined;
   try { return JSON.parse(text); } catch { return undefined; }
 }
 
-function putJson(annotations: Record<string, string>, key: string, value: unknown): void {
-  if (value !== undefined && !(Array.isArray(value) && value.length === 0)) annotations[key] = JSON.stringify(value);
+function putJson(annotations: Record<string, string>, key: WellKnown, value: unknown): void {
+  if (value !== undefined && !(Array.isArray(value) && value.length === 0)) annotations[key.own] = JSON.stringify(value);
 }
 
 /** A v1 object in the v2 form it is stored in. */

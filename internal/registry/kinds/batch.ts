@@ -1,6 +1,6 @@
 // batch/v1: Job (every rule of document 3) and CronJob.
 import type { ApiObject } from '../../apimachinery/meta.js';
-import { labelKey } from '../../names/index.js';
+import { JOB_CONTROLLER_UID_LABEL, JOB_NAME_LABEL } from '../../names/index.js';
 import { ageColumn, column, count, humanAge, nameColumn, selectorText, templateColumns } from '../columns.js';
 import {
   duplicate, forbidden, invalid, invalidField, nonNegative, notSupported, positive, oneOf, qualifiedName, required, tooLong, tooMany,
@@ -12,13 +12,10 @@ import { asList, asObj, child, clone, deepEqual, objects, selectorMatches, setDe
 import { defaultTemplate, validateTemplate } from './podspec.js';
 import { validateCronSchedule, validateTimeZone } from './cron.js';
 
-/** Labels the server puts on a Job's pod template and selects by, legacy and prefixed. */
-const JOB_LABELS = {
-  legacyControllerUid: 'controller-uid',
-  legacyJobName: 'job-name',
-  controllerUid: labelKey('controller-uid', 'batch'),
-  jobName: labelKey('job-name', 'batch'),
-};
+/** Labels the server puts on a Job's pod template, legacy and prefixed (the prefixed ones in both
+ * spellings, so pods are found by either); the generated selector names the product's controller-uid. */
+const JOB_NAME_KEYS = ['job-name', JOB_NAME_LABEL.own, JOB_NAME_LABEL.upstream];
+const JOB_UID_KEYS = ['controller-uid', JOB_CONTROLLER_UID_LABEL.own, JOB_CONTROLLER_UID_LABEL.upstream];
 
 const MAX_INDEXED_PARALLELISM = 100_000;
 const MAX_FAILED_INDEXES = 100_000;
@@ -74,10 +71,10 @@ function generateSelector(obj: ApiObject): void {
   const labels = child(child(spec.template as Obj, 'metadata'), 'labels');
   const name = obj.metadata?.name ?? '';
   const uid = obj.metadata?.uid ?? '';
-  for (const key of [JOB_LABELS.legacyJobName, JOB_LABELS.jobName]) setDefault(labels, key, name);
-  for (const key of [JOB_LABELS.legacyControllerUid, JOB_LABELS.controllerUid]) setDefault(labels, key, uid);
+  for (const key of JOB_NAME_KEYS) setDefault(labels, key, name);
+  for (const key of JOB_UID_KEYS) setDefault(labels, key, uid);
   const matchLabels = child(child(spec, 'selector'), 'matchLabels');
-  setDefault(matchLabels, JOB_LABELS.controllerUid, uid);
+  setDefault(matchLabels, JOB_CONTROLLER_UID_LABEL.own, uid);
 }
 
 // ---- index lists: "1,3-5,7" ----
@@ -280,11 +277,14 @@ function validateGeneratedSelector(obj: ApiObject): Causes {
   const causes: Causes = uid ? [] : [required('metadata.uid')];
   const labels = templateLabels(spec) ?? {};
   const expected: Record<string, string> = {
-    [JOB_LABELS.legacyControllerUid]: uid, [JOB_LABELS.legacyJobName]: name, [JOB_LABELS.controllerUid]: uid, [JOB_LABELS.jobName]: name,
+    ...Object.fromEntries(JOB_UID_KEYS.map((k) => [k, uid])), ...Object.fromEntries(JOB_NAME_KEYS.map((k) => [k, name])),
   };
+  // A Job stored without the upstream spelling stays valid: only the legacy and product labels are required.
+  const optional = new Set([JOB_NAME_LABEL.upstream, JOB_CONTROLLER_UID_LABEL.upstream]);
   for (const [key, value] of Object.entries(expected)) {
-    if (labels[key] === undefined) causes.push(required(`spec.template.metadata.labels[${key}]`, `must be '${value}'`));
-    else if (labels[key] !== value) causes.push(invalid(`spec.template.metadata.labels[${key}]`, labels[key], `must be '${value}'`));
+    if (labels[key] === undefined) {
+      if (!optional.has(key)) causes.push(required(`spec.template.metadata.labels[${key}]`, `must be '${value}'`));
+    } else if (labels[key] !== value) causes.push(invalid(`spec.template.metadata.labels[${key}]`, labels[key], `must be '${value}'`));
   }
   if (!selectorMatches(spec.selector, expected)) causes.push(invalid('spec.selector', spec.selector, '`selector` not auto-generated'));
   return causes;

@@ -181,6 +181,7 @@ const portsText = (o: ApiObject) => objects(specOf(o).ports)
   .map((p) => (p.nodePort ? `${p.port}:${p.nodePort}/${p.protocol}` : `${p.port}/${p.protocol}`)).join(',') || '<none>';
 
 const services: KindSpec = {
+  returnDeletedObject: true,
   shortNames: ['svc'], categories: ['all'], nameRule: 'dns1035label', tracksGeneration: false,
   selectableFields: { 'spec.clusterIP': (o) => str(specOf(o).clusterIP) ?? '', 'spec.type': (o) => str(specOf(o).type) ?? '' },
   initialStatus: () => ({ loadBalancer: {} }),

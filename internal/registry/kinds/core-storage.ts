@@ -54,6 +54,7 @@ const storageOf = (o: unknown) => asObj(asObj(o)?.capacity)?.storage;
 const modesText = (modes: unknown) => asList(modes).map((m) => ({ ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' })[String(m)] ?? m).join(',');
 
 const persistentvolumes: KindSpec = {
+  returnDeletedObject: true,
   shortNames: ['pv'], tracksGeneration: false,
   initialStatus: () => ({ phase: 'Pending', lastPhaseTransitionTime: nowTimestamp() }),
   defaults(obj) {
@@ -102,6 +103,7 @@ function validateClaimUpdate(obj: ApiObject, old: ApiObject): Causes {
 }
 
 const persistentvolumeclaims: KindSpec = {
+  returnDeletedObject: true,
   shortNames: ['pvc'], tracksGeneration: false,
   initialStatus: () => ({ phase: 'Pending' }),
   defaults(obj) {

@@ -46,6 +46,7 @@ const podColumns = [
 ];
 
 const pods: KindSpec = {
+  returnDeletedObject: true,
   shortNames: ['po'], categories: ['all'],
   selectableFields: {
     'spec.nodeName': (o) => str(specOf(o).nodeName) ?? '',

@@ -1,17 +1,20 @@
 // Core (`/api/v1`) kinds other than workloads, services and volumes: namespaces,
-// config maps, secrets, service accounts, events, endpoints, nodes, quotas.
+// config maps, secrets, service accounts, events (core-events.ts), endpoints, nodes, quotas.
 import type { ApiObject } from '../../apimachinery/meta.js';
-import { NAMESPACE_FINALIZER, labelKey } from '../../names/index.js';
+import {
+  FOREGROUND_FINALIZER, NAMESPACE_FINALIZER, NAMESPACE_NAME_LABEL, ORPHAN_FINALIZER, SECRET_TYPE_BASIC_AUTH, SECRET_TYPE_BOOTSTRAP_TOKEN, SECRET_TYPE_DOCKERCFG,
+  SECRET_TYPE_DOCKER_CONFIG_JSON, SECRET_TYPE_SERVICE_ACCOUNT_TOKEN, SECRET_TYPE_SSH_AUTH, SECRET_TYPE_TLS, SERVICE_ACCOUNT_NAME_ANNOTATION,
+  NODE_ROLE_LABEL_PREFIX, isWellKnown, wellKnownValue, type WellKnown,
+} from '../../names/index.js';
 import { ageColumn, column, conditionStatus, nameColumn, pathOf, shortList } from '../columns.js';
 import {
-  dns1123Subdomain, forbidden, immutable, invalid, oneOf, portName, portNumber, protocol, required, tooLong, type Causes,
+  dns1123Subdomain, forbidden, immutable, invalid, oneOf, portName, portNumber, protocol, qualifiedName, required, tooLong, type Causes,
 } from '../causes.js';
 import type { KindSpec } from '../define.js';
 import { asList, asObj, child, clone, deepEqual, objects, setDefault, str, type Obj } from '../values.js';
 import { isIP, parseCidr } from '../net.js';
+import { events } from './core-events.js';
 
-/** Every namespace carries its own name as a label, so selectors can name namespaces. */
-const NAMESPACE_NAME_LABEL = labelKey('metadata.name');
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
 const MAX_DATA_BYTES = 1024 * 1024;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -48,15 +51,34 @@ function validateImmutableData(obj: ApiObject, old: ApiObject | undefined, maps:
   return causes;
 }
 
+/** Finalizer names without a domain that mean something to the server. */
+const STANDARD_FINALIZERS = [NAMESPACE_FINALIZER.own, NAMESPACE_FINALIZER.upstream, ORPHAN_FINALIZER, FOREGROUND_FINALIZER];
+
+/** A namespace's finalizers: qualified names, and those without a domain only the standard ones. */
+const validateNamespaceFinalizers = (obj: ApiObject): Causes => asList(specOf(obj).finalizers).flatMap((f, i) => {
+  const field = `spec.finalizers[${i}]`;
+  const name = String(f);
+  const causes = qualifiedName(field, name);
+  if (causes.length === 0 && !name.includes('/') && !STANDARD_FINALIZERS.includes(name)) {
+    causes.push(invalid(field, name, 'name is neither a standard finalizer name nor is it fully qualified'));
+  }
+  return causes;
+});
+
 const namespaces: KindSpec = {
   shortNames: ['ns'], nameRule: 'dns1123label', returnDeletedObject: true, tracksGeneration: false,
   selectableFields: { 'status.phase': (o) => str(statusOf(o).phase) },
   initialStatus: () => ({ phase: 'Active' }),
+  // Every namespace carries its own name under both spellings of the label, whatever a client wrote there.
   defaults(obj) {
-    obj.metadata = { ...obj.metadata, labels: { ...obj.metadata?.labels, [NAMESPACE_NAME_LABEL]: obj.metadata?.name ?? '' } };
+    const name = obj.metadata?.name ?? '';
+    obj.metadata = { ...obj.metadata, labels: { ...obj.metadata?.labels, [NAMESPACE_NAME_LABEL.own]: name, [NAMESPACE_NAME_LABEL.upstream]: name } };
   },
+  // The namespace finalizer is added unless the client already named it (in either spelling).
   create(obj) {
-    obj.spec = { ...specOf(obj), finalizers: [NAMESPACE_FINALIZER] };
+    const finalizers = asList(specOf(obj).finalizers);
+    const held = finalizers.some((f) => isWellKnown(f, NAMESPACE_FINALIZER));
+    obj.spec = { ...specOf(obj), finalizers: held ? finalizers : [...finalizers, NAMESPACE_FINALIZER.own] };
   },
   update(obj, old) {
     obj.spec = clone(old.spec);
@@ -64,6 +86,7 @@ const namespaces: KindSpec = {
   delete(obj) {
     obj.status = { ...statusOf(obj), phase: 'Terminating' };
   },
+  validate: validateNamespaceFinalizers,
   validateStatus: (obj) => oneOf('status.phase', statusOf(obj).phase, ['Active', 'Terminating']),
   tableColumns: [nameColumn, column('Status', 'string', 'The phase of the namespace', (o) => statusOf(o).phase ?? ''), ageColumn],
 };
@@ -83,16 +106,6 @@ function mergeStringData(obj: ApiObject): void {
   delete obj.stringData;
 }
 
-const SECRET_TYPES = {
-  serviceAccountToken: labelKey('service-account-token'),
-  dockercfg: labelKey('dockercfg'),
-  dockerConfigJson: labelKey('dockerconfigjson'),
-  basicAuth: labelKey('basic-auth'),
-  sshAuth: labelKey('ssh-auth'),
-  tls: labelKey('tls'),
-  bootstrapToken: labelKey('token', 'bootstrap'),
-};
-const SERVICE_ACCOUNT_NAME_ANNOTATION = labelKey('service-account.name');
 const BOOTSTRAP_ID = /^[a-z0-9]{6}$/;
 const BOOTSTRAP_SECRET = /^[a-z0-9]{16}$/;
 const BOOTSTRAP_GROUP_PREFIX = 'system:bootstrappers:';
@@ -100,7 +113,7 @@ const BOOTSTRAP_GROUP_PREFIX = 'system:bootstrappers:';
 const decoded = (data: Obj, key: string): string | undefined =>
   (typeof data[key] === 'string' ? Buffer.from(data[key] as string, 'base64').toString('utf8') : undefined);
 
-/** The keys each secret type needs, and the bootstrap token layout of document 2. */
+/** The keys each secret type needs (the type in either spelling), and the bootstrap token layout of document 2. */
 function validateSecretType(obj: ApiObject): Causes {
   const data = asObj(obj.data) ?? {};
   const needs = (...keys: string[]) => keys.filter((k) => data[k] === undefined).map((k) => required(`data[${k}]`));
@@ -109,17 +122,19 @@ function validateSecretType(obj: ApiObject): Causes {
     if (text === undefined) return needs(key);
     try { JSON.parse(text); return []; } catch (err) { return [invalid(`data[${key}]`, '<secret contents redacted>', (err as Error).message)]; }
   };
-  switch (obj.type) {
-    case SECRET_TYPES.serviceAccountToken:
-      return obj.metadata?.annotations?.[SERVICE_ACCOUNT_NAME_ANNOTATION] ? [] : [required(`metadata.annotations[${SERVICE_ACCOUNT_NAME_ANNOTATION}]`)];
-    case SECRET_TYPES.dockercfg: return jsonKey('.dockercfg');
-    case SECRET_TYPES.dockerConfigJson: return jsonKey('.dockerconfigjson');
-    case SECRET_TYPES.basicAuth: return data.username === undefined && data.password === undefined ? needs('username', 'password') : [];
-    case SECRET_TYPES.sshAuth: return needs('ssh-privatekey');
-    case SECRET_TYPES.tls: return needs('tls.crt', 'tls.key');
-    case SECRET_TYPES.bootstrapToken: return validateBootstrapToken(obj, data);
-    default: return [];
+  const is = (type: WellKnown) => isWellKnown(obj.type, type);
+  if (is(SECRET_TYPE_SERVICE_ACCOUNT_TOKEN)) {
+    // The annotation is looked for in the spelling of the type.
+    const annotation = obj.type === SECRET_TYPE_SERVICE_ACCOUNT_TOKEN.own ? SERVICE_ACCOUNT_NAME_ANNOTATION.own : SERVICE_ACCOUNT_NAME_ANNOTATION.upstream;
+    return wellKnownValue(obj.metadata?.annotations, SERVICE_ACCOUNT_NAME_ANNOTATION) ? [] : [required(`metadata.annotations[${annotation}]`)];
   }
+  if (is(SECRET_TYPE_DOCKERCFG)) return jsonKey('.dockercfg');
+  if (is(SECRET_TYPE_DOCKER_CONFIG_JSON)) return jsonKey('.dockerconfigjson');
+  if (is(SECRET_TYPE_BASIC_AUTH)) return data.username === undefined && data.password === undefined ? needs('username', 'password') : [];
+  if (is(SECRET_TYPE_SSH_AUTH)) return data['ssh-privatekey'] ? [] : [required('data[ssh-privatekey]')]; // present and not empty
+  if (is(SECRET_TYPE_TLS)) return needs('tls.crt', 'tls.key');
+  if (is(SECRET_TYPE_BOOTSTRAP_TOKEN)) return validateBootstrapToken(obj, data);
+  return [];
 }
 
 function validateBootstrapToken(obj: ApiObject, data: Obj): Causes {
@@ -164,6 +179,7 @@ const secrets: KindSpec = {
 };
 
 const serviceaccounts: KindSpec = {
+  returnDeletedObject: true,
   shortNames: ['sa'],
   validate(obj) {
     const causes: Causes = [];
@@ -172,53 +188,6 @@ const serviceaccounts: KindSpec = {
     return causes;
   },
   tableColumns: [nameColumn, column('Secrets', 'string', 'Secrets is the list of secrets allowed to be used by pods running using this ServiceAccount', (o) => asList(o.secrets).length), ageColumn],
-};
-
-/** A legacy event lives in its object's namespace (or `default` for cluster objects). */
-function validateCoreEvent(obj: ApiObject): Causes {
-  const involved = asObj(obj.involvedObject) ?? {};
-  const namespace = obj.metadata?.namespace ?? '';
-  const objectNamespace = str(involved.namespace) ?? '';
-  const matches = objectNamespace ? namespace === objectNamespace : namespace === '' || namespace === 'default';
-  const causes: Causes = matches ? [] : [invalid('involvedObject.namespace', objectNamespace, 'does not match event.namespace')];
-  if (obj.eventTime !== undefined) {
-    if (!obj.reportingComponent) causes.push(required('reportingComponent'));
-    if (!obj.reportingInstance) causes.push(required('reportingInstance'));
-    if (!obj.action) causes.push(required('action'));
-  }
-  return causes;
-}
-
-const eventObject = (o: ApiObject) => {
-  const involved = asObj(o.involvedObject) ?? asObj(o.regarding) ?? {};
-  return `${String(involved.kind ?? '').toLowerCase()}/${involved.name ?? ''}`;
-};
-
-/** The columns of `kubectl get events`. */
-export const eventColumns = [
-  column('Last Seen', 'string', 'Time since the event was last seen', (o) => lastSeen(o)),
-  column('Type', 'string', 'Type of this event (Normal, Warning), new types could be added in the future.', (o) => o.type ?? ''),
-  column('Reason', 'string', 'The reason for the transition into the object\'s current status.', (o) => o.reason ?? ''),
-  column('Object', 'string', 'The object this Event is about.', eventObject),
-  column('Message', 'string', 'A human-readable description of the status of this operation.', (o) => o.message ?? o.note ?? ''),
-];
-
-function lastSeen(o: ApiObject): string {
-  const series = asObj(o.series);
-  const when = str(series?.lastObservedTime) ?? str(o.lastTimestamp) ?? str(o.eventTime) ?? str(o.deprecatedLastTimestamp) ?? o.metadata?.creationTimestamp;
-  return ageColumn.cell({ metadata: { creationTimestamp: when } }) as string;
-}
-
-const events: KindSpec = {
-  shortNames: ['ev'],
-  selectableFields: Object.fromEntries([
-    ...['kind', 'namespace', 'name', 'uid', 'apiVersion', 'resourceVersion', 'fieldPath']
-      .map((f) => [`involvedObject.${f}`, (o: ApiObject) => str(asObj(o.involvedObject)?.[f]) ?? '']),
-    ['reason', (o: ApiObject) => str(o.reason) ?? ''], ['reportingComponent', (o: ApiObject) => str(o.reportingComponent) ?? ''],
-    ['source', (o: ApiObject) => str(asObj(o.source)?.component) ?? ''], ['type', (o: ApiObject) => str(o.type) ?? ''],
-  ]),
-  validate: validateCoreEvent,
-  tableColumns: eventColumns,
 };
 
 function validateEndpointSubsets(obj: ApiObject): Causes {
@@ -251,7 +220,9 @@ const endpoints: KindSpec = {
 };
 
 const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
-const ROLE_LABEL_PREFIX = labelKey('', 'node-role');
+/** A node's roles: the names after either spelling of the role label prefix. */
+const nodeRoles = (o: ApiObject): string[] => Object.keys(o.metadata?.labels ?? {}).flatMap((k) =>
+  [NODE_ROLE_LABEL_PREFIX.own, NODE_ROLE_LABEL_PREFIX.upstream].filter((p) => k.startsWith(p)).map((p) => k.slice(p.length)));
 
 function validateNode(obj: ApiObject, old?: ApiObject): Causes {
   const spec = specOf(obj);
@@ -290,8 +261,7 @@ const nodes: KindSpec = {
   validate: validateNode,
   tableColumns: [nameColumn,
     column('Status', 'string', 'The status of the node', nodeStatus),
-    column('Roles', 'string', 'The roles of the node', (o) => Object.keys(o.metadata?.labels ?? {}).filter((k) => k.startsWith(ROLE_LABEL_PREFIX))
-      .map((k) => k.slice(ROLE_LABEL_PREFIX.length)).join(',') || '<none>'),
+    column('Roles', 'string', 'The roles of the node', (o) => [...new Set(nodeRoles(o))].join(',') || '<none>'),
     ageColumn,
     column('Version', 'string', 'Kubelet Version reported by the node.', (o) => pathOf(o, 'status.nodeInfo.kubeletVersion') ?? ''),
     column('Internal-IP', 'string', 'List of internal IPs.', (o) => nodeAddress(o, 'InternalIP'), 1),

@@ -33,22 +33,24 @@ function aggregationCauses(rule: unknown): Causes {
   return selectors.flatMap((s, i) => labelSelector(`aggregationRule.clusterRoleSelectors[${i}]`, s));
 }
 
-/** Users and groups default to the RBAC group; service accounts keep none (the empty group, never written).
- * kubectl writes the upstream group name into bindings: it is stored in the product's spelling. */
-function defaultSubjects(obj: ApiObject): void {
+/** Rewrites the group names a role's rules or a binding's references carry: stored in the product's spelling
+ * (kubectl writes the upstream one), shown in the spelling of the group name a request used. */
+function spellGroups(obj: ApiObject, spell: (group: string) => string): void {
   const ref = asObj(obj.roleRef);
-  if (ref && typeof ref.apiGroup === 'string') ref.apiGroup = ownGroup(ref.apiGroup);
-  for (const s of objects(obj.subjects)) {
-    if (typeof s.apiGroup === 'string') s.apiGroup = ownGroup(s.apiGroup);
-    if (s.kind === 'User' || s.kind === 'Group') setDefault(s, 'apiGroup', GROUP_RBAC);
+  if (ref && typeof ref.apiGroup === 'string') ref.apiGroup = spell(ref.apiGroup);
+  for (const s of objects(obj.subjects)) if (typeof s.apiGroup === 'string') s.apiGroup = spell(s.apiGroup);
+  for (const rule of objects(obj.rules)) {
+    if (Array.isArray(rule.apiGroups)) rule.apiGroups = rule.apiGroups.map((g) => (typeof g === 'string' ? spell(g) : g));
   }
 }
 
-/** Rules name groups as clients know them: upstream-spelled groups are stored in the product's spelling, so they match requests. */
-function defaultRuleGroups(obj: ApiObject): void {
-  for (const rule of objects(obj.rules)) {
-    if (Array.isArray(rule.apiGroups)) rule.apiGroups = rule.apiGroups.map((g) => (typeof g === 'string' ? ownGroup(g) : g));
-  }
+/** Rules and references in the product's spelling, so they match requests. */
+const defaultRuleGroups = (obj: ApiObject): void => spellGroups(obj, ownGroup);
+
+/** Users and groups default to the RBAC group; service accounts keep none (the empty group, never written). */
+function defaultSubjects(obj: ApiObject): void {
+  spellGroups(obj, ownGroup);
+  for (const s of objects(obj.subjects)) if (s.kind === 'User' || s.kind === 'Group') setDefault(s, 'apiGroup', GROUP_RBAC);
 }
 
 function subjectCauses(field: string, s: Obj, clusterScoped: boolean): Causes {
@@ -97,20 +99,20 @@ const bindingColumns = [nameColumn,
   column('Groups', 'string', 'Groups in the binding.', (o) => subjectsOf(o, 'Group'), 1),
   column('ServiceAccounts', 'string', 'ServiceAccounts in the binding.', (o) => subjectsOf(o, 'ServiceAccount'), 1)];
 
-const roles: KindSpec = { nameRule: 'pathSegment', defaults: defaultRuleGroups, validate: (obj) => ruleCauses(obj.rules, true) };
+const roles: KindSpec = { nameRule: 'pathSegment', defaults: defaultRuleGroups, spellGroups, validate: (obj) => ruleCauses(obj.rules, true) };
 
 const clusterroles: KindSpec = {
-  nameRule: 'pathSegment', defaults: defaultRuleGroups,
+  nameRule: 'pathSegment', defaults: defaultRuleGroups, spellGroups,
   validate: (obj) => [...ruleCauses(obj.rules, false), ...aggregationCauses(obj.aggregationRule)],
 };
 
 const rolebindings: KindSpec = {
-  nameRule: 'pathSegment', defaults: defaultSubjects, tableColumns: bindingColumns,
+  nameRule: 'pathSegment', defaults: defaultSubjects, spellGroups, tableColumns: bindingColumns,
   validate: (obj, old) => bindingCauses(obj, old, ['ClusterRole', 'Role']),
 };
 
 const clusterrolebindings: KindSpec = {
-  nameRule: 'pathSegment', defaults: defaultSubjects, tableColumns: bindingColumns,
+  nameRule: 'pathSegment', defaults: defaultSubjects, spellGroups, tableColumns: bindingColumns,
   validate: (obj, old) => bindingCauses(obj, old, ['ClusterRole']),
 };
 

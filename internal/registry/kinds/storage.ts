@@ -1,7 +1,7 @@
 // The storage group (v1): CSIDriver and VolumeAttachment (every rule of document 3),
 // StorageClass, CSINode, CSIStorageCapacity, VolumeAttributesClass.
 import type { ApiObject } from '../../apimachinery/meta.js';
-import { labelKey } from '../../names/index.js';
+import { DEFAULT_STORAGE_CLASS_ANNOTATION, wellKnownValue } from '../../names/index.js';
 import { ageColumn, column, nameColumn } from '../columns.js';
 import {
   dns1123Subdomain, duplicate, forbidden, invalid, notSupported, oneOf, qualifiedName, required, tooLong, unchanged, type Causes,
@@ -20,7 +20,6 @@ const MAX_TOKEN_SECONDS = 2 ** 32;
 const MIN_ALLOCATABLE_PERIOD = 10;
 const MAX_ATTACHMENT_METADATA = 256 * 1024;
 const MAX_VOLUME_ERROR_MESSAGE = 1024;
-const DEFAULT_CLASS_ANNOTATION = labelKey('is-default-class', 'storageclass');
 
 const specOf = (o: ApiObject | undefined): Obj => asObj(o?.spec) ?? {};
 const statusOf = (o: ApiObject | undefined): Obj => asObj(o?.status) ?? {};
@@ -96,6 +95,7 @@ function validateCSIDriver(obj: ApiObject, old?: ApiObject): Causes {
 const flag = (v: unknown) => (v === undefined ? '<unset>' : String(v));
 
 const csidrivers: KindSpec = {
+  returnDeletedObject: true,
   defaults: defaultCSIDriver,
   validate: validateCSIDriver,
   tableColumns: [nameColumn,
@@ -155,6 +155,7 @@ function validateVolumeAttachment(obj: ApiObject, old?: ApiObject): Causes {
 }
 
 const volumeattachments: KindSpec = {
+  returnDeletedObject: true,
   tracksGeneration: false,
   validate: validateVolumeAttachment,
   validateStatus: (obj) => attachmentStatus(statusOf(obj)),
@@ -183,6 +184,7 @@ function validateStorageClass(obj: ApiObject, old?: ApiObject): Causes {
 }
 
 const storageclasses: KindSpec = {
+  returnDeletedObject: true,
   shortNames: ['sc'],
   defaults(obj) {
     setDefault(obj, 'reclaimPolicy', 'Delete');
@@ -190,7 +192,7 @@ const storageclasses: KindSpec = {
   },
   validate: validateStorageClass,
   tableColumns: [
-    column('Name', 'string', 'Name must be unique within a namespace.', (o) => `${o.metadata?.name ?? ''}${o.metadata?.annotations?.[DEFAULT_CLASS_ANNOTATION] === 'true' ? ' (default)' : ''}`),
+    column('Name', 'string', 'Name must be unique within a namespace.', (o) => `${o.metadata?.name ?? ''}${wellKnownValue(o.metadata?.annotations, DEFAULT_STORAGE_CLASS_ANNOTATION) === 'true' ? ' (default)' : ''}`),
     column('Provisioner', 'string', 'Indicates the type of the provisioner.', (o) => o.provisioner ?? ''),
     column('ReclaimPolicy', 'string', 'Indicates the type of the reclaim policy.', (o) => o.reclaimPolicy ?? ''),
     column('VolumeBindingMode', 'string', 'Indicates how volume binding is done.', (o) => o.volumeBindingMode ?? ''),
@@ -215,6 +217,7 @@ function validateCSINode(obj: ApiObject): Causes {
 }
 
 const csinodes: KindSpec = {
+  returnDeletedObject: true,
   validate: validateCSINode,
   tableColumns: [nameColumn, column('Drivers', 'integer', 'Drivers indicates the number of CSI drivers registered on the node', (o) => asList(specOf(o).drivers).length), ageColumn],
 };
@@ -232,6 +235,7 @@ const csistoragecapacities: KindSpec = {
 };
 
 const volumeattributesclasses: KindSpec = {
+  returnDeletedObject: true,
   shortNames: ['vac'],
   validate: (obj, old) => [
     ...csiDriverName('driverName', obj.driverName),

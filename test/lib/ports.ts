@@ -1,7 +1,8 @@
-// Free loopback ports for services whose address is not given.
+// A loopback port nothing listens on (bound, then closed), for tests that need an
+// address where no server answers. Servers under test bind port 0 themselves.
 import net from 'node:net';
 
-export function freePort(host = '127.0.0.1'): Promise<number> {
+export function unusedPort(host = '127.0.0.1'): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();
