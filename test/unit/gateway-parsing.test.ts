@@ -5,7 +5,7 @@ import { encodeJson, negotiate, parseAccept } from '../../gateway/negotiation.js
 import { decodeContinue, encodeContinue, listPlan, getPlan } from '../../gateway/versions.js';
 import { duplicateJsonFields, parseYamlWithDuplicates, fieldValidationOf } from '../../gateway/fieldvalidation.js';
 import { parseLabelSelector, parseFieldSelector, fieldsMatch, formatLabelSelector } from '../../internal/apimachinery/selectors.js';
-import { StatusError, success } from '../../internal/apimachinery/status.js';
+import { StatusError, invalid, success } from '../../internal/apimachinery/status.js';
 
 const q = (s = '') => new URLSearchParams(s);
 const status = (fn: () => unknown): number => {
@@ -75,6 +75,12 @@ describe('JSON and Status bodies as the platform writes them', () => {
     });
     expect(JSON.stringify(err.toStatus())).to.equal('{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"m","reason":"Invalid",'
       + '"details":{"group":"g","kind":"Pod","causes":[{"reason":"R","message":"x","field":"f"},{"message":"only"}]},"code":422}');
+    const one = { reason: 'FieldValueRequired', message: 'Required value', field: 'spec.a' };
+    const two = { reason: 'FieldValueInvalid', message: 'Invalid value: 1: no', field: 'spec.b' };
+    expect(invalid('Job', { group: 'batch', resource: 'jobs' }, 'j', [one]).message).to.equal('Job.batch "j" is invalid: spec.a: Required value');
+    expect(invalid('Job', { group: 'batch', resource: 'jobs' }, 'j', [one, two, one]).message)
+      .to.equal('Job.batch "j" is invalid: [spec.a: Required value, spec.b: Invalid value: 1: no]');
+    expect(invalid('Job', { group: 'batch', resource: 'jobs' }, 'j', []).message).to.equal('Job.batch "j" is invalid');
     expect(JSON.stringify(success({ group: '', resource: 'pods' }, 'p', 'u'))).to.equal(
       '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":"p","kind":"pods","uid":"u"}}');
   });
