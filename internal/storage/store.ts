@@ -349,8 +349,8 @@ export class Store {
     const { ops, applied, refused, revision, mark, cached } = this.plan(writes);
     if (applied.length > 0) {
       try {
-        await withSpan('storage commit', { 'storage.writes': applied.length, 'storage.revision': revision }, (span) => {
-          span.addLinks(applied.slice(1).flatMap(({ write }) => {
+        await withSpan('storage commit', () => ({ 'storage.writes': applied.length, 'storage.revision': revision }), (span) => {
+          span?.addLinks(applied.slice(1).flatMap(({ write }) => {
             const linked = trace.getSpanContext(write.context);
             return linked ? [{ context: linked }] : [];
           }));

@@ -1,30 +1,44 @@
-// OpenTelemetry for every process: one tracer provider per process, W3C trace
-// context carried in gRPC metadata, NATS headers and HTTP headers.
-import { context, propagation, trace, SpanKind, SpanStatusCode, type Context, type Span, type Attributes } from '@opentelemetry/api';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+// OpenTelemetry for every process: W3C trace context carried in gRPC metadata, NATS
+// headers and HTTP headers, and spans recorded only when an exporter is configured and
+// the sampler may sample them. Otherwise no span is built: the work runs under the
+// incoming context, which it forwards unchanged, as a no-op tracer provider does.
+import { context, propagation, trace, SpanKind, SpanStatusCode, type Context, type Span, type Attributes, type Tracer } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { maySample, samplingFromEnv, type Sampling } from './sampling.js';
 
 export { SpanKind, SpanStatusCode, context, trace };
 export type { Span, Context };
 
-let provider: NodeTracerProvider | undefined;
+const TRACEPARENT = 'traceparent';
+const TRACESTATE = 'tracestate';
 
-/** Starts tracing for this process; spans are exported over OTLP/HTTP when
- * OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) is set. */
+let initialized = false;
+let provider: TracerProvider | undefined;
+/** Set only when spans can be exported. */
+let recorder: { tracer: Tracer; sampling: Sampling } | undefined;
+
+const exporterConfigured = (env: NodeJS.ProcessEnv): boolean =>
+  Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && env.OTEL_SDK_DISABLED?.trim().toLowerCase() !== 'true';
+
+/** Starts tracing for this process: the trace context always propagates; spans are recorded, under the
+ * OTEL_TRACES_SAMPLER sampler, and exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set. */
 export function initTracing(serviceName: string): void {
-  if (provider) return;
-  const spanProcessors: SpanProcessor[] = [];
-  if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) {
-    spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter(), { scheduledDelayMillis: 200 }));
-  }
-  provider = new NodeTracerProvider({
+  if (initialized) return;
+  initialized = true;
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  if (!exporterConfigured(process.env)) return;
+  const sampling = samplingFromEnv();
+  provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': serviceName }),
-    spanProcessors,
+    sampler: sampling.sampler,
+    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter(), scheduledDelayMillis: 200 })],
   });
-  provider.register({ propagator: new W3CTraceContextPropagator() });
+  recorder = { tracer: provider.getTracer('svc-apiserver'), sampling };
 }
 
 /** Flushes and stops the exporter; call before the process exits. */
@@ -32,34 +46,80 @@ export async function shutdownTracing(): Promise<void> {
   await provider?.shutdown().catch(() => undefined);
 }
 
-export const tracer = () => trace.getTracer('svc-apiserver');
+/** A span begun under a parent: `span` only when it records; `context` is what the work runs in (and propagates). */
+export interface Begun {
+  span?: Span;
+  context: Context;
+}
 
-/** Runs fn inside a new span, ending it (with the error recorded) when fn settles. */
-export async function withSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>,
-  options: { kind?: SpanKind; parent?: Context } = {}): Promise<T> {
-  const parent = options.parent ?? context.active();
-  const span = tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes }, parent);
+/** Begins a span when it may be sampled; name and attributes are only built for a span that records. */
+export function beginSpan(name: string | (() => string), kind: SpanKind, parent: Context, attributes?: () => Attributes): Begun {
+  if (!recorder || !maySample(recorder.sampling, trace.getSpanContext(parent))) return { context: parent };
+  const span = recorder.tracer.startSpan(typeof name === 'string' ? name : name(), { kind }, parent);
+  const ctx = trace.setSpan(parent, span);
+  if (!span.isRecording()) return { context: ctx };
+  if (attributes) span.setAttributes(attributes());
+  return { span, context: ctx };
+}
+
+/** Runs fn with ctx active; without any context switch when it is active already. */
+export function runIn<T>(ctx: Context, fn: () => T): T {
+  return ctx === context.active() ? fn() : context.with(ctx, fn);
+}
+
+/** Marks a span failed with err. */
+export function recordFailure(span: Span | undefined, err: unknown, exception = false): void {
+  if (!span) return;
+  if (exception) span.recordException(err as Error);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: String((err as Error)?.message ?? err) });
+}
+
+interface SpanOptions {
+  kind?: SpanKind;
+  parent?: Context;
+}
+
+/** Runs fn inside a span, ending it (with the error recorded) when fn settles. fn gets the span when it records. */
+export async function withSpan<T>(name: string, attributes: () => Attributes, fn: (span?: Span) => Promise<T>,
+  options: SpanOptions = {}): Promise<T> {
+  const { span, context: ctx } = beginSpan(name, options.kind ?? SpanKind.INTERNAL, options.parent ?? context.active(), attributes);
+  if (!span) return runIn(ctx, () => fn(undefined));
   try {
-    return await context.with(trace.setSpan(parent, span), () => fn(span));
+    return await context.with(ctx, () => fn(span));
   } catch (err) {
-    span.recordException(err as Error);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+    recordFailure(span, err, true);
     throw err;
   } finally {
     span.end();
   }
 }
 
-/** Writes the active (or given) context into a string carrier (traceparent, tracestate). */
-export function injectContext(carrier: Record<string, string>, ctx: Context = context.active()): Record<string, string> {
-  propagation.inject(ctx, carrier);
-  return carrier;
+/** withSpan for synchronous work. */
+export function withSpanSync<T>(name: string, attributes: () => Attributes, fn: (span?: Span) => T, options: SpanOptions = {}): T {
+  const { span, context: ctx } = beginSpan(name, options.kind ?? SpanKind.INTERNAL, options.parent ?? context.active(), attributes);
+  if (!span) return runIn(ctx, () => fn(undefined));
+  try {
+    return context.with(ctx, () => fn(span));
+  } catch (err) {
+    recordFailure(span, err, true);
+    throw err;
+  } finally {
+    span.end();
+  }
 }
 
-/** Reads a context from a carrier of headers or metadata. */
+/** Writes the active (or given) trace context (traceparent, tracestate) through set; nothing when there is none. */
+export function injectContext(set: (key: string, value: string) => void, ctx: Context = context.active()): void {
+  if (trace.getSpanContext(ctx)) propagation.inject(ctx, undefined, { set: (_c, key, value) => set(key, value) });
+}
+
+/** The context a carrier of headers or metadata continues: the active one when it carries no traceparent. */
 export function extractContext(get: (key: string) => string | undefined): Context {
-  return propagation.extract(context.active(), {}, {
-    get: (_c, key) => get(key),
-    keys: () => ['traceparent', 'tracestate'],
+  const active = context.active();
+  const traceparent = get(TRACEPARENT);
+  if (!traceparent) return active;
+  return propagation.extract(active, undefined, {
+    get: (_c, key) => (key === TRACEPARENT ? traceparent : get(key)),
+    keys: () => [TRACEPARENT, TRACESTATE],
   });
 }
