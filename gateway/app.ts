@@ -4,7 +4,7 @@ import Koa from 'koa';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { FeatureGates } from '../internal/config/features.js';
-import { SpanKind, SpanStatusCode, beginSpan, context, extractContext, runIn } from '../internal/tracing/index.js';
+import { SpanKind, SpanStatusCode, beginSpan, extractContext, runIn } from '../internal/tracing/index.js';
 import { StatusError, internalError, methodNotAllowed } from '../internal/apimachinery/status.js';
 import type { KindDef, Registry } from '../internal/registry/index.js';
 import { checkHealth } from '../internal/rpc/index.js';
@@ -92,7 +92,7 @@ async function traced(ctx: Koa.Context, next: Koa.Next): Promise<void> {
     extractContext((k) => ctx.get(k) || undefined), () => ({ 'http.request.method': ctx.method, 'url.path': ctx.path }));
   if (!span) return runIn(traceContext, next);
   try {
-    await context.with(traceContext, next);
+    await runIn(traceContext, next);
   } finally {
     span.setAttribute('http.response.status_code', ctx.status);
     if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });

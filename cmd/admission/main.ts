@@ -8,7 +8,7 @@ import { authorizerTypes } from '../../internal/authz/index.js';
 import { AdmissionChain, admissionService, buildPlugins, impliedPlugins, type AdmissionPlugin } from '../../internal/admission/index.js';
 
 const flags = parseArgsOrExit('admission', admissionFlags);
-initTracing('admission');
+await initTracing('admission');
 
 const storage = new StorageClient(flags.string('storage-address'));
 let plugins: AdmissionPlugin[];

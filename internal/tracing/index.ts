@@ -2,49 +2,57 @@
 // headers and HTTP headers, and spans recorded only when an exporter is configured and
 // the sampler may sample them. Otherwise no span is built: the work runs under the
 // incoming context, which it forwards unchanged, as a no-op tracer provider does.
-import { context, propagation, trace, SpanKind, SpanStatusCode, type Context, type Span, type Attributes, type Tracer } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+// The SDK and the exporter are loaded only when an exporter is configured.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Attributes, type Tracer, type TextMapGetter } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { maySample, samplingFromEnv, type Sampling } from './sampling.js';
+import { maySample, samplingFromEnv, sdkSampler, type Sampling } from './sampling.js';
 
-export { SpanKind, SpanStatusCode, context, trace };
+export { SpanKind, SpanStatusCode, trace };
 export type { Span, Context };
 
 const TRACEPARENT = 'traceparent';
 const TRACESTATE = 'tracestate';
 
+/** The trace context of the work under way; kept here rather than in the global context API, which
+ * looks its manager up on every call. Spans are always started with an explicit parent. */
+const current = new AsyncLocalStorage<Context>();
+const propagator = new W3CTraceContextPropagator();
+
 let initialized = false;
-let provider: TracerProvider | undefined;
+let provider: { shutdown(): Promise<void> } | undefined;
 /** Set only when spans can be exported. */
 let recorder: { tracer: Tracer; sampling: Sampling } | undefined;
 
 const exporterConfigured = (env: NodeJS.ProcessEnv): boolean =>
   Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && env.OTEL_SDK_DISABLED?.trim().toLowerCase() !== 'true';
 
-/** Starts tracing for this process: the trace context always propagates; spans are recorded, under the
- * OTEL_TRACES_SAMPLER sampler, and exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set. */
-export function initTracing(serviceName: string): void {
+/** Starts tracing for this process: spans are recorded, under the OTEL_TRACES_SAMPLER sampler, and
+ * exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set. The context propagates regardless. */
+export async function initTracing(serviceName: string): Promise<void> {
   if (initialized) return;
   initialized = true;
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   if (!exporterConfigured(process.env)) return;
   const sampling = samplingFromEnv();
-  provider = new TracerProvider({
+  const [sdk, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
+    import('@opentelemetry/sdk-trace'), import('@opentelemetry/exporter-trace-otlp-http'), import('@opentelemetry/resources'),
+  ]);
+  const tracerProvider = new sdk.TracerProvider({
     resource: resourceFromAttributes({ 'service.name': serviceName }),
-    sampler: sampling.sampler,
-    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter(), scheduledDelayMillis: 200 })],
+    sampler: sdkSampler(sampling, sdk),
+    spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new OTLPTraceExporter(), scheduledDelayMillis: 200 })],
   });
-  recorder = { tracer: provider.getTracer('svc-apiserver'), sampling };
+  provider = tracerProvider;
+  recorder = { tracer: tracerProvider.getTracer('svc-apiserver'), sampling };
 }
 
 /** Flushes and stops the exporter; call before the process exits. */
 export async function shutdownTracing(): Promise<void> {
   await provider?.shutdown().catch(() => undefined);
 }
+
+/** The trace context of the work under way. */
+export const activeContext = (): Context => current.getStore() ?? ROOT_CONTEXT;
 
 /** A span begun under a parent: `span` only when it records; `context` is what the work runs in (and propagates). */
 export interface Begun {
@@ -64,7 +72,7 @@ export function beginSpan(name: string | (() => string), kind: SpanKind, parent:
 
 /** Runs fn with ctx active; without any context switch when it is active already. */
 export function runIn<T>(ctx: Context, fn: () => T): T {
-  return ctx === context.active() ? fn() : context.with(ctx, fn);
+  return ctx === activeContext() ? fn() : current.run(ctx, fn);
 }
 
 /** Marks a span failed with err. */
@@ -82,10 +90,10 @@ interface SpanOptions {
 /** Runs fn inside a span, ending it (with the error recorded) when fn settles. fn gets the span when it records. */
 export async function withSpan<T>(name: string, attributes: () => Attributes, fn: (span?: Span) => Promise<T>,
   options: SpanOptions = {}): Promise<T> {
-  const { span, context: ctx } = beginSpan(name, options.kind ?? SpanKind.INTERNAL, options.parent ?? context.active(), attributes);
-  if (!span) return runIn(ctx, () => fn(undefined));
+  const { span, context } = beginSpan(name, options.kind ?? SpanKind.INTERNAL, options.parent ?? activeContext(), attributes);
+  if (!span) return runIn(context, () => fn(undefined));
   try {
-    return await context.with(ctx, () => fn(span));
+    return await current.run(context, () => fn(span));
   } catch (err) {
     recordFailure(span, err, true);
     throw err;
@@ -96,10 +104,10 @@ export async function withSpan<T>(name: string, attributes: () => Attributes, fn
 
 /** withSpan for synchronous work. */
 export function withSpanSync<T>(name: string, attributes: () => Attributes, fn: (span?: Span) => T, options: SpanOptions = {}): T {
-  const { span, context: ctx } = beginSpan(name, options.kind ?? SpanKind.INTERNAL, options.parent ?? context.active(), attributes);
-  if (!span) return runIn(ctx, () => fn(undefined));
+  const { span, context } = beginSpan(name, options.kind ?? SpanKind.INTERNAL, options.parent ?? activeContext(), attributes);
+  if (!span) return runIn(context, () => fn(undefined));
   try {
-    return context.with(ctx, () => fn(span));
+    return current.run(context, () => fn(span));
   } catch (err) {
     recordFailure(span, err, true);
     throw err;
@@ -109,17 +117,18 @@ export function withSpanSync<T>(name: string, attributes: () => Attributes, fn: 
 }
 
 /** Writes the active (or given) trace context (traceparent, tracestate) through set; nothing when there is none. */
-export function injectContext(set: (key: string, value: string) => void, ctx: Context = context.active()): void {
-  if (trace.getSpanContext(ctx)) propagation.inject(ctx, undefined, { set: (_c, key, value) => set(key, value) });
+export function injectContext(set: (key: string, value: string) => void, ctx: Context = activeContext()): void {
+  if (trace.getSpanContext(ctx)) propagator.inject(ctx, undefined, { set: (_c, key, value) => set(key, value) });
 }
 
 /** The context a carrier of headers or metadata continues: the active one when it carries no traceparent. */
 export function extractContext(get: (key: string) => string | undefined): Context {
-  const active = context.active();
+  const active = activeContext();
   const traceparent = get(TRACEPARENT);
   if (!traceparent) return active;
-  return propagation.extract(active, undefined, {
+  const getter: TextMapGetter<undefined> = {
     get: (_c, key) => (key === TRACEPARENT ? traceparent : get(key)),
     keys: () => [TRACEPARENT, TRACESTATE],
-  });
+  };
+  return propagator.extract(active, undefined, getter);
 }

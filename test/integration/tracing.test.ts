@@ -99,15 +99,18 @@ describe('tracing: one create is one trace across every service, NATS and watch 
     expect(deliver).to.have.length(1);
     expect(deliver[0].parentSpanId).to.equal(publish[0].spanId);
   });
-  /** Restarts the services under another sampler (without the controller-manager) and forgets the spans collected so far. */
-  async function restartWith(sampler: string, arg?: string): Promise<void> {
+  /** Restarts the services under another sampler (without the controller-manager) and forgets the spans collected so far;
+   * the gateway exports nothing unless gatewayExports. */
+  async function restartWith(sampler: string, arg?: string, gatewayExports = true): Promise<void> {
     for (const s of ['controller-manager', 'gateway', 'admission', 'authz', 'authn', 'storage'] as const) await c.kill(s, 'SIGTERM');
     Object.assign(env, { OTEL_TRACES_SAMPLER: sampler, OTEL_TRACES_SAMPLER_ARG: arg ?? '' });
     for (const s of ['storage', 'authn', 'authz', 'admission'] as const) {
       c.addresses[s] = '127.0.0.1:0';
       await c.startService(s);
     }
+    if (!gatewayExports) delete env.OTEL_EXPORTER_OTLP_ENDPOINT;
     await c.startService('gateway');
+    env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.endpoint;
     collector.spans.length = 0;
   }
 
@@ -175,6 +178,20 @@ describe('tracing: one create is one trace across every service, NATS and watch 
       await traced(roots()[0].traceId);
       const continued = await traced(unsampled.traceId);
       expect(continued.filter((s) => s.parentSpanId === unsampled.spanId).map((s) => s.service)).to.deep.equal(['gateway']);
+    });
+  });
+  describe('with a gateway that exports nothing', () => {
+    before(() => restartWith('parentbased_always_on', undefined, false));
+
+    it('builds no span in the gateway and passes the incoming traceparent on unchanged to every service it calls', async () => {
+      const sampled = traceparent(true);
+      await create('unexported', sampled.header);
+      const called = SERVICES.filter((s) => s !== 'gateway');
+      const children = () => collector.trace(sampled.traceId).filter((s) => s.parentSpanId === sampled.spanId && s.kind === SERVER);
+      await waitFor(() => called.every((s) => children().some((span) => span.service === s)), 15_000, 100);
+      expect([...new Set(children().map((s) => s.service))]).to.have.members(called);
+      await settle(EXPORT_SETTLE_MS);
+      expect(collector.spans.filter((s) => s.service === 'gateway')).to.deep.equal([]);
     });
   });
 });

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { ROOT_CONTEXT, TraceFlags, trace, type SpanContext } from '@opentelemetry/api';
-import { SamplingDecision } from '@opentelemetry/sdk-trace';
-import { maySample, samplingFromEnv } from '../../internal/tracing/sampling.js';
+import * as sdk from '@opentelemetry/sdk-trace';
+import { maySample, samplingFromEnv, sdkSampler } from '../../internal/tracing/sampling.js';
 
 const parent = (sampled: boolean): SpanContext => ({
   traceId: randomBytes(16).toString('hex'), spanId: randomBytes(8).toString('hex'), isRemote: true,
@@ -14,13 +14,14 @@ function sampling(sampler?: string, arg?: string) {
   const env: NodeJS.ProcessEnv = {};
   if (sampler !== undefined) env.OTEL_TRACES_SAMPLER = sampler;
   if (arg !== undefined) env.OTEL_TRACES_SAMPLER_ARG = arg;
-  return { ...samplingFromEnv(env, (m) => warnings.push(m)), warnings };
+  const parsed = samplingFromEnv(env, (m) => warnings.push(m));
+  return { ...parsed, sampler: sdkSampler(parsed, sdk), warnings };
 }
 
 /** What the SDK sampler itself decides for a root span. */
 const sdkSamples = (s: ReturnType<typeof sampling>, under?: SpanContext) => s.sampler.shouldSample(
   under ? trace.setSpanContext(ROOT_CONTEXT, under) : ROOT_CONTEXT, under?.traceId ?? randomBytes(16).toString('hex'), 'x', 0, {}, [],
-).decision === SamplingDecision.RECORD_AND_SAMPLED;
+).decision === sdk.SamplingDecision.RECORD_AND_SAMPLED;
 
 describe('tracing: samplers from the environment', () => {
   it('is parentbased_always_on when OTEL_TRACES_SAMPLER is unset or empty, as the SDK is', () => {
