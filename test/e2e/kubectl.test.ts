@@ -310,6 +310,9 @@ describe('kubectl 1.33 end to end', function () {
       expect(r.code, r.stderr).to.equal(0);
       const names = r.stdout.trim().split('\n');
       expect(names).to.include.members(['roles.rbac.authorization.svc.io', 'roles.rbac.authorization.k8s.io', 'ingresses.networking.svc.io', 'ingresses.networking.k8s.io']);
+      const explain = await k(['explain', 'roles.rbac.authorization.k8s.io.rules']);
+      expect(explain.code, explain.stderr).to.equal(0);
+      expect(explain.stdout).to.contain('GROUP:      rbac.authorization.k8s.io').and.contain('apiGroups');
     });
 
     it('apply --prune -l with the default allow-list prunes the Ingress left out of the manifest', async () => {

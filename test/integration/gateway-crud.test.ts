@@ -138,6 +138,9 @@ describe('gateway: resources, errors, discovery and health over HTTPS', function
       expect(res.text).to.equal(failure('"configmaps \\"missing\\" not found"', 'NotFound', '{"name":"missing","kind":"configmaps"}', 404));
       const grouped = await c.request('GET', '/apis/apps/v1/namespaces/default/deployments/missing');
       expect(grouped.text).to.equal(failure('"deployments.apps \\"missing\\" not found"', 'NotFound', '{"name":"missing","group":"apps","kind":"deployments"}', 404));
+      for (const path of ['/api/v1/nosuchthings', '/no/such/path']) {
+        expect((await c.request('GET', path)).text, path).to.equal(failure('"the server could not find the requested resource"', 'NotFound', '{}', 404));
+      }
     });
 
     it('409 AlreadyExists and 409 Conflict', async () => {
@@ -271,7 +274,11 @@ describe('gateway: resources, errors, discovery and health over HTTPS', function
     expect(v1.body.kind).to.equal('APIResourceList');
     const cmRes = v1.body.resources.find((r: any) => r.name === 'configmaps');
     expect(cmRes).to.deep.include({ namespaced: true, kind: 'ConfigMap', shortNames: ['cm'] });
-    expect((await c.request('GET', '/apis')).body.kind).to.equal('APIGroupList');
+    const apis = await c.request('GET', '/apis');
+    expect(apis.body.kind).to.equal('APIGroupList');
+    // Discovery ends with the newline of the platform's encoder; OpenAPI is bare marshalled JSON.
+    for (const doc of [api, v1, apis]) expect(doc.text.endsWith('}\n'), doc.text.slice(-20)).to.equal(true);
+    expect((await c.request('GET', '/openapi/v2')).text.endsWith('}')).to.equal(true);
     const version = await c.request('GET', '/version');
     expect(version.body).to.include({ major: '1', minor: '34' });
   });
