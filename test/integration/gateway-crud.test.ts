@@ -76,8 +76,14 @@ describe('gateway: resources, errors, discovery and health over HTTPS', function
     expect(other.status, other.text).to.equal(200);
     expect(other.body.metadata.creationTimestamp).to.equal(stamp);
     const uid = await c.request('PUT', '/api/v1/namespaces/default/configmaps/one', { body: { ...other.body, metadata: { ...other.body.metadata, uid: 'another' } } });
-    expect(uid.status, uid.text).to.equal(422);
-    expect(uid.body.details.causes).to.deep.equal([{ reason: 'FieldValueInvalid', message: 'Invalid value: "another": field is immutable', field: 'metadata.uid' }]);
+    // A uid in a replacing write is a precondition on the stored object, as for delete.
+    expect(uid.status, uid.text).to.equal(409);
+    expect(uid.body.reason).to.equal('Conflict');
+    expect(uid.body.message).to.equal(`Operation cannot be fulfilled on configmaps "one": Precondition failed: UID in precondition: another, UID in object meta: ${other.body.metadata.uid}`);
+    // A patch carries no precondition: changing the uid there is an invalid change of an immutable field.
+    const patched = await c.request('PATCH', '/api/v1/namespaces/default/configmaps/one', { body: { metadata: { uid: 'another' } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
+    expect(patched.status, patched.text).to.equal(422);
+    expect(patched.body.details.causes).to.deep.equal([{ reason: 'FieldValueInvalid', message: 'Invalid value: "another": field is immutable', field: 'metadata.uid' }]);
   });
 
   it('writes times back as the platform does: Time to the second, MicroTime to the microsecond, in UTC', async () => {
