@@ -12,7 +12,7 @@ import {
 } from '../../internal/admission/index.js';
 
 const flags = parseArgsOrExit('admission', admissionFlags);
-initTracing('admission');
+await initTracing('admission');
 
 const storage = new StorageClient(flags.string('storage-address'));
 const registry = new Registry();
