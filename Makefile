@@ -1,5 +1,5 @@
 # make run   installs what is missing, builds, starts every service (ARGS="--flag=value ...")
-# make test  builds and runs every test; make bench runs the benchmarks
+# make test  builds and runs every test (TESTS="substring ..." for some); make bench runs the benchmarks
 # make fuzz  runs the fuzz tests with many more requests and a random seed (FUZZ_SEED / FUZZ_COUNT override)
 SHELL := /bin/bash
 

@@ -4,7 +4,7 @@ import Koa from 'koa';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { FeatureGates } from '../internal/config/features.js';
-import { SpanKind, context, extractContext, trace, tracer, SpanStatusCode } from '../internal/tracing/index.js';
+import { SpanKind, SpanStatusCode, beginSpan, extractContext, runIn } from '../internal/tracing/index.js';
 import { StatusError, internalError, methodNotAllowed } from '../internal/apimachinery/status.js';
 import type { KindDef, Registry } from '../internal/registry/index.js';
 import { checkHealth } from '../internal/rpc/index.js';
@@ -86,14 +86,13 @@ function compression(enabled: boolean) {
   };
 }
 
-/** A server span per request, continuing an incoming traceparent. */
+/** A server span per sampled request, continuing an incoming traceparent (forwarded as it is when not sampled). */
 async function traced(ctx: Koa.Context, next: Koa.Next): Promise<void> {
-  const parent = extractContext((k) => ctx.get(k) || undefined);
-  const span = tracer().startSpan(`${ctx.method} ${ctx.path}`, {
-    kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method, 'url.path': ctx.path },
-  }, parent);
+  const { span, context: traceContext } = beginSpan(() => `${ctx.method} ${ctx.path}`, SpanKind.SERVER,
+    extractContext((k) => ctx.get(k) || undefined), () => ({ 'http.request.method': ctx.method, 'url.path': ctx.path }));
+  if (!span) return runIn(traceContext, next);
   try {
-    await context.with(trace.setSpan(parent, span), next);
+    await runIn(traceContext, next);
   } finally {
     span.setAttribute('http.response.status_code', ctx.status);
     if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
@@ -175,20 +174,21 @@ async function route(ctx: Koa.ParameterizedContext<State>, deps: GatewayDeps, do
   const { info } = ctx.state;
   if (info.isResourceRequest) return serveResource(ctx, deps, info);
   if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw methodNotAllowed(ctx.method, ctx.path);
-  if (!documents.serve(ctx, serverAddress)) throw new StatusError(404, 'NotFound', NOT_FOUND_MESSAGE);
+  if (!documents.serve(ctx, serverAddress)) throw notFoundPath();
 }
 
-const NOT_FOUND_MESSAGE = 'the server could not find the requested resource';
+/** A path nothing is served at: the platform's NotFound of no resource, whose details are empty but present. */
+const notFoundPath = () => new StatusError(404, 'NotFound', 'the server could not find the requested resource', {});
 
 async function serveResource(ctx: Koa.ParameterizedContext<State>, deps: GatewayDeps, info: RequestInfo): Promise<void> {
   const def = deps.registry.lookup(info.group, info.version, info.resource);
   // `/namespaces/{name}` names its own namespace; any other cluster-scoped kind under a namespace is not served.
   const clusterInNamespace = def && !def.namespaced && Boolean(info.namespace) && info.resource !== 'namespaces';
   const scopeMismatch = clusterInNamespace || (def && info.subresource && !def.subresources?.includes(info.subresource));
-  if (!def || scopeMismatch) throw new StatusError(404, 'NotFound', NOT_FOUND_MESSAGE, { causes: [] });
+  if (!def || scopeMismatch) throw notFoundPath();
   const needsNamespace = def.namespaced && !info.namespace && ['create', 'get', 'update', 'patch', 'delete', 'deletecollection'].includes(info.verb);
   if ((!info.subresource && !def.verbs.includes(info.verb)) || (needsNamespace && !info.name)) throw methodNotAllowed(ctx.method, ctx.path);
-  if (needsNamespace) throw new StatusError(404, 'NotFound', NOT_FOUND_MESSAGE);
+  if (needsNamespace) throw notFoundPath();
   const r: ResourceRequest = {
     ctx, info, user: ctx.state.user, def, objects: new Objects(deps.backends.storage, def), query: new URLSearchParams(ctx.querystring),
     registry: deps.registry, allocator: deps.allocators.get(def),

@@ -50,7 +50,7 @@ export class Backends {
   decisions?: DecisionCache;
   /** Keeps authentication answers while they hold, when set. */
   authentications?: AuthenticationCache;
-  /** The metrics of the services that serve them (authn, authz). */
+  /** The metrics of the services that serve them (authn, authz, admission). */
   readonly serviceMetrics: MetricsScraper;
 
   constructor(readonly addresses: BackendAddresses) {
@@ -58,7 +58,7 @@ export class Backends {
     this.authn = new api.svc.authn.v1.Authentication(addresses.authn, insecure(), clientOptions);
     this.authz = new api.svc.authz.v1.Authorization(addresses.authz, insecure(), clientOptions);
     this.admission = new api.svc.admission.v1.Admission(addresses.admission, insecure(), clientOptions);
-    this.serviceMetrics = new MetricsScraper([addresses.authn, addresses.authz]);
+    this.serviceMetrics = new MetricsScraper([addresses.authn, addresses.authz, addresses.admission]);
   }
 
   authenticate(req: AuthenticateRequest): Promise<AuthenticateResponse__Output> {

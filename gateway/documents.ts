@@ -10,7 +10,7 @@ import {
   aggregatedDiscovery, apiGroupDoc, apiGroupList, apiResourceList, apiVersions, groupView, groupViews, versionInfo,
 } from './discovery.js';
 import { openapiV2, openapiV3Document, openapiV3Index, parseV3Path, upstreamV3Document } from './openapi.js';
-import { parseAccept } from './negotiation.js';
+import { encodeJson, parseAccept } from './negotiation.js';
 import { writeBody } from './respond.js';
 
 /** As the Koa type of JSON documents has always been written. */
@@ -54,7 +54,8 @@ export class Documents {
     // Only documents that exist are kept: the keys of misses are whatever paths clients send.
     const doc = make();
     if (!doc) return undefined;
-    const body = Buffer.from(JSON.stringify(doc.body), 'utf8');
+    // Discovery is written by the platform's object encoder (a final newline), OpenAPI as marshalled bytes.
+    const body = Buffer.from(key.startsWith('/openapi') ? JSON.stringify(doc.body) : encodeJson(doc.body), 'utf8');
     const serialized = { body, type: doc.type ?? JSON_TYPE, etag: `"${createHash('sha256').update(body).digest('hex').slice(0, 32).toUpperCase()}"` };
     this.cache.set(key, serialized);
     return serialized;

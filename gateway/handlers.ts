@@ -243,10 +243,22 @@ export async function updateObject(r: ResourceRequest, backends: Backends): Prom
   }
   const requested = meta.resourceVersion;
   const result = await writeWithRetry(r, backends, requested !== undefined && requested !== '', async (current) => {
-    if (requested && requested !== current.metadata!.resourceVersion) throw staleConflict(r.objects.gr, r.info.name);
+    checkUpdatePreconditions(r, obj, current);
     return recordManagedFields(r, current, structuredClone(obj));
   }, dryRun);
   writeObject(r.ctx, r.def, 200, result);
+}
+
+/** What a replacing write asserts about the stored object: a uid it carries must be the stored one (a
+ * precondition, 409, as for delete) and a resourceVersion it names must be current. */
+export function checkUpdatePreconditions(r: ResourceRequest, sent: ApiObject, current: ApiObject): void {
+  const uid = sent.metadata?.uid;
+  const stored = current.metadata!;
+  if (uid && uid !== stored.uid) {
+    throw conflict(r.objects.gr, r.info.name, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${stored.uid}`);
+  }
+  const requested = sent.metadata?.resourceVersion;
+  if (requested && requested !== stored.resourceVersion) throw staleConflict(r.objects.gr, r.info.name);
 }
 
 /**

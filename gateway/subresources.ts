@@ -56,7 +56,7 @@ async function servePartial(r: ResourceRequest, backends: Backends, part: (next:
   const { obj } = await readObject(r.ctx);
   const requested = obj.metadata?.resourceVersion;
   const written = await verbs.writeWithRetry(r, backends, Boolean(requested), async (current) => {
-    if (requested && requested !== current.metadata?.resourceVersion) throw staleConflict(r.objects.gr, r.info.name);
+    verbs.checkUpdatePreconditions(r, obj, current);
     return part(obj, current);
   }, isDryRun(r.query));
   writeObject(r.ctx, r.def, 200, written);
@@ -128,7 +128,7 @@ async function serveFinalize(r: ResourceRequest, backends: Backends): Promise<vo
   const finalizers = (obj.spec as { finalizers?: unknown } | undefined)?.finalizers ?? [];
   if (!Array.isArray(finalizers)) throw badRequest('spec.finalizers must be a list');
   const written = await verbs.writeWithRetry(r, backends, Boolean(obj.metadata?.resourceVersion), async (current) => {
-    if (obj.metadata?.resourceVersion && obj.metadata.resourceVersion !== current.metadata?.resourceVersion) throw staleConflict(r.objects.gr, r.info.name);
+    verbs.checkUpdatePreconditions(r, obj, current);
     const next = structuredClone(current);
     next.spec = { ...(next.spec as object), finalizers };
     // The kind's rules name the finalizers a namespace may hold (the server's in either spelling, or qualified names).

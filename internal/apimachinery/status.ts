@@ -86,9 +86,15 @@ export const staleConflict = (gr: GroupResource, name: string) =>
 
 export const badRequest = (message: string) => new StatusError(400, 'BadRequest', message);
 
+/** The causes as the platform's aggregate error words them: one alone, several (each once) in brackets. */
+function causesText(causes: StatusCause[]): string {
+  const texts = [...new Set(causes.map((c) => `${c.field}: ${c.message}`))];
+  return texts.length === 1 ? texts[0] : `[${texts.join(', ')}]`;
+}
+
 export const invalid = (kind: string, gr: GroupResource, name: string, causes: StatusCause[]) =>
   new StatusError(422, 'Invalid',
-    `${kind}${gr.group ? `.${gr.group}` : ''} "${name}" is invalid: ${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}`,
+    `${kind}${gr.group ? `.${gr.group}` : ''} "${name}" is invalid${causes.length ? `: ${causesText(causes)}` : ''}`,
     { ...detailsOf(gr, name), kind, causes });
 
 export const methodNotAllowed = (method: string, what: string) =>

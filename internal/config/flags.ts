@@ -1,5 +1,8 @@
 // Command-line flags: `--name=value`, `--name value` and bare boolean `--name`,
 // declared once per program so the launcher can hand each flag to its owner.
+import { parseDuration as goDuration } from '../apimachinery/protobuf/time.js';
+
+const NANOS_PER_MS = 1e6;
 
 /** `array` flags may be repeated: every occurrence is one value (which may hold commas). */
 export type FlagType = 'string' | 'int' | 'bool' | 'duration' | 'list' | 'array';
@@ -26,12 +29,13 @@ export function recordFlag(given: Map<string, string>, name: string, value: stri
 export const flagArgs = (given: Map<string, string>): string[] =>
   [...given].flatMap(([name, value]) => value.split(REPEAT_SEPARATOR).map((v) => `--${name}=${v}`));
 
-/** Parses `5m`, `300s`, `1h30m`, `250ms`, `5m0s` into milliseconds. */
+/** Milliseconds of a Go duration (`5m`, `1h30m`, `250ms`, `0`), as Go's flag package reads it. */
 export function parseDuration(text: string): number {
-  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
-  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) throw new FlagError(`invalid duration "${text}"`);
-  return parts.reduce((sum, p) => sum + Number(p[1]) * units[p[2]], 0);
+  try {
+    return goDuration(text) / NANOS_PER_MS;
+  } catch {
+    throw new FlagError(`invalid duration "${text}"`);
+  }
 }
 
 export interface ParsedFlags {

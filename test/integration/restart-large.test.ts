@@ -58,7 +58,7 @@ describe(`restart: a whole-group SIGKILL with ${OBJECTS} objects stored, under a
     const crashed = Date.now();
     second = new Launcher(dataDir, [`--secure-port=${port}`]);
     expect(await second.ready(SERVE_AGAIN_MS), `${second.stdout}\n${second.stderr}`).to.equal(true);
-    const started = second.stdout.split('\n').filter((l) => / healthy after /.test(l)).map((l) => l.replace('svc-apiserver: ', ''));
+    const started = second.stdout.split('\n').filter((l) => / healthy (?:on \S+ )?after /.test(l)).map((l) => l.replace('svc-apiserver: ', ''));
     console.log(`      serving again ${((Date.now() - crashed) / 1000).toFixed(1)}s after the crash (${started.join(', ')})`);
     expect(second.stdout).to.include(`${READY} on https://127.0.0.1:${port}`);
     // The writer's retries get through again on their own.

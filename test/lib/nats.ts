@@ -1,6 +1,7 @@
 // A real nats-server for tests: listens on 127.0.0.1 (a free port unless one is
 // given, e.g. to restart a server where clients reconnect) and is killed by PID.
 import { spawn } from 'node:child_process';
+import { announcedAddress } from '../../internal/launcher/announce.js';
 
 export interface RunningNats {
   url: string;
@@ -31,12 +32,13 @@ export async function startNats(options: { port?: number } = {}): Promise<Runnin
     const onExit = (code: number | null): void => fail(new Error(`nats-server exited with ${code}:\n${log}`));
     const onData = (chunk: string): void => {
       log += chunk;
-      const listening = /Listening for client connections on [^\s]*:(\d+)/.exec(log);
+      // Whole lines only, read as the launcher reads them.
+      const listening = log.split('\n').slice(0, -1).map(announcedAddress).find((a) => a !== undefined);
       if (!listening) return;
       clearTimeout(timer);
       child.off('exit', onExit).off('error', fail);
       child.stderr.off('data', onData).resume();
-      resolve(Number(listening[1]));
+      resolve(listening.port);
     };
     child.once('error', fail).once('exit', onExit);
     child.stderr.setEncoding('utf8').on('data', onData);

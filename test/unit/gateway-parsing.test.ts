@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { requestInfo, withoutUpstreamNames } from '../../gateway/requestinfo.js';
 import { ownGroup, upstreamGroup } from '../../internal/names/index.js';
-import { negotiate, parseAccept } from '../../gateway/negotiation.js';
+import { encodeJson, negotiate, parseAccept } from '../../gateway/negotiation.js';
 import { decodeContinue, encodeContinue, listPlan, getPlan } from '../../gateway/versions.js';
 import { duplicateJsonFields, parseYamlWithDuplicates, fieldValidationOf } from '../../gateway/fieldvalidation.js';
 import { parseLabelSelector, parseFieldSelector, fieldsMatch, formatLabelSelector } from '../../internal/apimachinery/selectors.js';
-import { StatusError } from '../../internal/apimachinery/status.js';
+import { StatusError, invalid, success } from '../../internal/apimachinery/status.js';
 
 const q = (s = '') => new URLSearchParams(s);
 const status = (fn: () => unknown): number => {
@@ -60,6 +60,29 @@ describe('negotiation', () => {
     expect(negotiate('application/vnd.kubernetes.protobuf, application/json', { protobuf: false }).mediaType).to.equal('application/json');
     expect(status(() => negotiate('application/cbor', { cbor: false }))).to.equal(406);
     expect(negotiate('application/cbor', { cbor: true }).mediaType).to.equal('application/cbor');
+  });
+});
+
+describe('JSON and Status bodies as the platform writes them', () => {
+  it('ends every JSON document with a newline and escapes <, >, & and the line separators', () => {
+    expect(encodeJson({ a: '<b>&\u2028\u2029' })).to.equal('{"a":"\\u003cb\\u003e\\u0026\\u2028\\u2029"}\n');
+    expect(encodeJson({ a: [1] }, true)).to.equal('{\n  "a": [\n    1\n  ]\n}\n');
+  });
+
+  it('orders Status, details and causes members, leaving empty ones out', () => {
+    const err = new StatusError(422, 'Invalid', 'm', {
+      causes: [{ field: 'f', message: 'x', reason: 'R' }, { message: 'only' }], retryAfterSeconds: 0, kind: 'Pod', name: '', group: 'g',
+    });
+    expect(JSON.stringify(err.toStatus())).to.equal('{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"m","reason":"Invalid",'
+      + '"details":{"group":"g","kind":"Pod","causes":[{"reason":"R","message":"x","field":"f"},{"message":"only"}]},"code":422}');
+    const one = { reason: 'FieldValueRequired', message: 'Required value', field: 'spec.a' };
+    const two = { reason: 'FieldValueInvalid', message: 'Invalid value: 1: no', field: 'spec.b' };
+    expect(invalid('Job', { group: 'batch', resource: 'jobs' }, 'j', [one]).message).to.equal('Job.batch "j" is invalid: spec.a: Required value');
+    expect(invalid('Job', { group: 'batch', resource: 'jobs' }, 'j', [one, two, one]).message)
+      .to.equal('Job.batch "j" is invalid: [spec.a: Required value, spec.b: Invalid value: 1: no]');
+    expect(invalid('Job', { group: 'batch', resource: 'jobs' }, 'j', []).message).to.equal('Job.batch "j" is invalid');
+    expect(JSON.stringify(success({ group: '', resource: 'pods' }, 'p', 'u'))).to.equal(
+      '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":"p","kind":"pods","uid":"u"}}');
   });
 });
 

@@ -12,6 +12,7 @@ import { checkSchema } from '../../internal/registry/index.js';
 import { Quantity } from '../../internal/cel/quantity.js';
 import { trim } from '../../internal/cel/strings.js';
 import { parseDuration } from '../../internal/apimachinery/protobuf/time.js';
+import { FlagError, parseFlags } from '../../internal/config/flags.js';
 
 const failure = (fn: () => unknown): StatusError => {
   try {
@@ -222,6 +223,15 @@ describe('validation patterns on hostile input', () => {
     expect(parseDuration('1h30m')).to.equal(5400e9);
     expect(parseDuration('.5s')).to.equal(0.5e9);
     expect(() => parseDuration(`${long}x`)).to.throw(/invalid duration/);
+  });
+
+  it('duration flags are read by the same parser, in milliseconds, and a bad one is a FlagError', () => {
+    const spec = { wait: { type: 'duration' as const, default: '1m30s', help: '' } };
+    expect(parseFlags([], spec).duration('wait')).to.equal(90_000);
+    expect(parseFlags(['--wait=1h0m0.5s'], spec).duration('wait')).to.equal(3_600_500);
+    expect(parseFlags(['--wait', '0'], spec).duration('wait')).to.equal(0);
+    expect(parseFlags(['--wait=1500us'], spec).duration('wait')).to.equal(1.5);
+    for (const bad of ['5 minutes', '10', `${long}x`]) expect(() => parseFlags([`--wait=${bad}`], spec), bad.slice(0, 10)).to.throw(FlagError, /invalid duration/);
   });
 
   it('CEL trim strips Unicode spaces at both ends only', () => {

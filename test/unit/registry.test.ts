@@ -131,6 +131,22 @@ describe('registry: schema walker', () => {
     expect(o.status).to.deep.equal({});
   });
 
+  it('writes times as the platform does (Time to the second, MicroTime to the microsecond, UTC); leaves bad ones to be reported', () => {
+    const lease = schemaFor({ group: group('coordination'), version: 'v1', kind: 'Lease' })!;
+    const o: any = {
+      metadata: { name: 'l', creationTimestamp: '2026-11-23T19:14:33.999Z' },
+      spec: { acquireTime: '2026-11-23T19:14:33Z', renewTime: '2026-11-23T21:14:33.1234567+02:00' },
+    };
+    expect(checkSchema(o, lease).causes).to.deep.equal([]);
+    expect(o.metadata.creationTimestamp).to.equal('2026-11-23T19:14:33Z');
+    expect(o.spec).to.deep.equal({ acquireTime: '2026-11-23T19:14:33.000000Z', renewTime: '2026-11-23T19:14:33.123456Z' });
+    const bad: any = { metadata: { name: 'l' }, spec: { acquireTime: 'yesterday' } };
+    expect(fields(checkSchema(bad, lease).causes)).to.deep.equal([['spec.acquireTime', 'FieldValueTypeInvalid']]);
+    const kept: any = { metadata: { name: 'l', creationTimestamp: '2026-11-23T19:14:33.000Z' } };
+    checkSchema(kept, lease, { prune: false });
+    expect(kept.metadata.creationTimestamp, 'only a pruning walk rewrites').to.equal('2026-11-23T19:14:33.000Z');
+  });
+
   it('knows the description fields of PriorityClass and of custom resource schemas', () => {
     const pc = { value: 10, description: 'important' };
     expect(checkSchema(pc, schemaFor({ group: group('scheduling'), version: 'v1', kind: 'PriorityClass' })!).unknownFields).to.deep.equal([]);
