@@ -3,8 +3,9 @@
 // every new generation on NATS. A decision is kept per (user, attributes) while
 // its generation is current (or, for answers that hold as long as the service's
 // process, while the process is the same) and its TTL runs; a new generation
-// drops what it may have turned, a new process everything. Without NATS no
-// announcement can be trusted to arrive: nothing is kept, every request asks.
+// drops what it may have turned, a new process everything. Without NATS, or
+// before this process's announcements were heard here, no announcement can be
+// trusted to arrive: nothing is kept, every request asks.
 import type { NatsConnection } from '@nats-io/nats-core';
 import { Counter, type Registry } from 'prom-client';
 import { NATS_AUTHZ_GENERATION_SUBJECT } from '../internal/names/index.js';
@@ -76,8 +77,10 @@ export class DecisionCache {
   }
 
   private keep(key: string, response: AuthorizeResponse__Output): void {
-    if (response.validity === 'UNCACHEABLE' || !response.generation || !this.generation.up) return;
+    if (response.validity === 'UNCACHEABLE' || !response.generation) return;
     this.generation.observe(response.generation);
+    // Only while the service's announcements are heard here: a policy change must reach the gateway.
+    if (!this.generation.confirmed) return;
     // Made before the newest generation: it may already be stale.
     if (!this.generation.isCurrent(response.generation)) return;
     const expires = response.validity === 'FOR_TTL' ? Date.now() + Number(response.ttlMs) : Infinity;

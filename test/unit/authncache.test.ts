@@ -5,7 +5,10 @@ import { Registry } from 'prom-client';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { AuthenticationCache } from '../../gateway/authncache.js';
 import { Lru } from '../../gateway/lru.js';
-import { NATS_AUTHN_GENERATION_SUBJECT, generationAskSubject } from '../../internal/names/index.js';
+import { DecisionCache } from '../../gateway/decisions.js';
+import { NATS_AUTHN_GENERATION_SUBJECT, NATS_AUTHZ_GENERATION_SUBJECT, generationAskSubject } from '../../internal/names/index.js';
+import type { AuthorizeRequest } from '../../internal/rpc/gen/svc/authz/v1/AuthorizeRequest.js';
+import type { AuthorizeResponse__Output } from '../../internal/rpc/gen/svc/authz/v1/AuthorizeResponse.js';
 import {
   AuthenticationChain, BearerTokenAuthenticator, SUCCESS_CACHE_TTL_MS, TokenFileAuthenticator, authenticateHandler, cacheTtl, parseTokenFile,
 } from '../../internal/authn/index.js';
@@ -19,8 +22,10 @@ class FakeNats {
   readonly subscribers = new Map<string, (err: Error | null, msg: { string(): string }) => void>();
   readonly published: string[] = [];
   private readonly statuses: Array<(s: IteratorResult<Status>) => void> = [];
-  /** What authn answers when asked to announce; empty: nobody answers. */
+  /** What the service answers when asked to announce; empty: nobody answers. */
   announce = '';
+
+  constructor(private readonly subject = NATS_AUTHN_GENERATION_SUBJECT) {}
 
   subscribe(subject: string, opts: { callback: (err: Error | null, msg: { string(): string }) => void }) {
     this.subscribers.set(subject, opts.callback);
@@ -31,11 +36,11 @@ class FakeNats {
 
   publish(subject: string): void {
     this.published.push(subject);
-    if (subject === generationAskSubject(NATS_AUTHN_GENERATION_SUBJECT) && this.announce) this.send(this.announce);
+    if (subject === generationAskSubject(this.subject) && this.announce) this.send(this.announce);
   }
 
   send(text: string): void {
-    this.subscribers.get(NATS_AUTHN_GENERATION_SUBJECT)?.(null, { string: () => text });
+    this.subscribers.get(this.subject)?.(null, { string: () => text });
   }
 
   status(): AsyncIterable<Status> {
@@ -226,5 +231,38 @@ describe('authn answers for the gateway cache', () => {
     expect(cacheTtl({ ...found, expiresAt: 2500 }, credentials, 0)).to.equal(2500);
     expect(cacheTtl({ ...found, expiresAt: 100 }, credentials, 200)).to.equal(0);
     expect(cacheTtl(found, { ...credentials, uncacheable: true }, 0)).to.equal(0);
+  });
+});
+
+describe('gateway decision cache', () => {
+  const decision = (fields: Partial<AuthorizeResponse__Output> = {}) =>
+    ({ decision: 'ALLOW', reason: '', evaluationError: '', validity: 'UNTIL_GENERATION', ttlMs: 0, generation: 'z1.0', ...fields }) as unknown as AuthorizeResponse__Output;
+  const attributes = { user: { username: 'bob', uid: '', groups: [], extra: {} }, verb: 'get' } as unknown as AuthorizeRequest;
+
+  it('asks once for a repeated request while the generation holds; a new one drops what it may turn', async () => {
+    const nats = new FakeNats(NATS_AUTHZ_GENERATION_SUBJECT);
+    nats.announce = 'z1.0';
+    const cache = new DecisionCache(nats as unknown as NatsConnection);
+    await cache.start();
+    let asked = 0;
+    let next = decision();
+    const ask = async () => { asked++; return next; };
+    for (let i = 0; i < 3; i++) await cache.authorize(attributes, ask);
+    expect(asked).to.equal(1);
+    nats.send('z1.1');
+    next = decision({ generation: 'z1.1' });
+    await cache.authorize(attributes, ask);
+    await cache.authorize(attributes, ask);
+    expect(asked).to.equal(2);
+    cache.close();
+  });
+
+  it('keeps nothing before the service\'s announcements are heard', async () => {
+    const cache = new DecisionCache(new FakeNats(NATS_AUTHZ_GENERATION_SUBJECT) as unknown as NatsConnection);
+    await cache.start();
+    let asked = 0;
+    for (let i = 0; i < 2; i++) await cache.authorize(attributes, async () => { asked++; return decision(); });
+    expect(asked).to.equal(2);
+    cache.close();
   });
 });
