@@ -1,5 +1,6 @@
 // The gateway's gRPC clients of the other services, and how their failures
 // become API errors.
+import type { RevisionFeed } from './hub.js';
 import { api, clientOptions, grpc, isServiceError, isUnreachable, trailers, unary } from '../internal/rpc/index.js';
 import { StorageClient, STORAGE_ERROR_KEY } from '../internal/storage/client.js';
 import { MetricsScraper } from '../internal/metrics/index.js';
@@ -47,6 +48,8 @@ export class Backends {
   private readonly admission: AdmissionClient;
   /** Keeps authorization decisions while they hold, when set. */
   decisions?: DecisionCache;
+  /** Revisions storage commits, followed on its change stream (the watch hub), when set. */
+  revisions?: RevisionFeed;
   /** The metrics of the services that serve them (authn, authz). */
   readonly serviceMetrics: MetricsScraper;
 
