@@ -4,7 +4,7 @@ import Koa from 'koa';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { FeatureGates } from '../internal/config/features.js';
-import { SpanKind, context, extractContext, trace, tracer, SpanStatusCode } from '../internal/tracing/index.js';
+import { SpanKind, SpanStatusCode, beginSpan, extractContext, runIn } from '../internal/tracing/index.js';
 import { StatusError, internalError, methodNotAllowed } from '../internal/apimachinery/status.js';
 import type { KindDef, Registry } from '../internal/registry/index.js';
 import { checkHealth } from '../internal/rpc/index.js';
@@ -86,14 +86,13 @@ function compression(enabled: boolean) {
   };
 }
 
-/** A server span per request, continuing an incoming traceparent. */
+/** A server span per sampled request, continuing an incoming traceparent (forwarded as it is when not sampled). */
 async function traced(ctx: Koa.Context, next: Koa.Next): Promise<void> {
-  const parent = extractContext((k) => ctx.get(k) || undefined);
-  const span = tracer().startSpan(`${ctx.method} ${ctx.path}`, {
-    kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method, 'url.path': ctx.path },
-  }, parent);
+  const { span, context: traceContext } = beginSpan(() => `${ctx.method} ${ctx.path}`, SpanKind.SERVER,
+    extractContext((k) => ctx.get(k) || undefined), () => ({ 'http.request.method': ctx.method, 'url.path': ctx.path }));
+  if (!span) return runIn(traceContext, next);
   try {
-    await context.with(trace.setSpan(parent, span), next);
+    await runIn(traceContext, next);
   } finally {
     span.setAttribute('http.response.status_code', ctx.status);
     if (ctx.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });

@@ -47,7 +47,7 @@ export class Backends {
   private readonly admission: AdmissionClient;
   /** Keeps authorization decisions while they hold, when set. */
   decisions?: DecisionCache;
-  /** The metrics of the services that serve them (authn, authz). */
+  /** The metrics of the services that serve them (authn, authz, admission). */
   readonly serviceMetrics: MetricsScraper;
 
   constructor(readonly addresses: BackendAddresses) {
@@ -55,7 +55,7 @@ export class Backends {
     this.authn = new api.svc.authn.v1.Authentication(addresses.authn, insecure(), clientOptions);
     this.authz = new api.svc.authz.v1.Authorization(addresses.authz, insecure(), clientOptions);
     this.admission = new api.svc.admission.v1.Admission(addresses.admission, insecure(), clientOptions);
-    this.serviceMetrics = new MetricsScraper([addresses.authn, addresses.authz]);
+    this.serviceMetrics = new MetricsScraper([addresses.authn, addresses.authz, addresses.admission]);
   }
 
   authenticate(req: AuthenticateRequest): Promise<AuthenticateResponse__Output> {

@@ -8,7 +8,7 @@ import type { StorageClient, StorageEvent } from '../internal/storage/client.js'
 import { decodeEvent, decodeSubjectToken, subscriptionSubject, REVISION_HEADER, PREV_REVISION_HEADER } from '../internal/storage/events.js';
 import { NATS_EVENTS_PREFIX } from '../internal/names/index.js';
 import { healthClient } from '../internal/rpc/index.js';
-import { SpanKind, extractContext, withSpan } from '../internal/tracing/index.js';
+import { SpanKind, extractContext, withSpanSync } from '../internal/tracing/index.js';
 
 export interface HubWatcher {
   /** Called for each live event under the watcher's prefix, in revision order. */
@@ -82,7 +82,7 @@ export class WatchHub {
     if (targets.length === 0) return; // decoded only when someone watches
     const event = decodeEvent(msg.data);
     const parent = extractContext((k) => msg.headers?.get(k) || undefined);
-    void withSpan('watch deliver', { 'svc.key': key, 'svc.revision': revision, 'svc.watchers': targets.length }, async () => {
+    withSpanSync('watch deliver', () => ({ 'svc.key': key, 'svc.revision': revision, 'svc.watchers': targets.length }), () => {
       for (const t of targets) t.watcher.onEvent(event);
     }, { kind: SpanKind.CONSUMER, parent });
   }

@@ -14,7 +14,7 @@ import {
 
 const flags = parseArgsOrExit('authn', authnFlags);
 const registry = new Registry();
-initTracing('authn');
+await initTracing('authn');
 
 /** How long the start waits for the mirrors of stored objects before serving anyway (they keep syncing). */
 const SYNC_TIMEOUT_MS = 2_000;

@@ -13,7 +13,7 @@ import {
 } from '../../internal/authz/index.js';
 
 const flags = parseArgsOrExit('authz', authzFlags);
-initTracing('authz');
+await initTracing('authz');
 
 const generation = new PolicyGeneration();
 const metrics = new AuthzMetrics();

@@ -16,7 +16,7 @@ import { pkiPaths } from '../../internal/pki/index.js';
 import { initTracing, shutdownTracing } from '../../internal/tracing/index.js';
 
 const flags = parseArgsOrExit('controller-manager', controllerManagerFlags);
-initTracing('controller-manager');
+await initTracing('controller-manager');
 const pki = pkiPaths(flags.string('data-dir'));
 const server = flags.string('server');
 const client = new ApiClient({

@@ -22,7 +22,7 @@ import { ServiceAllocator } from '../../gateway/serviceallocator.js';
 import { logStrayErrors } from '../../gateway/stray.js';
 
 const flags = parseArgsOrExit('gateway', gatewayFlags);
-initTracing('gateway');
+await initTracing('gateway');
 // The Protobuf tables compile on first use; do it now rather than in a request.
 messageNameFor('v1', 'Namespace');
 

@@ -11,7 +11,7 @@ import { initTracing } from '../../internal/tracing/index.js';
 const NATS_STARTUP_WAIT_MS = 2000;
 
 const flags = parseArgsOrExit('storage', storageFlags);
-initTracing('storage');
+await initTracing('storage');
 const log = (line: string): void => { process.stderr.write(`${line}\n`); };
 
 const historyWindowMs = flags.given.has('etcd-compaction-interval')

@@ -5,7 +5,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import { fileURLToPath } from 'node:url';
-import { SpanKind, context, extractContext, injectContext, shutdownTracing, trace, tracer, SpanStatusCode } from '../tracing/index.js';
+import { SpanKind, beginSpan, extractContext, injectContext, recordFailure, runIn, shutdownTracing } from '../tracing/index.js';
 import type { ProtoGrpcType as StorageProto } from './gen/storage.js';
 import type { ProtoGrpcType as AuthnProto } from './gen/authn.js';
 import type { ProtoGrpcType as AuthzProto } from './gen/authz.js';
@@ -104,7 +104,7 @@ function decodedRequest<T>(request: T): T {
   return request;
 }
 
-/** Wraps handlers written as async functions into grpc-js handlers with a server span each. */
+/** Wraps handlers written as async functions into grpc-js handlers with a server span each (when one is sampled). */
 function wrap(serviceName: string, service: grpc.ServiceDefinition, handlers: Handlers): grpc.UntypedServiceImplementation {
   const impl: grpc.UntypedServiceImplementation = {};
   for (const [method, def] of Object.entries(service)) {
@@ -113,25 +113,25 @@ function wrap(serviceName: string, service: grpc.ServiceDefinition, handlers: Ha
     const spanName = `${serviceName}/${method}`;
     if (def.responseStream) {
       impl[method] = (call: grpc.ServerWritableStream<any, any>) => {
-        const span = tracer().startSpan(spanName, { kind: SpanKind.SERVER }, parentOf(call));
-        call.on('close', () => span.end());
-        context.with(trace.setSpan(parentOf(call), span), () =>
-          Promise.resolve().then(() => { decodedRequest(call.request); return (handler as StreamHandler)(call); }).catch((err) => {
-            span.setStatus({ code: SpanStatusCode.ERROR, message: String(err?.message) });
-            // grpc-js turns an 'error' on a server stream into the call's status; destroy() would drop it.
-            call.emit('error', Object.assign(new Error((err as Error).message), toServiceError(err)));
-          }));
+        const { span, context } = beginSpan(spanName, SpanKind.SERVER, parentOf(call));
+        if (span) call.on('close', () => span.end());
+        runIn(context, () => Promise.resolve().then(() => { decodedRequest(call.request); return (handler as StreamHandler)(call); }).catch((err) => {
+          recordFailure(span, err);
+          // grpc-js turns an 'error' on a server stream into the call's status; destroy() would drop it.
+          call.emit('error', Object.assign(new Error((err as Error).message), toServiceError(err)));
+        }));
       };
     } else {
       impl[method] = (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>) => {
-        const parent = parentOf(call);
-        const span = tracer().startSpan(spanName, { kind: SpanKind.SERVER }, parent);
-        context.with(trace.setSpan(parent, span), async () => (handler as UnaryHandler)(decodedRequest(call.request), call))
-          .then((res) => callback(null, res), (err) => {
-            span.setStatus({ code: SpanStatusCode.ERROR, message: String(err?.message) });
-            callback(toServiceError(err));
-          })
-          .finally(() => span.end());
+        const { span, context } = beginSpan(spanName, SpanKind.SERVER, parentOf(call));
+        runIn(context, async () => (handler as UnaryHandler)(decodedRequest(call.request), call)).then((res) => {
+          span?.end();
+          callback(null, res);
+        }, (err) => {
+          recordFailure(span, err);
+          span?.end();
+          callback(toServiceError(err));
+        });
       };
     }
   }
@@ -171,10 +171,10 @@ export async function serve(address: string,
   };
 }
 
-/** Puts the active trace context into every outgoing call's metadata. */
+/** Puts the active trace context, when there is one, into every outgoing call's metadata. */
 const traceInterceptor: grpc.Interceptor = (options, nextCall) => new grpc.InterceptingCall(nextCall(options), {
   start(metadata, listener, next) {
-    for (const [k, v] of Object.entries(injectContext({}))) metadata.set(k, v);
+    injectContext((k, v) => metadata.set(k, v));
     next(metadata, listener);
   },
 });

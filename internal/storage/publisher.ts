@@ -3,7 +3,7 @@
 // connection retries forever, and an event that cannot be published is logged and
 // left out of the chain, so subscribers see the gap.
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
-import { SpanKind, injectContext, withSpan } from '../tracing/index.js';
+import { SpanKind, injectContext, withSpanSync } from '../tracing/index.js';
 import { PREV_REVISION_HEADER, REVISION_HEADER, eventSubject } from './events.js';
 import type { CommittedEvent } from './store.js';
 
@@ -30,24 +30,27 @@ export class EventPublisher {
 
   /** Publishes one commit's events; failures are logged once per commit. */
   publish(batch: CommittedEvent[]): void {
-    const sent = batch.map((committed) => withSpan('nats publish', {
-      'messaging.system': 'nats', 'storage.revision': committed.event.revision,
-    }, async () => this.send(committed), { kind: SpanKind.PRODUCER, parent: committed.context }));
-    void Promise.allSettled(sent).then((results) => {
-      const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [[batch[i].event.revision, r.reason] as const] : []));
-      if (failed.length === 0) return;
-      const revisions = failed.length === 1 ? `${failed[0][0]}` : `${failed[0][0]}..${failed[failed.length - 1][0]}`;
-      this.log(`storage: could not publish ${failed.length} event(s) at revision ${revisions} on NATS: ${(failed[0][1] as Error)?.message}`);
-    });
+    const failed: Array<[revision: number, reason: unknown]> = [];
+    for (const committed of batch) {
+      try {
+        withSpanSync('nats publish', () => ({ 'messaging.system': 'nats', 'storage.revision': committed.event.revision }),
+          () => this.send(committed), { kind: SpanKind.PRODUCER, parent: committed.context });
+      } catch (err) {
+        failed.push([committed.event.revision, err]);
+      }
+    }
+    if (failed.length === 0) return;
+    const revisions = failed.length === 1 ? `${failed[0][0]}` : `${failed[0][0]}..${failed[failed.length - 1][0]}`;
+    this.log(`storage: could not publish ${failed.length} event(s) at revision ${revisions} on NATS: ${(failed[0][1] as Error)?.message}`);
   }
 
-  /** Runs synchronously inside its span, so messages leave in call order. */
+  /** Runs inside its span, so the message carries the span's trace context. */
   private send({ event, payload }: CommittedEvent): void {
     if (!this.nc || this.closed) throw new Error('not connected to NATS');
     const h = headers();
     h.set(REVISION_HEADER, String(event.revision));
     h.set(PREV_REVISION_HEADER, String(this.prevRevision));
-    for (const [name, value] of Object.entries(injectContext({}))) h.set(name, value);
+    injectContext((name, value) => h.set(name, value));
     this.nc.publish(eventSubject(event.kv!.key), payload, { headers: h });
     this.prevRevision = event.revision;
   }

@@ -10,7 +10,7 @@ import { ClassicLevel } from 'classic-level';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { RpcError, grpc } from '../rpc/index.js';
-import { context, trace, withSpan, type Context } from '../tracing/index.js';
+import { activeContext, trace, withSpan, type Context } from '../tracing/index.js';
 import { STORAGE_ERROR_KEY, type StorageErrorKind } from './client.js';
 import { WatchCache, type CachedChange } from './cache.js';
 import { change, refusal, type Write } from './changes.js';
@@ -330,7 +330,7 @@ export class Store {
       return Promise.reject(err);
     }
     return new Promise((resolve, reject) => {
-      this.queue.push({ ...write, context: context.active(), resolve, reject });
+      this.queue.push({ ...write, context: activeContext(), resolve, reject });
       this.writing ??= this.writeLoop();
     });
   }
@@ -349,8 +349,8 @@ export class Store {
     const { ops, applied, refused, revision, mark, cached } = this.plan(writes);
     if (applied.length > 0) {
       try {
-        await withSpan('storage commit', { 'storage.writes': applied.length, 'storage.revision': revision }, (span) => {
-          span.addLinks(applied.slice(1).flatMap(({ write }) => {
+        await withSpan('storage commit', () => ({ 'storage.writes': applied.length, 'storage.revision': revision }), (span) => {
+          span?.addLinks(applied.slice(1).flatMap(({ write }) => {
             const linked = trace.getSpanContext(write.context);
             return linked ? [{ context: linked }] : [];
           }));

@@ -1,30 +1,49 @@
-// OpenTelemetry for every process: one tracer provider per process, W3C trace
-// context carried in gRPC metadata, NATS headers and HTTP headers.
-import { context, propagation, trace, SpanKind, SpanStatusCode, type Context, type Span, type Attributes } from '@opentelemetry/api';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+// OpenTelemetry for every process: W3C trace context carried in gRPC metadata, NATS
+// headers and HTTP headers, and spans recorded only when an exporter is configured and
+// the sampler may sample them. Otherwise no span is built: the work runs under the
+// incoming context, which it forwards unchanged, as a no-op tracer provider does.
+// The SDK and the exporter are loaded only when an exporter is configured.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Attributes, type Tracer, type TextMapGetter } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { maySample, samplingFromEnv, sdkSampler, type Sampling } from './sampling.js';
 
-export { SpanKind, SpanStatusCode, context, trace };
+export { SpanKind, SpanStatusCode, trace };
 export type { Span, Context };
 
-let provider: NodeTracerProvider | undefined;
+const TRACEPARENT = 'traceparent';
+const TRACESTATE = 'tracestate';
 
-/** Starts tracing for this process; spans are exported over OTLP/HTTP when
- * OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) is set. */
-export function initTracing(serviceName: string): void {
-  if (provider) return;
-  const spanProcessors: SpanProcessor[] = [];
-  if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) {
-    spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter(), { scheduledDelayMillis: 200 }));
-  }
-  provider = new NodeTracerProvider({
+/** The trace context of the work under way; kept here rather than in the global context API, which
+ * looks its manager up on every call. Spans are always started with an explicit parent. */
+const current = new AsyncLocalStorage<Context>();
+const propagator = new W3CTraceContextPropagator();
+
+let initialized = false;
+let provider: { shutdown(): Promise<void> } | undefined;
+/** Set only when spans can be exported. */
+let recorder: { tracer: Tracer; sampling: Sampling } | undefined;
+
+const exporterConfigured = (env: NodeJS.ProcessEnv): boolean =>
+  Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && env.OTEL_SDK_DISABLED?.trim().toLowerCase() !== 'true';
+
+/** Starts tracing for this process: spans are recorded, under the OTEL_TRACES_SAMPLER sampler, and
+ * exported over OTLP/HTTP when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set. The context propagates regardless. */
+export async function initTracing(serviceName: string): Promise<void> {
+  if (initialized) return;
+  initialized = true;
+  if (!exporterConfigured(process.env)) return;
+  const sampling = samplingFromEnv();
+  const [sdk, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
+    import('@opentelemetry/sdk-trace'), import('@opentelemetry/exporter-trace-otlp-http'), import('@opentelemetry/resources'),
+  ]);
+  const tracerProvider = new sdk.TracerProvider({
     resource: resourceFromAttributes({ 'service.name': serviceName }),
-    spanProcessors,
+    sampler: sdkSampler(sampling, sdk),
+    spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new OTLPTraceExporter(), scheduledDelayMillis: 200 })],
   });
-  provider.register({ propagator: new W3CTraceContextPropagator() });
+  provider = tracerProvider;
+  recorder = { tracer: tracerProvider.getTracer('svc-apiserver'), sampling };
 }
 
 /** Flushes and stops the exporter; call before the process exits. */
@@ -32,34 +51,84 @@ export async function shutdownTracing(): Promise<void> {
   await provider?.shutdown().catch(() => undefined);
 }
 
-export const tracer = () => trace.getTracer('svc-apiserver');
+/** The trace context of the work under way. */
+export const activeContext = (): Context => current.getStore() ?? ROOT_CONTEXT;
 
-/** Runs fn inside a new span, ending it (with the error recorded) when fn settles. */
-export async function withSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>,
-  options: { kind?: SpanKind; parent?: Context } = {}): Promise<T> {
-  const parent = options.parent ?? context.active();
-  const span = tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes }, parent);
+/** A span begun under a parent: `span` only when it records; `context` is what the work runs in (and propagates). */
+export interface Begun {
+  span?: Span;
+  context: Context;
+}
+
+/** Begins a span when it may be sampled; name and attributes are only built for a span that records. */
+export function beginSpan(name: string | (() => string), kind: SpanKind, parent: Context, attributes?: () => Attributes): Begun {
+  if (!recorder || !maySample(recorder.sampling, trace.getSpanContext(parent))) return { context: parent };
+  const span = recorder.tracer.startSpan(typeof name === 'string' ? name : name(), { kind }, parent);
+  const ctx = trace.setSpan(parent, span);
+  if (!span.isRecording()) return { context: ctx };
+  if (attributes) span.setAttributes(attributes());
+  return { span, context: ctx };
+}
+
+/** Runs fn with ctx active; without any context switch when it is active already. */
+export function runIn<T>(ctx: Context, fn: () => T): T {
+  return ctx === activeContext() ? fn() : current.run(ctx, fn);
+}
+
+/** Marks a span failed with err. */
+export function recordFailure(span: Span | undefined, err: unknown, exception = false): void {
+  if (!span) return;
+  if (exception) span.recordException(err as Error);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: String((err as Error)?.message ?? err) });
+}
+
+interface SpanOptions {
+  kind?: SpanKind;
+  parent?: Context;
+}
+
+/** Runs fn inside a span, ending it (with the error recorded) when fn settles. fn gets the span when it records. */
+export async function withSpan<T>(name: string, attributes: () => Attributes, fn: (span?: Span) => Promise<T>,
+  options: SpanOptions = {}): Promise<T> {
+  const { span, context } = beginSpan(name, options.kind ?? SpanKind.INTERNAL, options.parent ?? activeContext(), attributes);
+  if (!span) return runIn(context, () => fn(undefined));
   try {
-    return await context.with(trace.setSpan(parent, span), () => fn(span));
+    return await current.run(context, () => fn(span));
   } catch (err) {
-    span.recordException(err as Error);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+    recordFailure(span, err, true);
     throw err;
   } finally {
     span.end();
   }
 }
 
-/** Writes the active (or given) context into a string carrier (traceparent, tracestate). */
-export function injectContext(carrier: Record<string, string>, ctx: Context = context.active()): Record<string, string> {
-  propagation.inject(ctx, carrier);
-  return carrier;
+/** withSpan for synchronous work. */
+export function withSpanSync<T>(name: string, attributes: () => Attributes, fn: (span?: Span) => T, options: SpanOptions = {}): T {
+  const { span, context } = beginSpan(name, options.kind ?? SpanKind.INTERNAL, options.parent ?? activeContext(), attributes);
+  if (!span) return runIn(context, () => fn(undefined));
+  try {
+    return current.run(context, () => fn(span));
+  } catch (err) {
+    recordFailure(span, err, true);
+    throw err;
+  } finally {
+    span.end();
+  }
 }
 
-/** Reads a context from a carrier of headers or metadata. */
+/** Writes the active (or given) trace context (traceparent, tracestate) through set; nothing when there is none. */
+export function injectContext(set: (key: string, value: string) => void, ctx: Context = activeContext()): void {
+  if (trace.getSpanContext(ctx)) propagator.inject(ctx, undefined, { set: (_c, key, value) => set(key, value) });
+}
+
+/** The context a carrier of headers or metadata continues: the active one when it carries no traceparent. */
 export function extractContext(get: (key: string) => string | undefined): Context {
-  return propagation.extract(context.active(), {}, {
-    get: (_c, key) => get(key),
-    keys: () => ['traceparent', 'tracestate'],
-  });
+  const active = activeContext();
+  const traceparent = get(TRACEPARENT);
+  if (!traceparent) return active;
+  const getter: TextMapGetter<undefined> = {
+    get: (_c, key) => (key === TRACEPARENT ? traceparent : get(key)),
+    keys: () => [TRACEPARENT, TRACESTATE],
+  };
+  return propagator.extract(active, undefined, getter);
 }

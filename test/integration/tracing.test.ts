@@ -18,18 +18,30 @@ function ancestry(span: CollectedSpan, spans: CollectedSpan[]): CollectedSpan[] 
   return chain;
 }
 
+/** A traceparent of a new trace, sampled or not, and its ids. */
+function traceparent(sampled: boolean) {
+  const traceId = randomBytes(16).toString('hex');
+  const spanId = randomBytes(8).toString('hex');
+  return { traceId, spanId, header: `00-${traceId}-${spanId}-${sampled ? '01' : '00'}` };
+}
+
+const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 describe('tracing: one create is one trace across every service, NATS and watch delivery', function () {
-  this.timeout(90_000);
+  this.timeout(240_000);
   let collector: OtlpCollector;
   let c: Cluster;
   const traceId = randomBytes(16).toString('hex');
   const incomingSpanId = randomBytes(8).toString('hex');
   let spans: CollectedSpan[] = [];
   let watched: any[] = [];
+  /** The services' environment: the sampler phases below change it and restart them. */
+  const env: Record<string, string> = {};
 
   before(async () => {
     collector = await new OtlpCollector().start();
-    c = await new Cluster({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint } }).start();
+    env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.endpoint;
+    c = await new Cluster({ env }).start();
     // A first create seen on the watch proves it is registered with the hub, so the traced one arrives live over NATS.
     let registered!: () => void;
     const live = new Promise<void>((resolve) => { registered = resolve; });
@@ -86,5 +98,100 @@ describe('tracing: one create is one trace across every service, NATS and watch 
     expect(publish).to.have.length(1);
     expect(deliver).to.have.length(1);
     expect(deliver[0].parentSpanId).to.equal(publish[0].spanId);
+  });
+  /** Restarts the services under another sampler (without the controller-manager) and forgets the spans collected so far;
+   * the gateway exports nothing unless gatewayExports. */
+  async function restartWith(sampler: string, arg?: string, gatewayExports = true): Promise<void> {
+    for (const s of ['controller-manager', 'gateway', 'admission', 'authz', 'authn', 'storage'] as const) await c.kill(s, 'SIGTERM');
+    Object.assign(env, { OTEL_TRACES_SAMPLER: sampler, OTEL_TRACES_SAMPLER_ARG: arg ?? '' });
+    for (const s of ['storage', 'authn', 'authz', 'admission'] as const) {
+      c.addresses[s] = '127.0.0.1:0';
+      await c.startService(s);
+    }
+    if (!gatewayExports) delete env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    await c.startService('gateway');
+    env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.endpoint;
+    collector.spans.length = 0;
+  }
+
+  /** Creates a ConfigMap, with the traceparent given. The gateway keeps authorization decisions: only the first create of
+   * a phase in each namespace (path) asks authz. */
+  async function create(name: string, traceparentHeader?: string, path = CMS): Promise<void> {
+    const headers: Record<string, string> = traceparentHeader ? { traceparent: traceparentHeader } : {};
+    expect((await c.request('POST', path, { body: cm(name), headers })).status).to.equal(201);
+  }
+
+  /** Waits until the trace holds a server span of every service; returns its spans. */
+  async function traced(traceId: string): Promise<CollectedSpan[]> {
+    const servers = () => new Set(collector.trace(traceId).filter((s) => s.kind === SERVER).map((s) => s.service));
+    await waitFor(() => SERVICES.every((s) => servers().has(s)), 15_000, 100);
+    expect([...servers()]).to.have.members(SERVICES);
+    return collector.trace(traceId);
+  }
+
+  /** Time enough for any span to be exported (the processors export every 200 ms). */
+  const EXPORT_SETTLE_MS = 1500;
+
+  describe('with OTEL_TRACES_SAMPLER=always_off', () => {
+    before(() => restartWith('always_off'));
+
+    it('exports no span at all, not even for a request with a sampled traceparent', async () => {
+      await create('off-sampled', traceparent(true).header);
+      await create('off-untraced');
+      await settle(EXPORT_SETTLE_MS);
+      expect(collector.spans).to.deep.equal([]);
+      expect(collector.rejected).to.deep.equal([]);
+    });
+  });
+
+  describe('with OTEL_TRACES_SAMPLER=parentbased_always_off', () => {
+    before(() => restartWith('parentbased_always_off'));
+
+    it('traces a request with a sampled traceparent across every service, and no other', async () => {
+      const sampled = traceparent(true);
+      await create('pb-sampled', sampled.header);
+      await create('pb-unsampled', traceparent(false).header);
+      await create('pb-untraced');
+      const spans = await traced(sampled.traceId);
+      expect(spans.filter((s) => s.parentSpanId === sampled.spanId).map((s) => `${s.service} ${s.name}`)).to.deep.equal([`gateway POST ${CMS}`]);
+      await settle(EXPORT_SETTLE_MS);
+      expect(new Set(collector.spans.map((s) => s.traceId))).to.deep.equal(new Set([sampled.traceId]));
+    });
+  });
+
+  describe('with OTEL_TRACES_SAMPLER=traceidratio', () => {
+    it('at OTEL_TRACES_SAMPLER_ARG=0 exports nothing, whatever the traceparent says', async () => {
+      await restartWith('traceidratio', '0');
+      await create('ratio0-sampled', traceparent(true).header);
+      await create('ratio0-untraced');
+      await settle(EXPORT_SETTLE_MS);
+      expect(collector.spans).to.deep.equal([]);
+    });
+
+    it('at OTEL_TRACES_SAMPLER_ARG=1 traces every request across every service, even one whose traceparent is not sampled', async () => {
+      await restartWith('traceidratio', '1');
+      await create('ratio1-untraced');
+      const unsampled = traceparent(false);
+      await create('ratio1-unsampled', unsampled.header, TRACED_CMS);
+      const roots = () => collector.spans.filter((s) => s.service === 'gateway' && s.name === `POST ${CMS}` && s.parentSpanId === '');
+      expect(await waitFor(() => roots().length === 1, 15_000, 100)).to.equal(true);
+      await traced(roots()[0].traceId);
+      const continued = await traced(unsampled.traceId);
+      expect(continued.filter((s) => s.parentSpanId === unsampled.spanId).map((s) => s.service)).to.deep.equal(['gateway']);
+    });
+  });
+  describe('with a gateway that exports nothing', () => {
+    before(() => restartWith('parentbased_always_on', undefined, false));
+
+    it('builds no span in the gateway and passes the incoming traceparent on unchanged to every service it calls', async () => {
+      const sampled = traceparent(true);
+      await create('unexported', sampled.header);
+      const called = SERVICES.filter((s) => s !== 'gateway');
+      const children = () => collector.trace(sampled.traceId).filter((s) => s.parentSpanId === sampled.spanId && s.kind === SERVER);
+      await waitFor(() => called.every((s) => children().some((span) => span.service === s)), 15_000, 100);
+      expect([...new Set(children().map((s) => s.service))]).to.have.members(called);
+      await settle(EXPORT_SETTLE_MS);
+      expect(collector.spans.filter((s) => s.service === 'gateway')).to.deep.equal([]);
+    });
   });
 });
