@@ -25,6 +25,7 @@ import type { AdmitRequest } from '../internal/rpc/gen/svc/admission/v1/AdmitReq
 import type { AdmitResponse__Output } from '../internal/rpc/gen/svc/admission/v1/AdmitResponse.js';
 import type { UserInfo__Output } from '../internal/rpc/gen/svc/authn/v1/UserInfo.js';
 import type { DecisionCache } from './decisions.js';
+import type { AuthenticationCache } from './authncache.js';
 import type { IssueServiceAccountTokenRequest } from '../internal/rpc/gen/svc/authn/v1/IssueServiceAccountTokenRequest.js';
 import type { IssueServiceAccountTokenResponse__Output } from '../internal/rpc/gen/svc/authn/v1/IssueServiceAccountTokenResponse.js';
 import type { GetServiceAccountIssuerResponse__Output } from '../internal/rpc/gen/svc/authn/v1/GetServiceAccountIssuerResponse.js';
@@ -48,9 +49,11 @@ export class Backends {
   private readonly admission: AdmissionClient;
   /** Keeps authorization decisions while they hold, when set. */
   decisions?: DecisionCache;
+  /** Keeps authentication answers while they hold, when set. */
+  authentications?: AuthenticationCache;
   /** Revisions storage commits, followed on its change stream (the watch hub), when set. */
   revisions?: RevisionFeed;
-  /** The metrics of the services that serve them (authn, authz). */
+  /** The metrics of the services that serve them (authn, authz, admission). */
   readonly serviceMetrics: MetricsScraper;
 
   constructor(readonly addresses: BackendAddresses) {
@@ -58,11 +61,12 @@ export class Backends {
     this.authn = new api.svc.authn.v1.Authentication(addresses.authn, insecure(), clientOptions);
     this.authz = new api.svc.authz.v1.Authorization(addresses.authz, insecure(), clientOptions);
     this.admission = new api.svc.admission.v1.Admission(addresses.admission, insecure(), clientOptions);
-    this.serviceMetrics = new MetricsScraper([addresses.authn, addresses.authz]);
+    this.serviceMetrics = new MetricsScraper([addresses.authn, addresses.authz, addresses.admission]);
   }
 
   authenticate(req: AuthenticateRequest): Promise<AuthenticateResponse__Output> {
-    return unary<AuthenticateResponse__Output>(this.authn, this.authn.Authenticate, req, 10_000).catch(rpcFailure('authentication'));
+    const ask = (r: AuthenticateRequest) => unary<AuthenticateResponse__Output>(this.authn, this.authn.Authenticate, r, 10_000).catch(rpcFailure('authentication'));
+    return this.authentications ? this.authentications.authenticate(req, ask) : ask(req);
   }
 
   authenticateToken(req: AuthenticateTokenRequest): Promise<AuthenticateResponse__Output> {

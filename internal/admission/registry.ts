@@ -1,12 +1,14 @@
 // The admission plugins this server knows, in the order they run, and the
 // selection by --enable-admission-plugins / --disable-admission-plugins.
 import type { AdmissionPlugin } from './types.js';
-import { NAMESPACE_LIFECYCLE, NamespaceLifecycle, type NamespaceStore } from './plugins/namespace-lifecycle.js';
+import { NAMESPACE_LIFECYCLE, NamespaceLifecycle } from './plugins/namespace-lifecycle.js';
+import type { NamespaceCache, NamespaceStore } from './namespaces.js';
 import { NODE_RESTRICTION, NodeRestriction } from './plugins/node-restriction.js';
 
 /** What plugins may need to build themselves. */
 export interface PluginContext {
   store: NamespaceStore;
+  namespaces: NamespaceCache;
 }
 
 interface Registration {
@@ -17,7 +19,7 @@ interface Registration {
 
 /** Every known plugin, in run order (the order of the flags does not matter). */
 export const ADMISSION_PLUGINS: Registration[] = [
-  { name: NAMESPACE_LIFECYCLE, enabledByDefault: true, create: (ctx) => new NamespaceLifecycle(ctx.store) },
+  { name: NAMESPACE_LIFECYCLE, enabledByDefault: true, create: (ctx) => new NamespaceLifecycle(ctx.namespaces) },
   { name: NODE_RESTRICTION, enabledByDefault: false, create: (ctx) => new NodeRestriction(ctx.store) },
 ];
 

@@ -3,6 +3,8 @@
 // memory (authn's token lookups, authz's RBAC and node indexes). The watch
 // resumes from the last revision seen; a failure, or a revision compacted away,
 // lists again and reports the differences, so handlers miss no change.
+// `decode` is the projection kept per key: a service keeps only the fields it
+// decides from, never the whole object.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiObject } from '../apimachinery/meta.js';
 import { decodeStored } from './objects.js';
@@ -27,6 +29,7 @@ export class Reflector<T = ApiObject> {
   /** The newest revision taken in. */
   revision = 0;
   private hasSynced = false;
+  private following = false;
   private stopped = false;
   private stream?: { cancel(): void };
   private readonly waiters: Array<() => void> = [];
@@ -37,6 +40,12 @@ export class Reflector<T = ApiObject> {
 
   get synced(): boolean {
     return this.hasSynced;
+  }
+
+  /** Whether the items are current: listed and the watch following. While not,
+   * a caller that must not answer from stale items reads storage instead. */
+  get live(): boolean {
+    return this.following && !this.stopped;
   }
 
   /** Starts listing and following in the background; `waitForSync` tells when the first list is in. */
@@ -67,6 +76,7 @@ export class Reflector<T = ApiObject> {
       } catch {
         // storage unavailable or the revision compacted: list again after a pause
       }
+      this.following = false;
       if (!this.stopped) await sleep(RETRY_MS);
     }
   }
@@ -107,6 +117,7 @@ export class Reflector<T = ApiObject> {
     return new Promise((resolve, reject) => {
       const stream = this.storage.watch(this.prefix, this.revision, true);
       this.stream = stream;
+      this.following = true;
       stream.on('data', (ev: StorageEvent) => {
         try {
           this.apply(ev);
@@ -115,8 +126,8 @@ export class Reflector<T = ApiObject> {
           reject(err);
         }
       });
-      stream.on('error', reject);
-      stream.on('end', resolve);
+      stream.on('error', (err) => { this.following = false; reject(err); });
+      stream.on('end', () => { this.following = false; resolve(); });
     });
   }
 

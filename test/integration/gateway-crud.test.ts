@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Cluster } from '../lib/cluster.js';
+import { Cluster, waitFor } from '../lib/cluster.js';
 
 describe('gateway: resources, errors, discovery and health over HTTPS', function () {
   this.timeout(60_000);
@@ -182,11 +182,40 @@ describe('gateway: resources, errors, discovery and health over HTTPS', function
     expect(accept.body.reason).to.equal('NotAcceptable');
   });
 
-  it('refuses a create in a namespace that does not exist (admission)', async () => {
+  /** How often admission has read a namespace from storage rather than memory. */
+  const namespaceReads = async (): Promise<number> => {
+    const res = await c.request('GET', '/metrics');
+    expect(res.status).to.equal(200);
+    return res.text.split('\n').filter((l) => l.startsWith('admission_namespace_storage_reads_total{'))
+      .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
+  };
+
+  it('refuses a create in a namespace that does not exist (admission), after reading storage to be sure', async () => {
+    const before = await namespaceReads();
     const res = await c.request('POST', '/api/v1/namespaces/nowhere/configmaps', { body: cm('x') });
     expect(res.status).to.equal(404);
     expect(res.body.reason).to.equal('NotFound');
-    expect(res.body.message).to.contain('nowhere');
+    expect(res.body.message).to.equal('namespaces "nowhere" not found');
+    expect(await namespaceReads()).to.be.greaterThan(before);
+  });
+
+  it('admits a create sent right after its namespace was created', async () => {
+    for (let i = 0; i < 5; i++) {
+      const ns = `just-made-${i}`;
+      expect((await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: ns } } })).status).to.equal(201);
+      const res = await c.request('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: cm('first') });
+      expect(res.status, res.text).to.equal(201);
+    }
+  });
+
+  it('admits creates in a known namespace from memory: no storage read by admission', async () => {
+    let n = 0;
+    const create = async () => expect((await c.request('POST', '/api/v1/namespaces/just-made-0/configmaps', { body: cm(`known-${n++}`) })).status).to.equal(201);
+    // Known once admission's memory has caught up with the namespace's creation.
+    expect(await waitFor(async () => { const before = await namespaceReads(); await create(); return await namespaceReads() === before; }, 10_000, 100)).to.equal(true);
+    const before = await namespaceReads();
+    for (let i = 0; i < 10; i++) await create();
+    expect(await namespaceReads()).to.equal(before);
   });
 
   it('lists in one namespace and across all namespaces', async () => {
@@ -248,7 +277,10 @@ describe('gateway: resources, errors, discovery and health over HTTPS', function
     expect((await c.request('DELETE', '/api/v1/namespaces/held')).status).to.equal(200);
     const refused = await c.request('POST', '/api/v1/namespaces/held/configmaps', { body: cm('late') });
     expect(refused.status).to.equal(403);
-    expect(refused.body.reason).to.equal('Forbidden');
+    expect(refused.body).to.deep.include({
+      reason: 'Forbidden', message: 'configmaps "late" is forbidden: unable to create new content in namespace held because it is being terminated',
+    });
+    expect(refused.body.details.causes).to.deep.equal([{ reason: 'NamespaceTerminating', message: 'namespace held is being terminated', field: 'metadata.namespace' }]);
     let pinned: any;
     for (let i = 0; i < 50 && !pinned?.metadata?.deletionTimestamp; i++) {
       pinned = (await c.request('GET', '/api/v1/namespaces/held/configmaps/pinned')).body;

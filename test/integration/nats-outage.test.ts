@@ -21,6 +21,10 @@ describe('a NATS outage: watches end with an error, writes go on, the system hea
 
     const during = await c.request('POST', CMS, { body: { metadata: { name: 'during-outage' } } });
     expect(during.status).to.equal(201);
+    // Admission's namespaces come from storage's stream, not NATS: a namespace made now admits content at once.
+    expect((await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'made-in-outage' } } })).status).to.equal(201);
+    expect((await c.request('POST', '/api/v1/namespaces/made-in-outage/configmaps', { body: { metadata: { name: 'x' } } })).status).to.equal(201);
+    expect((await c.request('POST', '/api/v1/namespaces/nowhere/configmaps', { body: { metadata: { name: 'x' } } })).status).to.equal(404);
     const refused = await c.request('GET', `${CMS}?watch=1&resourceVersion=${rv}`);
     expect(refused.status).to.equal(503);
 

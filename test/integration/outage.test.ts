@@ -33,6 +33,11 @@ describe('service outages', function () {
       await c.startService('storage');
       const before = created;
       expect(await waitFor(() => created >= before + 10, 30_000, 50), 'writes succeed again').to.equal(true);
+      // Admission's memory of namespaces followed storage across the restart: new and terminating ones are told apart.
+      expect((await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'after-restart' } } })).status).to.equal(201);
+      expect((await c.request('POST', '/api/v1/namespaces/after-restart/configmaps', { body: { metadata: { name: 'x', finalizers: ['example.com/keep'] } } })).status).to.equal(201);
+      expect((await c.request('DELETE', '/api/v1/namespaces/after-restart')).status).to.equal(200);
+      expect((await c.request('POST', '/api/v1/namespaces/after-restart/configmaps', { body: { metadata: { name: 'y' } } })).status).to.equal(403);
       for (const res of [...failures, ...reads]) {
         expect(res.status, res.text).to.equal(503);
         expect(res.headers['retry-after']).to.equal('1');

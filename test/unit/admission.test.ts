@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import {
-  AdmissionChain, AdmissionConfigError, AdmissionError, NamespaceLifecycle, admitHandler, buildPlugins, enabledPluginNames,
+  AdmissionChain, AdmissionConfigError, AdmissionError, NamespaceCache, NamespaceLifecycle, admitHandler, buildPlugins, enabledPluginNames,
   type AdmissionPlugin, type AdmissionRequest, type JsonObject, type NamespaceStore, type Operation,
 } from '../../internal/admission/index.js';
 import { grpc } from '../../internal/rpc/index.js';
@@ -53,7 +53,7 @@ function namespaceRequest(operation: Operation, name: string): AdmissionRequest 
   };
 }
 
-const lifecycle = (fake = store()) => new AdmissionChain([new NamespaceLifecycle(fake)]);
+const lifecycle = (fake = store()) => new AdmissionChain([new NamespaceLifecycle(new NamespaceCache(fake, { watch: false }))]);
 
 describe('admission', () => {
   describe('NamespaceLifecycle', () => {
@@ -134,7 +134,7 @@ describe('admission', () => {
     });
 
     it('does not handle CONNECT', () => {
-      const plugin = new NamespaceLifecycle(store());
+      const plugin = new NamespaceLifecycle(new NamespaceCache(store(), { watch: false }));
       expect(['CREATE', 'UPDATE', 'DELETE', 'CONNECT'].map((op) => plugin.handles(op as Operation))).to.deep.equal([true, true, true, false]);
     });
 
@@ -200,7 +200,7 @@ describe('admission', () => {
     it('enables NamespaceLifecycle by default', () => {
       expect(enabledPluginNames([], [])).to.deep.equal(['NamespaceLifecycle']);
       expect(enabledPluginNames(['NamespaceLifecycle'], [])).to.deep.equal(['NamespaceLifecycle']);
-      expect(buildPlugins([], [], { store: store() }).map((p) => p.name)).to.deep.equal(['NamespaceLifecycle']);
+      expect(buildPlugins([], [], { store: store(), namespaces: new NamespaceCache(store(), { watch: false }) }).map((p) => p.name)).to.deep.equal(['NamespaceLifecycle']);
     });
 
     it('disables a default plugin', () => {

@@ -11,7 +11,7 @@ import { objectKey } from '../../storage/keys.js';
 import { grpc, isServiceError } from '../../rpc/index.js';
 import { forbidden, notFound } from '../errors.js';
 import type { AdmissionPlugin, AdmissionRequest, JsonObject, Operation } from '../types.js';
-import type { NamespaceStore } from './namespace-lifecycle.js';
+import type { NamespaceStore } from '../namespaces.js';
 
 export const NODE_RESTRICTION = 'NodeRestriction';
 
