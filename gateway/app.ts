@@ -143,6 +143,7 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
   const inflight = new InflightLimiter(deps.inflight, metrics);
   const served: GatewayDeps = { ...deps, watch: { ...deps.watch, onTooSlow: (resource) => metrics.terminatedWatchers.inc({ resource }) } };
   deps.backends.decisions?.registerMetrics(metrics.registry);
+  deps.backends.authentications?.registerMetrics(metrics.registry);
   app.use(requestScope);
   app.use(compression(deps.features('APIResponseCompression')));
   app.use(metrics.middleware());

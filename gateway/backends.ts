@@ -1,5 +1,6 @@
 // The gateway's gRPC clients of the other services, and how their failures
 // become API errors.
+import type { RevisionFeed } from './hub.js';
 import { api, clientOptions, grpc, isServiceError, isUnreachable, trailers, unary } from '../internal/rpc/index.js';
 import { StorageClient, STORAGE_ERROR_KEY } from '../internal/storage/client.js';
 import { MetricsScraper } from '../internal/metrics/index.js';
@@ -24,6 +25,7 @@ import type { AdmitRequest } from '../internal/rpc/gen/svc/admission/v1/AdmitReq
 import type { AdmitResponse__Output } from '../internal/rpc/gen/svc/admission/v1/AdmitResponse.js';
 import type { UserInfo__Output } from '../internal/rpc/gen/svc/authn/v1/UserInfo.js';
 import type { DecisionCache } from './decisions.js';
+import type { AuthenticationCache } from './authncache.js';
 import type { IssueServiceAccountTokenRequest } from '../internal/rpc/gen/svc/authn/v1/IssueServiceAccountTokenRequest.js';
 import type { IssueServiceAccountTokenResponse__Output } from '../internal/rpc/gen/svc/authn/v1/IssueServiceAccountTokenResponse.js';
 import type { GetServiceAccountIssuerResponse__Output } from '../internal/rpc/gen/svc/authn/v1/GetServiceAccountIssuerResponse.js';
@@ -47,6 +49,10 @@ export class Backends {
   private readonly admission: AdmissionClient;
   /** Keeps authorization decisions while they hold, when set. */
   decisions?: DecisionCache;
+  /** Keeps authentication answers while they hold, when set. */
+  authentications?: AuthenticationCache;
+  /** Revisions storage commits, followed on its change stream (the watch hub), when set. */
+  revisions?: RevisionFeed;
   /** The metrics of the services that serve them (authn, authz, admission). */
   readonly serviceMetrics: MetricsScraper;
 
@@ -59,7 +65,8 @@ export class Backends {
   }
 
   authenticate(req: AuthenticateRequest): Promise<AuthenticateResponse__Output> {
-    return unary<AuthenticateResponse__Output>(this.authn, this.authn.Authenticate, req, 10_000).catch(rpcFailure('authentication'));
+    const ask = (r: AuthenticateRequest) => unary<AuthenticateResponse__Output>(this.authn, this.authn.Authenticate, r, 10_000).catch(rpcFailure('authentication'));
+    return this.authentications ? this.authentications.authenticate(req, ask) : ask(req);
   }
 
   authenticateToken(req: AuthenticateTokenRequest): Promise<AuthenticateResponse__Output> {

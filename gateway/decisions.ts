@@ -5,16 +5,13 @@
 // process, while the process is the same) and its TTL runs; a new generation
 // drops what it may have turned, a new process everything. Without NATS no
 // announcement can be trusted to arrive: nothing is kept, every request asks.
-import type { NatsConnection, Subscription } from '@nats-io/nats-core';
+import type { NatsConnection } from '@nats-io/nats-core';
 import { Counter, type Registry } from 'prom-client';
 import { NATS_AUTHZ_GENERATION_SUBJECT } from '../internal/names/index.js';
 import type { AuthorizeRequest } from '../internal/rpc/gen/svc/authz/v1/AuthorizeRequest.js';
 import type { AuthorizeResponse__Output } from '../internal/rpc/gen/svc/authz/v1/AuthorizeResponse.js';
-
-interface Generation {
-  epoch: string;
-  counter: number;
-}
+import { GenerationFollower, type Change } from './generations.js';
+import { Lru } from './lru.js';
 
 interface Entry {
   response: AuthorizeResponse__Output;
@@ -25,30 +22,20 @@ interface Entry {
 
 const LIMIT = 10_000;
 
-function parseGeneration(text: string): Generation | undefined {
-  const dot = text.lastIndexOf('.');
-  const counter = Number(text.slice(dot + 1));
-  if (dot <= 0 || !Number.isInteger(counter)) return undefined;
-  return { epoch: text.slice(0, dot), counter };
-}
-
 export class DecisionCache {
-  private readonly entries = new Map<string, Entry>();
-  private generation?: Generation;
-  private natsUp = false;
-  private subscription?: Subscription;
+  private readonly entries = new Lru<Entry>(LIMIT);
+  private readonly generation: GenerationFollower;
   private readonly lookups = new Counter({
     name: 'svc_authorization_decision_cache_requests_total', help: 'Authorization decisions asked of the cache, by result: hit, miss, or bypass (no NATS).',
     labelNames: ['result'], registers: [],
   });
 
-  constructor(private readonly nc: NatsConnection) {}
+  constructor(nc: NatsConnection) {
+    this.generation = new GenerationFollower(nc, NATS_AUTHZ_GENERATION_SUBJECT, (change) => this.drop(change));
+  }
 
-  async start(): Promise<void> {
-    this.subscription = this.nc.subscribe(NATS_AUTHZ_GENERATION_SUBJECT, { callback: (err, msg) => { if (!err) this.observe(msg.string()); } });
-    await this.nc.flush();
-    this.natsUp = true;
-    void this.followNats();
+  start(): Promise<void> {
+    return this.generation.start();
   }
 
   registerMetrics(registry: Registry): void {
@@ -56,14 +43,12 @@ export class DecisionCache {
   }
 
   close(): void {
-    this.subscription?.unsubscribe();
-    this.natsUp = false;
-    this.entries.clear();
+    this.generation.close();
   }
 
   /** The kept decision for a request, or the service's answer (kept as it says). */
   async authorize(request: AuthorizeRequest, ask: (request: AuthorizeRequest) => Promise<AuthorizeResponse__Output>): Promise<AuthorizeResponse__Output> {
-    if (!this.natsUp) {
+    if (!this.generation.up) {
       this.lookups.inc({ result: 'bypass' });
       return ask(request);
     }
@@ -82,38 +67,20 @@ export class DecisionCache {
 
   /** A generation announced or answered: what it may have turned goes. */
   observe(text: string): void {
-    const next = parseGeneration(text);
-    if (!next) return;
-    const current = this.generation;
-    if (current && current.epoch === next.epoch && current.counter >= next.counter) return;
-    if (!current || current.epoch !== next.epoch) this.entries.clear();
-    else for (const [key, entry] of this.entries) if (!entry.processWide) this.entries.delete(key);
-    this.generation = next;
+    this.generation.observe(text);
+  }
+
+  private drop(change: Change): void {
+    if (change === 'all') return this.entries.clear();
+    for (const [key, entry] of this.entries) if (!entry.processWide) this.entries.delete(key);
   }
 
   private keep(key: string, response: AuthorizeResponse__Output): void {
-    if (response.validity === 'UNCACHEABLE' || !response.generation || !this.natsUp) return;
-    this.observe(response.generation);
-    const made = parseGeneration(response.generation);
-    const current = this.generation;
+    if (response.validity === 'UNCACHEABLE' || !response.generation || !this.generation.up) return;
+    this.generation.observe(response.generation);
     // Made before the newest generation: it may already be stale.
-    if (!made || !current || made.epoch !== current.epoch || made.counter !== current.counter) return;
+    if (!this.generation.isCurrent(response.generation)) return;
     const expires = response.validity === 'FOR_TTL' ? Date.now() + Number(response.ttlMs) : Infinity;
-    if (this.entries.size >= LIMIT) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(key, { response, processWide: response.validity === 'UNTIL_PROCESS_CHANGES', expires });
-  }
-
-  /** NATS lost: announcements may be missed, so nothing is kept until it is back. */
-  private async followNats(): Promise<void> {
-    for await (const status of this.nc.status()) {
-      if (status.type === 'disconnect') {
-        this.natsUp = false;
-        this.entries.clear();
-      } else if (status.type === 'reconnect') {
-        this.entries.clear();
-        this.generation = undefined;
-        this.natsUp = true;
-      }
-    }
   }
 }

@@ -37,12 +37,16 @@ export type MediaType = 'application/json' | 'application/yaml' | typeof MEDIA_P
 export interface ResponseFormat {
   mediaType: MediaType;
   as: Representation;
+  /** The apiVersion of a Table or metadata view: the meta group in the spelling the client asked for, and its version. */
+  metaVersion?: string;
 }
 
 const PROTOBUF_TYPES: string[] = [MEDIA_PROTOBUF, UPSTREAM_MEDIA_PROTOBUF];
 export const isProtobuf = (mediaType: string): boolean => PROTOBUF_TYPES.includes(mediaType);
 
 const isMetaGroup = (g: string | undefined) => g === GROUP_META || g === UPSTREAM_GROUP_META;
+/** The meta versions a view may be asked in. */
+const META_VERSIONS = ['v1', 'v1beta1'];
 const SERIALIZERS = ['application/json', 'application/yaml', MEDIA_PROTOBUF, UPSTREAM_MEDIA_PROTOBUF, MEDIA_CBOR] as const;
 
 /** What a response may be besides JSON and YAML. */
@@ -51,6 +55,8 @@ export interface Offer {
   protobuf?: boolean;
   /** Gate CBORServingAndStorage. */
   cbor?: boolean;
+  /** False for answers that have no views (`as=`) at all: those not about a kind's objects (a Status). */
+  views?: boolean;
 }
 
 function matchType(type: string): MediaType | undefined {
@@ -61,16 +67,28 @@ function matchType(type: string): MediaType | undefined {
 const offered = (mediaType: MediaType, offer: Offer): boolean =>
   (isProtobuf(mediaType) ? offer.protobuf !== false : mediaType !== MEDIA_CBOR || offer.cbor === true);
 
-/** Picks the response format from the Accept header; 406 when nothing acceptable is served. */
+/** The view a media range asks for, when the server has it in that media type: a Table as JSON or YAML only;
+ * metadata in every serializer, Protobuf too (the meta types have it, whatever the kind). */
+function view(mediaType: MediaType, params: Record<string, string>, offer: Offer): ResponseFormat | undefined {
+  if (offer.views === false || !isMetaGroup(params.g) || !META_VERSIONS.includes(params.v)) return undefined;
+  const metaVersion = `${params.g}/${params.v}`;
+  if (params.as === 'Table') {
+    return offer.table && (mediaType === 'application/json' || mediaType === 'application/yaml') ? { mediaType, as: 'Table', metaVersion } : undefined;
+  }
+  if (params.as !== 'PartialObjectMetadata' && params.as !== 'PartialObjectMetadataList') return undefined;
+  return mediaType !== MEDIA_CBOR || offer.cbor ? { mediaType, as: params.as, metaVersion } : undefined;
+}
+
+/** Picks the response format from the Accept header, the first acceptable range in order of preference;
+ * 406 when nothing acceptable is served. */
 export function negotiate(accept: string | undefined, offer: Offer): ResponseFormat {
-  const ranges = parseAccept(accept);
-  for (const r of ranges) {
+  for (const r of parseAccept(accept)) {
     const mediaType = matchType(r.type);
-    if (!mediaType || !offered(mediaType, offer) || (isProtobuf(mediaType) && r.params.as)) continue;
-    if (!r.params.as) return { mediaType, as: 'object' };
-    if (!isMetaGroup(r.params.g) || r.params.v !== 'v1') continue;
-    if (r.params.as === 'Table' && offer.table) return { mediaType, as: 'Table' };
-    if (r.params.as === 'PartialObjectMetadata' || r.params.as === 'PartialObjectMetadataList') return { mediaType, as: r.params.as };
+    if (!mediaType) continue;
+    const transforms = r.params.as !== undefined || r.params.g !== undefined || r.params.v !== undefined;
+    if (!transforms && offered(mediaType, offer)) return { mediaType, as: 'object' };
+    const format = transforms ? view(mediaType, r.params, offer) : undefined;
+    if (format) return format;
   }
   throw notAcceptable(SERIALIZERS.filter((t) => offered(t, offer)));
 }

@@ -3,8 +3,8 @@ import type Koa from 'koa';
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import type { KindDef } from '../internal/registry/index.js';
 import { createdAtColumn, nameColumn } from '../internal/registry/columns.js';
-import { GROUP_META, UPSTREAM_GROUP_META, upstreamGroup } from '../internal/names/index.js';
-import type { Status } from '../internal/apimachinery/status.js';
+import { upstreamGroup } from '../internal/names/index.js';
+import { StatusError, type Status } from '../internal/apimachinery/status.js';
 import { negotiate, serialize, type ResponseFormat } from './negotiation.js';
 import type { RequestInfo } from './requestinfo.js';
 import { messageNameFor } from '../internal/apimachinery/protobuf/index.js';
@@ -40,25 +40,31 @@ export const formatOf = (ctx: Koa.Context, def?: KindDef): ResponseFormat =>
 /** The format of a Status or discovery answer: any serializer the client accepts, JSON when none fits. */
 export function plainFormatOf(ctx: Koa.Context): string {
   try {
-    return negotiate(ctx.get('Accept') || undefined, { protobuf: true, cbor: cborEnabled(ctx) }).mediaType;
+    return negotiate(ctx.get('Accept') || undefined, { protobuf: true, cbor: cborEnabled(ctx), views: false }).mediaType;
   } catch {
     return 'application/json';
   }
 }
 
-/** The meta group's version a Table or PartialObjectMetadata answer is in: the spelling the client asked
- * for (kubectl asks in the upstream one). */
-function metaApiVersion(ctx: Koa.Context): string {
-  return ctx.get('Accept').includes(`g=${UPSTREAM_GROUP_META}`) && !ctx.get('Accept').includes(`g=${GROUP_META}`)
-    ? `${UPSTREAM_GROUP_META}/v1` : `${GROUP_META}/v1`;
-}
-
-const partialMetadata = (obj: ApiObject, apiVersion: string) =>
+/** A metadata-only view of an object, in the meta group version the client asked for. */
+export const partialMetadata = (obj: ApiObject, apiVersion: string) =>
   ({ kind: 'PartialObjectMetadata', apiVersion, metadata: obj.metadata });
 
+/** The Go type the platform names when a view does not fit the answer (an object where a list was asked, or back). */
+function typeName(def: KindDef, list: boolean): string {
+  if (!hasProtobuf(def)) return `*unstructured.Unstructured${list ? 'List' : ''}`;
+  return `*${def.group ? def.group.split('.')[0] : 'core'}.${def.kind}${list ? 'List' : ''}`;
+}
+
+/** 406 for a metadata view that does not fit the answer: PartialObjectMetadataList is for lists, PartialObjectMetadata for one object. */
+export function metadataMisfit(def: KindDef, list: boolean): StatusError {
+  const message = list ? `you requested PartialObjectMetadata, but the requested object is a list (${typeName(def, true)})`
+    : `you requested PartialObjectMetadataList, but the requested object is not a list (${typeName(def, false)})`;
+  return new StatusError(406, 'NotAcceptable', message);
+}
+
 /** The objects as a Table of the kind's columns (Name and Created At by default). */
-export function toTable(ctx: Koa.Context, def: KindDef, objects: ApiObject[], listMeta: Record<string, unknown>): unknown {
-  const apiVersion = metaApiVersion(ctx);
+export function toTable(ctx: Koa.Context, def: KindDef, objects: ApiObject[], listMeta: Record<string, unknown>, apiVersion: string): unknown {
   const columns = def.tableColumns ?? [nameColumn, createdAtColumn];
   const include = (ctx.query.includeObject as string) || 'Metadata';
   return {
@@ -106,18 +112,20 @@ export function presentedStatus(ctx: Koa.Context, status: Status): Status {
 export function writeObject(ctx: Koa.Context, def: KindDef, status: number, obj: ApiObject): void {
   obj = presented(ctx, obj, def);
   const format = formatOf(ctx, def);
-  const body = format.as === 'Table' ? toTable(ctx, def, [obj], { resourceVersion: obj.metadata?.resourceVersion })
-    : format.as.startsWith('PartialObjectMetadata') ? partialMetadata(obj, metaApiVersion(ctx)) : obj;
+  if (format.as === 'PartialObjectMetadataList') throw metadataMisfit(def, false);
+  const body = format.as === 'Table' ? toTable(ctx, def, [obj], { resourceVersion: obj.metadata?.resourceVersion }, format.metaVersion!)
+    : format.as === 'PartialObjectMetadata' ? partialMetadata(obj, format.metaVersion!) : obj;
   writeBody(ctx, status, body, format.mediaType);
 }
 
-/** Writes a list: `<Kind>List` with items stripped of their type, or a Table. */
+/** Writes a list: `<Kind>List` with items stripped of their type, a Table, or the items' metadata. */
 export function writeList(ctx: Koa.Context, def: KindDef, apiVersion: string, items: ApiObject[], listMeta: Record<string, unknown>): void {
   const format = formatOf(ctx, def);
+  if (format.as === 'PartialObjectMetadata') throw metadataMisfit(def, true);
   let body: unknown;
-  if (format.as === 'Table') body = toTable(ctx, def, items, listMeta);
-  else if (format.as.startsWith('PartialObjectMetadata')) {
-    const metaVersion = metaApiVersion(ctx);
+  if (format.as === 'Table') body = toTable(ctx, def, items, listMeta, format.metaVersion!);
+  else if (format.as === 'PartialObjectMetadataList') {
+    const metaVersion = format.metaVersion!;
     body = { kind: 'PartialObjectMetadataList', apiVersion: metaVersion, metadata: listMeta, items: items.map((o) => partialMetadata(o, metaVersion)) };
   } else {
     const bare = items.map(({ apiVersion: _a, kind: _k, ...rest }) => rest);

@@ -16,7 +16,7 @@ import type { ResourceRequest } from './context.js';
 import { selectorOf } from './handlers.js';
 import type { Objects } from './objects.js';
 import type { KindDef } from '../internal/registry/index.js';
-import { formatOf, presented, presentedStatus, toTable } from './respond.js';
+import { formatOf, metadataMisfit, partialMetadata, presented, presentedStatus, toTable } from './respond.js';
 import { parseResourceVersion } from './versions.js';
 import type { WatchHub } from './hub.js';
 import { waitForRevision } from './freshness.js';
@@ -138,6 +138,7 @@ function history(backends: Backends, prefix: string, after: number): Promise<Sto
 export async function serveWatch(r: ResourceRequest, backends: Backends, hub: WatchHub, opts: WatchOptions): Promise<void> {
   const params = watchParams(r, opts);
   const format = formatOf(r.ctx, r.def);
+  if (format.as === 'PartialObjectMetadataList') throw metadataMisfit(r.def, false);
   if (format.mediaType === 'application/yaml') throw notAcceptable(['application/json', MEDIA_PROTOBUF, ...(r.ctx.state.cbor ? [MEDIA_CBOR] : [])]);
   if (!hub.ready) throw serviceUnavailable('watch is unavailable until storage and the event stream are reachable');
   const stream = new WatchStream(r, format, opts);
@@ -167,7 +168,7 @@ class WatchStream {
     let from = params.revision ?? 0;
     let initial: WatchEvent[] = [];
     if (!from || params.initialEvents) {
-      if (from) await waitForRevision(backends.storage, from);
+      if (from) await waitForRevision(backends, from);
       const state = await initialState(this.r, backends, params.select);
       initial = state.events;
       from = state.revision;
@@ -245,14 +246,19 @@ class WatchStream {
   /** The event in this watch's form, shared with other watches of the same form (Tables are per request). */
   private encoded(ev: WatchEvent): string | Buffer {
     const object = ev.object as ApiObject;
-    if (this.format.as === 'Table' && ev.type !== 'ERROR' && ev.type !== 'BOOKMARK') {
-      return this.encode(ev.type, toTable(this.r.ctx, this.r.def, [object], { resourceVersion: object.metadata?.resourceVersion }));
+    const { as, metaVersion } = this.format;
+    if (as === 'Table' && ev.type !== 'ERROR' && ev.type !== 'BOOKMARK') {
+      return this.encode(ev.type, toTable(this.r.ctx, this.r.def, [object], { resourceVersion: object.metadata?.resourceVersion }, metaVersion!));
     }
     let forms = encodedEvents.get(object);
     if (!forms) encodedEvents.set(object, (forms = new Map()));
-    const key = `${ev.type} ${this.format.mediaType} ${this.r.info.groupAlias ?? ''}`;
+    const metadataOnly = as === 'PartialObjectMetadata' && ev.type !== 'ERROR';
+    const key = `${ev.type} ${this.format.mediaType} ${metadataOnly ? metaVersion : this.r.info.groupAlias ?? ''}`;
     let bytes = forms.get(key);
-    if (bytes === undefined) forms.set(key, (bytes = this.encode(ev.type, presented(this.r.ctx, object, this.r.def))));
+    if (bytes === undefined) {
+      bytes = this.encode(ev.type, metadataOnly ? partialMetadata(object, metaVersion!) : presented(this.r.ctx, object, this.r.def));
+      forms.set(key, bytes);
+    }
     return bytes;
   }
 

@@ -8,6 +8,8 @@ import { metricsService } from '../../internal/metrics/index.js';
 import { pkiPaths } from '../../internal/pki/index.js';
 import { StorageClient } from '../../internal/storage/client.js';
 import { authorizerTypes } from '../../internal/authz/startup.js';
+import { GenerationPublisher, PolicyGeneration } from '../../internal/authz/generation.js';
+import { NATS_AUTHN_GENERATION_SUBJECT } from '../../internal/names/index.js';
 import {
   authnService, buildAuthenticationChain, issuingHandlers, oidcFlags, startStoredTokens, type BuiltChain, type StoredTokens,
 } from '../../internal/authn/index.js';
@@ -20,6 +22,10 @@ await initTracing('authn');
 const SYNC_TIMEOUT_MS = 2_000;
 
 const storage = new StorageClient(flags.string('storage-address'));
+// The revocation generation, announced on NATS so gateways drop the answers they keep.
+const revocation = new PolicyGeneration();
+const publisher = new GenerationPublisher(revocation, (line) => process.stderr.write(`${line}\n`), { subject: NATS_AUTHN_GENERATION_SUBJECT, program: 'authn' });
+const revoked = () => revocation.bump();
 let built: BuiltChain;
 let stored: StoredTokens;
 try {
@@ -34,7 +40,7 @@ try {
     extendExpiration: flags.bool('service-account-extend-token-expiration'),
     lookup: flags.bool('service-account-lookup'),
     jwksUri: flags.string('service-account-jwks-uri'),
-  }, storage);
+  }, storage, revoked);
   built = buildAuthenticationChain({
     clientCaFile: flags.string('client-ca-file'),
     tokenAuthFile: flags.string('token-auth-file'),
@@ -61,6 +67,7 @@ try {
       disallowedIssuers: flags.array('service-account-issuer'),
       apiAudiences: stored.apiAudiences,
       registry,
+      revoked,
       log: (message) => process.stderr.write(`authn: ${message}\n`),
     },
   });
@@ -73,6 +80,11 @@ if (!(await stored.waitForSync(SYNC_TIMEOUT_MS))) process.stderr.write('authn: w
 
 const logRefusal = (remote: string, error: string) =>
   process.stderr.write(`authn: unable to authenticate the request from ${remote || 'unknown'}: ${error}\n`);
+publisher.start(flags.string('nats-url'));
 await runServer('authn', flags.string('listen'), [
-  authnService(built, logRefusal, issuingHandlers(stored.issuer, stored.lookup, stored.info)), metricsService(registry),
-], { afterStop: () => { built.close(); stored.stop(); storage.close(); } });
+  authnService(built, {
+    onRefusal: logRefusal, more: issuingHandlers(stored.issuer, stored.lookup, stored.info), registry,
+    revocations: { current: () => (publisher.connected ? revocation.current : '') },
+  }),
+  metricsService(registry),
+], { afterStop: () => { built.close(); stored.stop(); storage.close(); void publisher.close(); } });

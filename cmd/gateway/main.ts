@@ -14,6 +14,7 @@ const IN_FLIGHT_GRACE_MS = 2000;
 import { Backends } from '../../gateway/backends.js';
 import { WatchHub } from '../../gateway/hub.js';
 import { DecisionCache } from '../../gateway/decisions.js';
+import { AuthenticationCache } from '../../gateway/authncache.js';
 import { createApp } from '../../gateway/app.js';
 import { createHttpsServer } from '../../gateway/server.js';
 import { ensureInitialNamespaces } from '../../gateway/namespaces.js';
@@ -57,8 +58,11 @@ const backends = new Backends({
 const nc = await connect({ servers: flags.string('nats-url'), name: 'gateway', maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true });
 const hub = new WatchHub(nc, backends.storage);
 await hub.start();
+backends.revisions = hub;
 backends.decisions = new DecisionCache(nc);
 await backends.decisions.start();
+backends.authentications = new AuthenticationCache(nc);
+await backends.authentications.start();
 
 let bootstrapped = false;
 let rbacReconciled = false;
@@ -124,6 +128,7 @@ async function shutdown(): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, flags.duration('shutdown-delay-duration')));
   hub.close();
   backends.decisions?.close();
+  backends.authentications?.close();
   const closed = new Promise((resolve) => server.close(resolve));
   server.closeIdleConnections();
   await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, IN_FLIGHT_GRACE_MS).unref())]);

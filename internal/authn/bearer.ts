@@ -4,6 +4,7 @@
 // header that is not `Bearer <token>` carries no token (the request may still be
 // anonymous), a token that no authenticator accepts is refused.
 import { AuthenticationError, type Authenticated, type RequestAuthenticator, type RequestCredentials, type TokenAuthenticator } from './types.js';
+import { decodeJwt } from 'jose';
 import { aggregateMessage } from './chain.js';
 
 export const SPACE_BEFORE_TOKEN_WARNING = 'the provided Authorization header contains extra space before the bearer token, and is ignored';
@@ -24,13 +25,23 @@ export const bearerToken = (headers: Map<string, string[]>): string | undefined 
 /** An authenticator's message with the token blotted out, should it quote it. */
 const redacted = (message: string, token: string): string => message.split(token).join('[redacted]');
 
+/** The `exp` of a token that is a JWT (ms since the epoch); read once an authenticator has accepted it. */
+function jwtExpiry(token: string): number | undefined {
+  try {
+    const { exp } = decodeJwt(token);
+    return typeof exp === 'number' ? exp * 1000 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Tries each token authenticator; the first user wins, refusals are joined when none accepts. */
 export async function authenticateToken(authenticators: TokenAuthenticator[], token: string, audiences: string[]): Promise<Authenticated> {
   const errors: Error[] = [];
   for (const authenticator of authenticators) {
     try {
       const found = await authenticator.authenticateToken(token, audiences);
-      if (found) return found;
+      if (found) return found.expiresAt === undefined ? { ...found, expiresAt: jwtExpiry(token) } : found;
     } catch (err) {
       errors.push(new Error(redacted((err as Error).message, token)));
     }

@@ -4,7 +4,7 @@
 // missing, expired, of another secret or not meant for authentication is
 // simply not recognised, so the request ends as an invalid bearer token.
 import { timingSafeEqual } from 'node:crypto';
-import { KEY_USAGE_AUTHENTICATION, groupsOf, parseToken, secretName, usableToken } from '../bootstraptoken/index.js';
+import { KEY_USAGE_AUTHENTICATION, expiresAt, groupsOf, parseToken, secretName, usableToken } from '../bootstraptoken/index.js';
 import { BOOTSTRAP_USER_PREFIX, NAMESPACE_SYSTEM } from '../names/index.js';
 import type { Reflector } from '../storage/reflector.js';
 import { objectKey } from '../storage/keys.js';
@@ -35,7 +35,9 @@ export class BootstrapTokenAuthenticator implements TokenAuthenticator {
     } catch {
       return undefined;
     }
-    const found: Authenticated = { user: newUser(`${BOOTSTRAP_USER_PREFIX}${parsed.id}`, { groups }), audiences: [], authenticator: 'bootstrap-token' };
+    const found: Authenticated = {
+      user: newUser(`${BOOTSTRAP_USER_PREFIX}${parsed.id}`, { groups }), audiences: [], authenticator: 'bootstrap-token', expiresAt: expiresAt(secret),
+    };
     return audienceAgnostic(found, audiences, this.apiAudiences);
   }
 }

@@ -52,6 +52,11 @@ export class AuthenticationChain {
     this.union = new UnionAuthenticator(authenticators);
   }
 
+  /** Whether anonymous answers depend on the request path. */
+  get anonymousByPath(): boolean {
+    return this.anonymousEnabled && this.anonymousPaths.length > 0;
+  }
+
   private anonymousAllowed(path: string): boolean {
     return this.anonymousEnabled && (this.anonymousPaths.length === 0 || this.anonymousPaths.includes(path));
   }

@@ -10,7 +10,7 @@ export { X509Authenticator, Certificate, parseCaBundle, verifyClientChain } from
 export { parseCsv, CsvError } from './csv.js';
 export {
   AUTHN_SERVICE_NAME, AuthnConfigError, authenticateHandler, authenticateTokenHandler, authnService, buildAuthenticationChain, credentialsOf, toUserInfo,
-  type AuthnOptions, type BuiltChain,
+  type AuthnOptions, type AuthnServiceOptions, type BuiltChain,
 } from './service.js';
 export { oidcFlags, type OidcFlags } from './jwt/oidcflags.js';
 export { JWTAuthenticator, ALL_SIGNING_ALGORITHMS } from './jwt/authenticator.js';
@@ -25,3 +25,4 @@ export { BootstrapTokenAuthenticator } from './bootstraptoken.js';
 export { ServiceAccountTokenAuthenticator, type ServiceAccountTokenOptions } from './serviceaccounttoken.js';
 export { startStoredTokens, type StoredTokens, type TokenOptions } from './tokens.js';
 export { issuingHandlers } from './issuing.js';
+export { SUCCESS_CACHE_TTL_MS, cacheTtl, type Revocations } from './caching.js';

@@ -21,6 +21,8 @@ export interface JWTOptions {
   apiAudiences?: string[];
   /** Where the reload metrics are registered. */
   registry?: Registry;
+  /** Told of a change that may revoke tokens: a reloaded configuration, a provider's keys replaced. */
+  revoked?: () => void;
   log?: (message: string) => void;
 }
 
@@ -49,7 +51,7 @@ export function setUpJWT(opts: JWTOptions): JWTSetup | undefined {
   if (!file) {
     const entry = opts.oidc && fromFlags(opts.oidc, disallowed);
     if (!entry) return undefined;
-    const authenticators = new JWTAuthenticatorSet(opts.apiAudiences ?? [], { log });
+    const authenticators = new JWTAuthenticatorSet(opts.apiAudiences ?? [], { log, changed: opts.revoked });
     authenticators.replace([entry]);
     return { authenticators, close: () => authenticators.close() };
   }
@@ -58,12 +60,12 @@ export function setUpJWT(opts: JWTOptions): JWTSetup | undefined {
   if (loaded.config.anonymous && opts.anonymousAuthSet) {
     throw new AuthenticationConfigError('anonymous: Forbidden: --anonymous-auth flag cannot be set when anonymous field is configured in authentication configuration file');
   }
-  const authenticators = new JWTAuthenticatorSet(opts.apiAudiences ?? [], { log });
+  const authenticators = new JWTAuthenticatorSet(opts.apiAudiences ?? [], { log, changed: opts.revoked });
   authenticators.replace(entriesOf(loaded));
   const metrics = new AuthenticationConfigMetrics(opts.registry ?? new Registry());
   const reloader = new AuthenticationConfigReloader({
     path: file, initial: loaded, metrics, disallowedIssuers: disallowed, log,
-    apply: (next) => authenticators.replace(entriesOf(next)),
+    apply: (next) => { authenticators.replace(entriesOf(next)); opts.revoked?.(); },
   }).start();
   return { authenticators, anonymous: loaded.config.anonymous, close: () => { reloader.stop(); authenticators.close(); } };
 }

@@ -74,6 +74,8 @@ export class RequestHeaderAuthenticator implements RequestAuthenticator {
     if (request.peerCertificates.length === 0) return undefined;
     const { refusal } = this.verdictOf(request.peerCertificates);
     if (refusal) throw new AuthenticationError(`request header authentication: ${refusal}`);
+    // A proxy's chain: whoever the request turns out to be depends on its headers.
+    request.uncacheable = true;
     return userFromHeaders(request.headers, this.config);
   }
 

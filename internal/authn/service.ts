@@ -1,6 +1,7 @@
 // The Authenticate RPC: builds the authenticator chain from the service's
 // options and answers with the caller's identity or the reason it was refused.
 import { readFileSync } from 'node:fs';
+import { Counter, type Registry } from 'prom-client';
 import { api } from '../rpc/index.js';
 import type { Handlers } from '../rpc/index.js';
 import type { AuthenticateRequest__Output as AuthenticateRequest } from '../rpc/gen/svc/authn/v1/AuthenticateRequest.js';
@@ -15,6 +16,7 @@ import type { RequestAuthenticator, RequestCredentials, TokenAuthenticator, User
 import { webhookTokenAuthenticator, type WebhookTokenOptions } from './webhook.js';
 import { X509Authenticator } from './x509.js';
 import { setUpJWT, type JWTOptions, type JWTSetup } from './jwtsetup.js';
+import { cacheTtl, type Revocations } from './caching.js';
 
 export interface AuthnOptions {
   /** PEM bundle of the CAs that sign client certificates; none disables x509. */
@@ -141,11 +143,16 @@ export const toUserInfo = (user: User): UserInfo => ({
 export type RefusalLogger = (remoteAddress: string, error: string) => void;
 
 const refused = (error: string, warnings: string[] = []): AuthenticateResponse =>
-  ({ authenticated: false, user: null, error, audiences: [], authenticator: '', warnings, credentialHeaders: [] });
+  ({ authenticated: false, user: null, error, audiences: [], authenticator: '', warnings, credentialHeaders: [], cacheTtlMs: 0, pathDependent: false, generation: '' });
 
-/** The Authenticate handler over a chain. */
-export function authenticateHandler(chain: AuthenticationChain, onRefusal: RefusalLogger = () => undefined, requestHeader?: RequestHeaderConfig) {
+const NO_REVOCATIONS: Revocations = { current: () => '' };
+
+/** The Authenticate handler over a chain; answers say how long they may be reused, at which revocation generation. */
+export function authenticateHandler(chain: AuthenticationChain, onRefusal: RefusalLogger = () => undefined, requestHeader?: RequestHeaderConfig,
+  revocations: Revocations = NO_REVOCATIONS) {
   return async (request: AuthenticateRequest): Promise<AuthenticateResponse> => {
+    // Read before deciding: a revocation while the answer is made leaves it at an older generation.
+    const generation = revocations.current();
     const credentials = credentialsOf(request);
     const outcome = await chain.authenticate(credentials);
     const warnings = credentials.warnings ?? [];
@@ -157,6 +164,8 @@ export function authenticateHandler(chain: AuthenticationChain, onRefusal: Refus
     return {
       authenticated: true, user: toUserInfo(user), error: '', audiences, authenticator, warnings,
       credentialHeaders: credentialHeaderNames(credentials.headers.keys(), requestHeader),
+      cacheTtlMs: generation ? cacheTtl(outcome.result, credentials) : 0,
+      pathDependent: authenticator === 'anonymous' && chain.anonymousByPath, generation,
     };
   };
 }
@@ -167,7 +176,10 @@ export function authenticateTokenHandler(tokenAuthenticators: TokenAuthenticator
     if (!request.token || tokenAuthenticators.length === 0) return refused(request.token ? 'no token authenticator is configured' : 'no token');
     try {
       const found = withAuthenticatedGroup(await authenticateToken(tokenAuthenticators, request.token, request.audiences ?? []));
-      return { authenticated: true, user: toUserInfo(found.user), error: '', audiences: found.audiences, authenticator: found.authenticator, warnings: [], credentialHeaders: [] };
+      return {
+        authenticated: true, user: toUserInfo(found.user), error: '', audiences: found.audiences, authenticator: found.authenticator, warnings: [], credentialHeaders: [],
+        cacheTtlMs: 0, pathDependent: false, generation: '',
+      };
     } catch (err) {
       return refused((err as Error).message);
     }
@@ -176,12 +188,35 @@ export function authenticateTokenHandler(tokenAuthenticators: TokenAuthenticator
 
 export const AUTHN_SERVICE_NAME = 'svc.authn.v1.Authentication';
 
-/** The service entry for serve(); `more` adds handlers of the other RPCs (token issuing). */
-export function authnService(built: BuiltChain, onRefusal?: RefusalLogger, more: Handlers = {}) {
+export interface AuthnServiceOptions {
+  onRefusal?: RefusalLogger;
+  /** Handlers of the other RPCs (token issuing). */
+  more?: Handlers;
+  revocations?: Revocations;
+  /** Where the count of Authenticate calls is kept. */
+  registry?: Registry;
+}
+
+/** Counts the answers of a handler by outcome. */
+function counted(handler: (request: AuthenticateRequest) => Promise<AuthenticateResponse>, registry: Registry) {
+  const calls = new Counter({
+    name: 'svc_authn_authenticate_requests_total', help: 'Authenticate calls answered by the authentication service, by result: authenticated or refused.',
+    labelNames: ['result'], registers: [registry],
+  });
+  return async (request: AuthenticateRequest): Promise<AuthenticateResponse> => {
+    const res = await handler(request);
+    calls.inc({ result: res.authenticated ? 'authenticated' : 'refused' });
+    return res;
+  };
+}
+
+/** The service entry for serve(). */
+export function authnService(built: BuiltChain, opts: AuthnServiceOptions = {}) {
+  const authenticate = authenticateHandler(built.chain, opts.onRefusal, built.requestHeader, opts.revocations);
   const handlers: Handlers = {
-    Authenticate: authenticateHandler(built.chain, onRefusal, built.requestHeader),
+    Authenticate: opts.registry ? counted(authenticate, opts.registry) : authenticate,
     AuthenticateToken: authenticateTokenHandler(built.tokenAuthenticators),
-    ...more,
+    ...opts.more,
   };
   return { name: AUTHN_SERVICE_NAME, definition: api.svc.authn.v1.Authentication.service, handlers };
 }

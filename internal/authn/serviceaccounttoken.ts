@@ -34,10 +34,12 @@ export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
     const valid = this.audiences(claims, audiences);
     try {
       checkTimes(claims, now);
+      // Valid until its exp, or until an object it names that is being deleted stops vouching for it.
+      const deadline = { at: typeof claims.exp === 'number' ? claims.exp * 1000 : Infinity };
       const info = legacy
-        ? validateLegacy(claims, token, this.opts.lookupLegacy ? this.opts.lookup : undefined, now)
-        : validateBound(claims, this.opts.lookup, now);
-      return { user: userOf(info), audiences: valid, authenticator: 'service-account' };
+        ? validateLegacy(claims, token, this.opts.lookupLegacy ? this.opts.lookup : undefined, now, deadline)
+        : validateBound(claims, this.opts.lookup, now, deadline);
+      return { user: userOf(info), audiences: valid, authenticator: 'service-account', expiresAt: Number.isFinite(deadline.at) ? deadline.at : undefined };
     } catch (err) {
       if (err instanceof TokenValidationError) throw new AuthenticationError(err.message);
       throw err;

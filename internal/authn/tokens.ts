@@ -84,20 +84,21 @@ function checkIssuers(issuers: string[]): void {
   });
 }
 
-/** Starts the mirrors of stored objects and builds the authenticators and the issuer. */
-export function startStoredTokens(opts: TokenOptions, storage: StorageClient): StoredTokens {
+/** Starts the mirrors of stored objects and builds the authenticators and the issuer; `revoked` is
+ * told of every change to them that may revoke a token (once the mirror holds it). */
+export function startStoredTokens(opts: TokenOptions, storage: StorageClient, revoked: () => void = () => undefined): StoredTokens {
   checkIssuers(opts.issuers);
   const warnings: string[] = [];
   const { verifying, signing } = loadKeys(opts, warnings);
   const apiAudiences = opts.apiAudiences.length ? opts.apiAudiences : opts.issuers;
-  const lookup = new ObjectLookup(storage).start();
+  const lookup = new ObjectLookup(storage, revoked).start();
   const authenticators: TokenAuthenticator[] = [];
   if (verifying.length) {
     authenticators.push(new ServiceAccountTokenAuthenticator({ keys: verifying, issuers: opts.issuers, apiAudiences, lookup, lookupLegacy: opts.lookup }));
   }
   let secrets: Reflector | undefined;
   if (opts.enableBootstrapTokenAuth) {
-    secrets = new Reflector(storage, collectionPrefix('', 'secrets', NAMESPACE_SYSTEM)).start();
+    secrets = new Reflector(storage, collectionPrefix('', 'secrets', NAMESPACE_SYSTEM), { upsert: (_k, _o, old) => { if (old) revoked(); }, deleted: revoked }).start();
     authenticators.push(new BootstrapTokenAuthenticator(secrets, apiAudiences));
   }
   const issuer = new TokenIssuer(signing, {

@@ -23,6 +23,9 @@ export interface RequestCredentials {
   path: string;
   /** Where authenticators leave warnings for the client (a malformed header ignored, ...). */
   warnings?: string[];
+  /** Set by an authenticator whose answer depends on more than the token and the client chain
+   * (an authenticating proxy's headers): the answer must not be reused for other requests. */
+  uncacheable?: boolean;
 }
 
 export interface Authenticated {
@@ -31,6 +34,8 @@ export interface Authenticated {
   audiences: string[];
   /** Which authenticator accepted the credential, e.g. `x509`. */
   authenticator: string;
+  /** When the credential stops being valid (ms since the epoch), when it ever does. */
+  expiresAt?: number;
 }
 
 /** Authenticates a whole request (certificates, headers). */

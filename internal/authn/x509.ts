@@ -156,13 +156,14 @@ export class X509Authenticator implements RequestAuthenticator {
       throw new AuthenticationError(
         `verifying certificate ${certificateIdentifier(request.peerCertificates[0])} failed: ${(err as Error).message}`);
     }
-    const result = chains.map(userOf).find((found) => found !== undefined);
-    this.remember(key, result, chains, now.getTime());
+    const expiry = Math.min(...chains.flat().map((c) => c.parsed.notAfter.getTime()));
+    const found = chains.map(userOf).find((user) => user !== undefined);
+    const result = found && { ...found, expiresAt: expiry };
+    this.remember(key, result, expiry, now.getTime());
     return result;
   }
 
-  private remember(key: string, result: Authenticated | undefined, chains: Certificate[][], now: number): void {
-    const expiry = Math.min(...chains.flat().map((c) => c.parsed.notAfter.getTime()));
+  private remember(key: string, result: Authenticated | undefined, expiry: number, now: number): void {
     if (this.verified.size >= CACHE_MAX_ENTRIES) this.verified.delete(this.verified.keys().next().value!);
     this.verified.set(key, { result, until: Math.min(now + CACHE_TTL_MS, expiry) });
   }

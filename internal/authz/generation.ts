@@ -5,7 +5,7 @@
 // exactly when these may no longer hold.
 import { randomBytes } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { NATS_AUTHZ_GENERATION_SUBJECT } from '../names/index.js';
+import { NATS_AUTHZ_GENERATION_SUBJECT, generationAskSubject } from '../names/index.js';
 
 /** Re-announced this often, for gateways that connected after the last change. */
 const ANNOUNCE_INTERVAL_MS = 10_000;
@@ -29,25 +29,42 @@ export class PolicyGeneration {
   }
 }
 
+/** Where a generation is announced and who announces it (authn announces its revocation generation the same way). */
+export interface Announcer {
+  subject: string;
+  program: string;
+}
+
+const AUTHZ: Announcer = { subject: NATS_AUTHZ_GENERATION_SUBJECT, program: 'authz' };
+
 export class GenerationPublisher {
   private nc?: NatsConnection;
   private timer?: NodeJS.Timeout;
   private closed = false;
+  private disconnected = false;
 
-  constructor(private readonly generation: PolicyGeneration, private readonly log: (line: string) => void = console.error) {
+  constructor(private readonly generation: PolicyGeneration, private readonly log: (line: string) => void = console.error,
+    private readonly announcer: Announcer = AUTHZ) {
     generation.onChange(() => this.announce());
+  }
+
+  /** Connected to NATS: the generations it announces reach the gateways (else they must not keep answers). */
+  get connected(): boolean {
+    return Boolean(this.nc && !this.nc.isClosed() && !this.disconnected);
   }
 
   /** Connects (retrying forever in the background) and announces the generation. */
   start(url: string): this {
-    void connect({ servers: url, name: 'svc-authz', maxReconnectAttempts: -1, waitOnFirstConnect: true, reconnectTimeWait: 500 })
+    void connect({ servers: url, name: `svc-${this.announcer.program}`, maxReconnectAttempts: -1, waitOnFirstConnect: true, reconnectTimeWait: 500 })
       .then((nc) => {
         if (this.closed) return void nc.close();
         this.nc = nc;
+        // Followers that start later ask instead of waiting for the next periodic announcement.
+        nc.subscribe(generationAskSubject(this.announcer.subject), { callback: () => this.announce() });
         this.announce();
         void this.announceOnReconnect(nc);
       })
-      .catch((err: Error) => this.log(`authz: cannot connect to NATS at ${url}: ${err.message}`));
+      .catch((err: Error) => this.log(`${this.announcer.program}: cannot connect to NATS at ${url}: ${err.message}`));
     this.timer = setInterval(() => this.announce(), ANNOUNCE_INTERVAL_MS);
     this.timer.unref();
     return this;
@@ -62,13 +79,18 @@ export class GenerationPublisher {
   private announce(): void {
     if (!this.nc || this.nc.isClosed()) return;
     try {
-      this.nc.publish(NATS_AUTHZ_GENERATION_SUBJECT, this.generation.current);
+      this.nc.publish(this.announcer.subject, this.generation.current);
     } catch (err) {
-      this.log(`authz: cannot publish the policy generation: ${(err as Error).message}`);
+      this.log(`${this.announcer.program}: cannot publish the generation: ${(err as Error).message}`);
     }
   }
 
   private async announceOnReconnect(nc: NatsConnection): Promise<void> {
-    for await (const status of nc.status()) if (status.type === 'reconnect') this.announce();
+    for await (const status of nc.status()) {
+      if (status.type === 'disconnect') this.disconnected = true;
+      if (status.type !== 'reconnect') continue;
+      this.disconnected = false;
+      this.announce();
+    }
   }
 }

@@ -71,7 +71,7 @@ const serviceAccountTokenFlags: FlagSet = {
 };
 
 export const authnFlags: FlagSet = {
-  ...listen(DEFAULT_PORTS.authn), ...storagePeer, ...authorizationMode,
+  ...listen(DEFAULT_PORTS.authn), ...storagePeer, ...natsUrl, ...authorizationMode,
   'token-auth-file': { type: 'string', default: '', help: 'CSV file of static bearer tokens: token,user,uid,"group1,group2"' },
   'client-ca-file': { type: 'string', default: '', help: 'PEM bundle of CAs that sign accepted client certificates' },
   'anonymous-auth': { type: 'bool', default: 'true', help: 'treat requests without credentials as system:anonymous (never with --authorization-mode=AlwaysAllow)' },

@@ -93,6 +93,10 @@ export const NATS_EVENTS_PREFIX = `${PRODUCT}.storage.v1.events`;
 
 /** The NATS subject on which the authorization service announces its policy generation. */
 export const NATS_AUTHZ_GENERATION_SUBJECT = `${PRODUCT}.authz.v1.generation`;
+/** The NATS subject on which the authentication service announces its revocation generation. */
+export const NATS_AUTHN_GENERATION_SUBJECT = `${PRODUCT}.authn.v1.generation`;
+/** Where a follower of a generation subject asks for it to be announced now. */
+export const generationAskSubject = (subject: string): string => `${subject}.ask`;
 
 /** The group of the server's own configuration files (AuthenticationConfiguration, ...). */
 export const GROUP_APISERVER_CONFIG = group('apiserver.config');

@@ -36,12 +36,20 @@ function recordOf(kv: KeyValue): ObjectRecord {
   return record;
 }
 
+const sameRecord = (a: ObjectRecord, b: ObjectRecord): boolean => JSON.stringify(a) === JSON.stringify(b);
+
 export class ObjectLookup {
   private readonly reflectors: Record<BoundResource, Reflector<ObjectRecord>>;
 
-  constructor(storage: StorageClient) {
+  /** `revoked` is told, once the mirror holds it, of every change that may turn a token invalid:
+   * an object gone or changed in what the checks read (a new object revokes nothing). */
+  constructor(storage: StorageClient, revoked: () => void = () => undefined) {
+    const handlers = {
+      upsert: (_key: string, obj: ObjectRecord, old?: ObjectRecord) => { if (old && !sameRecord(old, obj)) revoked(); },
+      deleted: () => revoked(),
+    };
     this.reflectors = Object.fromEntries(RESOURCES.map((r) =>
-      [r, new Reflector<ObjectRecord>(storage, collectionPrefix('', r), {}, recordOf)])) as Record<BoundResource, Reflector<ObjectRecord>>;
+      [r, new Reflector<ObjectRecord>(storage, collectionPrefix('', r), handlers, recordOf)])) as Record<BoundResource, Reflector<ObjectRecord>>;
   }
 
   start(): this {

@@ -4,6 +4,7 @@ import { generateKeyPair, UnsecuredJWT } from 'jose';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { authCounts } from '../lib/metrics.js';
 import { Cluster, waitFor, type Response } from '../lib/cluster.js';
 import { CLIENT_ID, OidcProvider } from '../lib/oidc.js';
 
@@ -85,6 +86,17 @@ describe('OIDC authentication (--oidc-* flags)', function () {
     for (const token of bad) expectUnauthorized(await whoami(token));
     // The same signing path with nothing wrong is accepted, so each refusal is about its one defect.
     expect((await whoami(await provider.sign(claims()))).status).to.equal(201);
+  });
+
+  it('a token the gateway keeps is refused once its exp passes', async () => {
+    const exp = Math.floor(Date.now() / 1000) + 3;
+    const token = await provider.sign(claims({ exp }));
+    expect((await whoami(token)).status).to.equal(201);
+    const before = await authCounts(cluster);
+    expect((await whoami(token)).status).to.equal(201);
+    expect((await authCounts(cluster)).hits).to.be.above(before.hits);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, exp * 1000 + 50 - Date.now())));
+    expectUnauthorized(await whoami(token));
   });
 
   it('in a TokenReview, stands for the API audiences only', async () => {

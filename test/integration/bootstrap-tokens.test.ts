@@ -5,6 +5,7 @@ import { compactVerify } from 'jose';
 import YAML from 'yaml';
 import { Cluster, waitFor } from '../lib/cluster.js';
 import { asToken } from '../lib/tokens.js';
+import { authCounts } from '../lib/metrics.js';
 import { StorageClient } from '../../internal/storage/client.js';
 import { encodeStored } from '../../internal/storage/objects.js';
 import { pkiPaths } from '../../internal/pki/index.js';
@@ -111,6 +112,19 @@ describe('bootstrap tokens: authentication, the bootstrap signer and the token c
       await create(tokenSecret('check2', 'cccccccccccccccc'));
       expect(await waitFor(() => accepted('check2.cccccccccccccccc'), 5000, 50)).to.equal(true);
       expect((await asToken(c, 'badgrp.cccccccccccccccc')).status).to.equal(401);
+    });
+
+    it('a token the gateway keeps is refused within 2 s of its Secret turning usage-bootstrap-authentication off', async () => {
+      await create(tokenSecret('turnof', 'eeeeeeeeeeeeeeee'));
+      expect(await waitFor(() => accepted('turnof.eeeeeeeeeeeeeeee'), 5000, 50)).to.equal(true);
+      const before = await authCounts(c);
+      expect(await accepted('turnof.eeeeeeeeeeeeeeee')).to.equal(true);
+      expect((await authCounts(c)).hits).to.be.above(before.hits);
+      const off = await c.request('PATCH', `${SECRETS}/bootstrap-token-turnof`, {
+        headers: { 'Content-Type': 'application/merge-patch+json' }, body: { stringData: { 'usage-bootstrap-authentication': 'false' } },
+      });
+      expect(off.status, off.text).to.equal(200);
+      expect(await waitFor(async () => !(await accepted('turnof.eeeeeeeeeeeeeeee')), 2000, 20)).to.equal(true);
     });
 
     it('deleting the Secret revokes the token within a second', async () => {

@@ -8,6 +8,7 @@ import YAML from 'yaml';
 import { Cluster } from '../lib/cluster.js';
 import { pkiPaths } from '../../internal/pki/index.js';
 import { builtinRegistry } from '../../internal/registry/index.js';
+import { decodeEnvelope, decodeWatchEvents } from '../../internal/apimachinery/protobuf/index.js';
 
 const NS = 'media';
 const CMS = `/api/v1/namespaces/${NS}/configmaps`;
@@ -53,7 +54,7 @@ describe('protocol: media types and content negotiation', function () {
     c = await new Cluster().start();
     expect((await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: NS } } })).status).to.equal(201);
     for (const [name, data] of [['one', { a: '1' }], ['two', { a: '1', b: '2' }]] as const) {
-      expect((await c.request('POST', CMS, { body: { metadata: { name }, data } })).status).to.equal(201);
+      expect((await c.request('POST', CMS, { body: { metadata: { name, labels: { set: 'first' } }, data } })).status).to.equal(201);
     }
   });
   after(async () => { await c?.stop(); });
@@ -206,6 +207,119 @@ describe('protocol: media types and content negotiation', function () {
       const alone = await c.request('GET', CMS, { headers: { Accept: 'application/json;as=Table;g=meta.svc.io;v=v9' } });
       expect(alone.status).to.equal(406);
       expect(alone.body.reason).to.equal('NotAcceptable');
+    });
+  });
+
+  describe('metadata only (PartialObjectMetadata)', () => {
+    const meta = (as: string, g = 'meta.svc.io', v = 'v1', type = 'application/json') => `${type};as=${as};g=${g};v=${v}`;
+    const PROTOBUFS = ['application/vnd.svc.protobuf', 'application/vnd.kubernetes.protobuf'];
+    /** The two objects made first (the file's other tests add more). */
+    const FIRST = `${CMS}?labelSelector=set%3Dfirst`;
+    const ROLES = '/apis/rbac.authorization.k8s.io/v1/clusterroles';
+
+    for (const g of ['meta.svc.io', 'meta.k8s.io']) {
+      it(`get and list as JSON in ${g}: metadata only, in the spelling asked for`, async () => {
+        const one = await c.request('GET', `${CMS}/one`, { headers: { Accept: meta('PartialObjectMetadata', g) } });
+        expect(one.status, one.text).to.equal(200);
+        expect(one.body).to.include({ kind: 'PartialObjectMetadata', apiVersion: `${g}/v1` });
+        expect(one.body.metadata).to.include({ name: 'one', namespace: NS });
+        expect(one.body).to.not.have.property('data');
+        const list = await c.request('GET', FIRST, { headers: { Accept: meta('PartialObjectMetadataList', g) } });
+        expect(list.status, list.text).to.equal(200);
+        expect(list.body).to.include({ kind: 'PartialObjectMetadataList', apiVersion: `${g}/v1` });
+        expect(list.body.metadata.resourceVersion).to.match(/^\d+$/);
+        expect(list.body.items.map((i: any) => [i.kind, i.apiVersion, i.metadata.name])).to.deep.equal([
+          ['PartialObjectMetadata', `${g}/v1`, 'one'], ['PartialObjectMetadata', `${g}/v1`, 'two']]);
+        expect(list.body.items.some((i: any) => 'data' in i)).to.equal(false);
+      });
+    }
+
+    it('v1beta1 is served too; a page of a list keeps its continue token', async () => {
+      const one = await c.request('GET', `${CMS}/one`, { headers: { Accept: meta('PartialObjectMetadata', 'meta.k8s.io', 'v1beta1') } });
+      expect(one.body).to.include({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1beta1' });
+      const page = await c.request('GET', `${FIRST}&limit=1`, { headers: { Accept: meta('PartialObjectMetadataList', 'meta.svc.io', 'v1beta1') } });
+      expect(page.body).to.include({ kind: 'PartialObjectMetadataList', apiVersion: 'meta.svc.io/v1beta1' });
+      expect(page.body.items).to.have.length(1);
+      expect(page.body.metadata.continue).to.be.a('string').and.not.equal('');
+    });
+
+    for (const type of PROTOBUFS) {
+      it(`get, list and watch as ${type}`, async () => {
+        const one = await raw(c, 'GET', `${CMS}/one`, { headers: { Accept: meta('PartialObjectMetadata', 'meta.k8s.io', 'v1', type) } });
+        expect(one.status, one.raw.toString()).to.equal(200);
+        expect(contentType(one.headers)).to.equal(type);
+        const obj = decodeEnvelope(one.raw);
+        expect(obj).to.include({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1' });
+        expect((obj.metadata as any).name).to.equal('one');
+        const list = await raw(c, 'GET', FIRST, { headers: { Accept: meta('PartialObjectMetadataList', 'meta.svc.io', 'v1', type) } });
+        expect(list.status).to.equal(200);
+        const decoded = decodeEnvelope(list.raw);
+        expect(decoded).to.include({ kind: 'PartialObjectMetadataList', apiVersion: 'meta.svc.io/v1' });
+        expect((decoded.items as any[]).map((i) => i.metadata.name)).to.deep.equal(['one', 'two']);
+        const watch = await raw(c, 'GET', `${FIRST}&watch=1&timeoutSeconds=1`, { headers: { Accept: meta('PartialObjectMetadata', 'meta.k8s.io', 'v1', type) } });
+        expect(watch.status).to.equal(200);
+        expect(String(watch.headers['content-type'])).to.equal(`${type};stream=watch`);
+        const { events } = decodeWatchEvents(watch.raw);
+        expect(events.map((e) => [e.type, e.object.kind, e.object.apiVersion, (e.object.metadata as any).name])).to.deep.equal([
+          ['ADDED', 'PartialObjectMetadata', 'meta.k8s.io/v1', 'one'], ['ADDED', 'PartialObjectMetadata', 'meta.k8s.io/v1', 'two']]);
+      });
+    }
+
+    it('a watch as JSON: every event is the object\'s metadata', async () => {
+      const watch = await raw(c, 'GET', `${FIRST}&watch=1&timeoutSeconds=1`, { headers: { Accept: meta('PartialObjectMetadata') } });
+      expect(watch.status).to.equal(200);
+      const events = watch.raw.toString().trim().split('\n').map((l) => JSON.parse(l));
+      expect(events.map((e) => [e.type, e.object.kind, e.object.apiVersion, e.object.metadata.name])).to.deep.equal([
+        ['ADDED', 'PartialObjectMetadata', 'meta.svc.io/v1', 'one'], ['ADDED', 'PartialObjectMetadata', 'meta.svc.io/v1', 'two']]);
+      expect(events.some((e) => 'data' in e.object)).to.equal(false);
+    });
+
+    it('through an upstream group name: object, list and watch', async () => {
+      const created = await c.request('POST', ROLES, { body: { metadata: { name: 'metadata-view' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] } });
+      expect(created.status, created.text).to.equal(201);
+      const one = await c.request('GET', `${ROLES}/metadata-view`, { headers: { Accept: meta('PartialObjectMetadata', 'meta.k8s.io') } });
+      expect(one.status, one.text).to.equal(200);
+      expect(one.body).to.include({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1' });
+      expect(one.body.metadata.name).to.equal('metadata-view');
+      expect(one.body).to.not.have.property('rules');
+      const list = await c.request('GET', `${ROLES}?fieldSelector=metadata.name%3Dmetadata-view`, { headers: { Accept: meta('PartialObjectMetadataList', 'meta.k8s.io') } });
+      expect(list.body.items.map((i: any) => [i.kind, i.metadata.name])).to.deep.equal([['PartialObjectMetadata', 'metadata-view']]);
+      const watch = await raw(c, 'GET', `${ROLES}?watch=1&timeoutSeconds=1&fieldSelector=metadata.name%3Dmetadata-view`,
+        { headers: { Accept: meta('PartialObjectMetadata', 'meta.k8s.io', 'v1', PROTOBUFS[1]) } });
+      const { events } = decodeWatchEvents(watch.raw);
+      expect(events.map((e) => [e.type, e.object.apiVersion, (e.object.metadata as any).name])).to.deep.equal([['ADDED', 'meta.k8s.io/v1', 'metadata-view']]);
+    });
+
+    it('a view that does not fit the answer is 406: a list for one object, one object for a list or a watch', async () => {
+      const get = await c.request('GET', `${CMS}/one`, { headers: { Accept: meta('PartialObjectMetadataList') } });
+      expect(get.status, get.text).to.equal(406);
+      expect(get.body).to.include({ kind: 'Status', reason: 'NotAcceptable', code: 406 });
+      expect(get.body.message).to.match(/^you requested PartialObjectMetadataList, but the requested object is not a list/);
+      const list = await c.request('GET', CMS, { headers: { Accept: meta('PartialObjectMetadata') } });
+      expect(list.status, list.text).to.equal(406);
+      expect(list.body.message).to.match(/^you requested PartialObjectMetadata, but the requested object is a list/);
+      const watch = await c.request('GET', `${CMS}?watch=1&timeoutSeconds=1`, { headers: { Accept: meta('PartialObjectMetadataList') } });
+      expect(watch.status, watch.text).to.equal(406);
+      expect(watch.body.reason).to.equal('NotAcceptable');
+    });
+
+    for (const accept of [meta('PartialObjectMetadata', 'meta.example.io'), meta('PartialObjectMetadata', 'meta.svc.io', 'v2'),
+      meta('PartialObject'), 'application/json;g=meta.svc.io;v=v1', meta('Table', 'meta.svc.io', 'v1', PROTOBUFS[0])]) {
+      it(`"${accept}" is not served: 406 alone, the next entry of the list otherwise`, async () => {
+        const alone = await c.request('GET', `${CMS}/one`, { headers: { Accept: accept } });
+        expect(alone.status, alone.text).to.equal(406);
+        expect(alone.body).to.include({ reason: 'NotAcceptable', code: 406 });
+        const next = await c.request('GET', `${CMS}/one`, { headers: { Accept: `${accept}, ${meta('PartialObjectMetadata', 'meta.k8s.io')}, application/json` } });
+        expect(next.status, next.text).to.equal(200);
+        expect(next.body).to.include({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1' });
+      });
+    }
+
+    it('the metadata client\'s Accept list (Protobuf first, then JSON views, then plain JSON) answers Protobuf metadata', async () => {
+      const accept = `${meta('PartialObjectMetadataList', 'meta.k8s.io', 'v1', PROTOBUFS[1])},${meta('PartialObjectMetadataList', 'meta.k8s.io')},application/json`;
+      const list = await raw(c, 'GET', CMS, { headers: { Accept: accept } });
+      expect(contentType(list.headers)).to.equal(PROTOBUFS[1]);
+      expect(decodeEnvelope(list.raw)).to.include({ kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1' });
     });
   });
 

@@ -8,6 +8,7 @@ import { Cluster, waitFor } from '../lib/cluster.js';
 import { OtlpCollector } from '../lib/otlp.js';
 import { kubectl } from '../lib/kubectl.js';
 import { asToken, writeTokenKubeconfig } from '../lib/tokens.js';
+import { authCounts } from '../lib/metrics.js';
 import { pkiPaths } from '../../internal/pki/index.js';
 
 const ISSUER = 'https://kubernetes.default.svc.cluster.local';
@@ -119,6 +120,29 @@ describe('service-account tokens: TokenRequest, verification, revocation, issuer
     expect(await waitFor(() => refused(token), 5000, 50)).to.equal(true);
     const res = await asToken(c, token);
     expect(res.body).to.deep.include({ kind: 'Status', code: 401, reason: 'Unauthorized' });
+  });
+
+  it('a repeated request makes no call to the authentication or authorization service; a kept token is refused within 2 s of its ServiceAccount or Secret being deleted', async () => {
+    await createSa('kept');
+    const anchor = await c.request('POST', '/api/v1/namespaces/default/secrets', { body: { metadata: { name: 'kept-anchor' }, stringData: { a: 'b' } } });
+    expect(anchor.status, anchor.text).to.equal(201);
+    const plain = (await requestToken('kept')).body.status.token;
+    const toSecret = (await requestToken('kept', { boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 'kept-anchor' } })).body.status.token;
+    expect((await asToken(c, plain)).status).to.equal(200);
+    expect((await asToken(c, toSecret)).status).to.equal(200);
+    const before = await authCounts(c);
+    for (let i = 0; i < 20; i++) expect((await asToken(c, i % 2 ? plain : toSecret)).status).to.equal(200);
+    const after = await authCounts(c);
+    expect(after.hits - before.hits).to.be.at.least(20);
+    // Only other clients' entries running out (the admin's, the controller-manager's) may have asked.
+    expect(after.authn - before.authn).to.be.below(5);
+    expect(after.authz - before.authz).to.be.below(5);
+
+    expect((await c.request('DELETE', '/api/v1/namespaces/default/secrets/kept-anchor')).status).to.equal(200);
+    expect(await waitFor(() => refused(toSecret), 2000, 20)).to.equal(true);
+    expect((await asToken(c, plain)).status).to.equal(200);
+    expect((await c.request('DELETE', `${SA_PATH}/kept`)).status).to.equal(200);
+    expect(await waitFor(() => refused(plain), 2000, 20)).to.equal(true);
   });
 
   it('a token bound to a Pod names the pod and its node, and stops working when the pod is deleted', async () => {

@@ -64,6 +64,27 @@ describe('watch: chunked events fed by NATS', function () {
     expect(events[0].object.metadata.name).to.equal('r3');
   });
 
+  it('as PartialObjectMetadata: initial state, bookmark and live changes carry metadata only, in each watcher\'s spelling', async () => {
+    const accept = (g: string) => ({ Accept: `application/json;as=PartialObjectMetadata;g=${g};v=v1` });
+    const path = `${CMS}?watch=1&labelSelector=view%3Dmeta&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`;
+    await c.request('POST', CMS, { body: { metadata: { name: 'm0', labels: { view: 'meta' } }, data: { v: '0' } } });
+    // Two watchers of the same changes in the two spellings: each event is encoded once per form, not shared across them.
+    const done = (e: any[]) => e.some((x) => x.type === 'DELETED');
+    const watchers = ['meta.svc.io', 'meta.k8s.io'].map((g) => c.watch(path, { headers: accept(g), until: done, timeoutMs: 15_000 }));
+    await new Promise((r) => setTimeout(r, 300));
+    const created = await c.request('POST', CMS, { body: { metadata: { name: 'm1', labels: { view: 'meta' } }, data: { v: '1' } } });
+    await c.request('PUT', `${CMS}/m1`, { body: { ...created.body, data: { v: '2' } } });
+    await c.request('DELETE', `${CMS}/m1`);
+    for (const [i, g] of ['meta.svc.io', 'meta.k8s.io'].entries()) {
+      const { status, events } = await watchers[i];
+      expect(status).to.equal(200);
+      expect(events.map((e) => [e.type, e.object.metadata.name ?? ''])).to.deep.equal([
+        ['ADDED', 'm0'], ['BOOKMARK', ''], ['ADDED', 'm1'], ['MODIFIED', 'm1'], ['DELETED', 'm1']]);
+      for (const e of events) expect(e.object).to.include({ kind: 'PartialObjectMetadata', apiVersion: `${g}/v1` }).and.not.have.property('data');
+      expect(events[1].object.metadata.annotations).to.deep.equal({ 'svc.io/initial-events-end': 'true' });
+    }
+  });
+
   it('ends the stream after timeoutSeconds', async () => {
     const started = Date.now();
     const { ended, status } = await c.watch(`${CMS}?watch=1&timeoutSeconds=1`, { timeoutMs: 10_000 });

@@ -70,7 +70,7 @@ export class Cluster {
     const a = this.addresses;
     const common: Record<Service, string[]> = {
       storage: [`--listen=${a.storage}`, `--nats-url=${this.natsUrl}`, `--data-dir=${this.dataDir}`],
-      authn: [`--listen=${a.authn}`, `--storage-address=${a.storage}`, `--client-ca-file=${pkiPaths(this.dataDir).caCert}`, `--data-dir=${this.dataDir}`],
+      authn: [`--listen=${a.authn}`, `--storage-address=${a.storage}`, `--nats-url=${this.natsUrl}`, `--client-ca-file=${pkiPaths(this.dataDir).caCert}`, `--data-dir=${this.dataDir}`],
       authz: [`--listen=${a.authz}`, `--storage-address=${a.storage}`, `--nats-url=${this.natsUrl}`],
       admission: [`--listen=${a.admission}`, `--storage-address=${a.storage}`, `--nats-url=${this.natsUrl}`],
       gateway: [`--secure-port=${this.port}`, `--data-dir=${this.dataDir}`, `--nats-url=${this.natsUrl}`, `--storage-address=${a.storage}`,

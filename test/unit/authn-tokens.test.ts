@@ -174,6 +174,10 @@ describe('service-account token checks', () => {
     expect(() => validateBound(claims(), recreated, now)).to.throw(TokenValidationError, 'service account UID (other) does not match claim (u1)');
     const justDeleted = lookupOf({ 'serviceaccounts/ns/sa': { name: 'sa', uid: 'u1', deletionTimestamp: new Date(now - 30_000).toISOString() } });
     expect(validateBound(claims(), justDeleted, now).name).to.equal('sa');
+    // Valid (and so kept) only until the deletion is a minute old.
+    const deadline = { at: Infinity };
+    validateBound(claims(), justDeleted, now, deadline);
+    expect(deadline.at).to.equal(now + 30_000);
     const longDeleted = lookupOf({ 'serviceaccounts/ns/sa': { name: 'sa', uid: 'u1', deletionTimestamp: new Date(now - 120_000).toISOString() } });
     expect(() => validateBound(claims(), longDeleted, now)).to.throw(TokenValidationError, 'has been deleted');
     const noSecret = lookupOf({ 'serviceaccounts/ns/sa': { name: 'sa', uid: 'u1' } });

@@ -60,6 +60,14 @@ describe('negotiation', () => {
     expect(negotiate('application/vnd.kubernetes.protobuf, application/json', { protobuf: false }).mediaType).to.equal('application/json');
     expect(status(() => negotiate('application/cbor', { cbor: false }))).to.equal(406);
     expect(negotiate('application/cbor', { cbor: true }).mediaType).to.equal('application/cbor');
+    // Metadata views: any serializer, both meta spellings, v1 and v1beta1; Tables only as JSON or YAML; none for a Status.
+    expect(negotiate('application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1', { protobuf: false }))
+      .to.deep.equal({ mediaType: 'application/vnd.kubernetes.protobuf', as: 'PartialObjectMetadata', metaVersion: 'meta.k8s.io/v1' });
+    expect(negotiate('application/json;as=PartialObjectMetadataList;g=meta.svc.io;v=v1beta1', {}).metaVersion).to.equal('meta.svc.io/v1beta1');
+    expect(status(() => negotiate('application/cbor;as=PartialObjectMetadata;g=meta.svc.io;v=v1', { cbor: false }))).to.equal(406);
+    expect(negotiate('application/vnd.svc.protobuf;as=Table;g=meta.svc.io;v=v1, application/json;as=PartialObjectMetadata;g=meta.svc.io;v=v1', { table: true }).as)
+      .to.equal('PartialObjectMetadata');
+    expect(negotiate('application/json;as=PartialObjectMetadata;g=meta.svc.io;v=v1, application/yaml', { views: false }).mediaType).to.equal('application/yaml');
   });
 });
 

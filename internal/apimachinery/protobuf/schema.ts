@@ -185,7 +185,10 @@ export class Schema {
     }
     if (!pkg && group !== 'meta') return undefined;
     const meta = `${MACHINERY}.apis.meta.${version}.${kind}`;
-    return this.messages.has(meta) ? meta : undefined;
+    if (this.messages.has(meta)) return meta;
+    // A meta version without its own type of a kind uses v1's (v1beta1's PartialObjectMetadata is v1's).
+    const v1 = `${MACHINERY}.apis.meta.v1.${kind}`;
+    return group === 'meta' && this.messages.has(v1) ? v1 : undefined;
   }
 }
 

@@ -16,6 +16,8 @@ export interface ProviderKeysOptions {
   /** Least time between two fetches caused by unknown keys. */
   refreshMs?: number;
   log?: (message: string) => void;
+  /** Told when a fetched key set differs from the one before (tokens of a key gone are revoked). */
+  changed?: () => void;
 }
 
 type KeyLookup = ReturnType<typeof createLocalJWKSet>;
@@ -24,6 +26,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 export class ProviderKeys {
   private lookup?: KeyLookup;
+  private fetched = '';
   private jwksUri?: string;
   private inFlight?: Promise<void>;
   private lastFetch = 0;
@@ -64,6 +67,9 @@ export class ProviderKeys {
       const jwks = await getJson(this.jwksUri, this.opts.ca);
       if (!isRecord(jwks) || !Array.isArray(jwks.keys)) throw new Error(`${this.jwksUri}: not a JSON Web Key Set`);
       this.lookup = createLocalJWKSet(jwks as unknown as JSONWebKeySet);
+      const text = JSON.stringify(jwks);
+      if (this.fetched && text !== this.fetched) this.opts.changed?.();
+      this.fetched = text;
     })().finally(() => { this.inFlight = undefined; });
     return this.inFlight;
   }
