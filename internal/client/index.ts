@@ -34,6 +34,7 @@ const LIST_PAGE = 500;
 export type Representation = 'object' | 'metadata';
 const metadataAs = (as: string) => `application/json;as=${as};g=${GROUP_META};v=v1,application/json`;
 const ACCEPT = {
+  get: { object: 'application/json', metadata: metadataAs('PartialObjectMetadata') },
   list: { object: 'application/json', metadata: metadataAs('PartialObjectMetadataList') },
   watch: { object: 'application/json', metadata: metadataAs('PartialObjectMetadata') },
 };
@@ -71,6 +72,11 @@ export class ApiClient {
     const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
     const headers: Record<string, string> = payload === undefined ? {} : { 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(payload)) };
     return this.retrying(method, path, headers, payload);
+  }
+
+  /** One object, whole or its metadata only (a server without the view answers the whole object). */
+  get<T = ApiObject>(path: string, as: Representation = 'object'): Promise<Response<T>> {
+    return this.retrying('GET', path, { Accept: ACCEPT.get[as] });
   }
 
   /** Sends until the answer asks for no retry (or the retries run out). */
