@@ -107,15 +107,16 @@ export class ApiClient {
     });
   }
 
-  /** Every item of a collection, page by page, and the resourceVersion to watch from. */
-  async list(path: string, as: Representation = 'object'): Promise<{ items: ApiObject[]; resourceVersion: string }> {
+  /** Every item of a collection, page by page, and the resourceVersion to watch from; `keep` says what is kept
+   * of each item as its page arrives (so a large collection is never held whole). */
+  async list(path: string, as: Representation = 'object', keep: (obj: ApiObject) => ApiObject = (obj) => obj): Promise<{ items: ApiObject[]; resourceVersion: string }> {
     const items: ApiObject[] = [];
     let token = '';
     for (;;) {
       const sep = path.includes('?') ? '&' : '?';
       const res = await this.retrying<any>('GET', `${path}${sep}limit=${LIST_PAGE}${token ? `&continue=${encodeURIComponent(token)}` : ''}`, { Accept: ACCEPT.list[as] });
       if (res.status !== 200) throw new Error(`list ${path}: ${res.status} ${res.body?.message ?? ''}`);
-      items.push(...(res.body.items ?? []));
+      for (const item of res.body.items ?? []) items.push(keep(item));
       token = res.body.metadata?.continue ?? '';
       if (!token) return { items, resourceVersion: res.body.metadata?.resourceVersion ?? '' };
     }

@@ -57,10 +57,9 @@ export class Informer {
   }
 
   private async relist(): Promise<void> {
-    const { items, resourceVersion } = await this.client.list(this.path, this.as);
+    const { items, resourceVersion } = await this.client.list(this.path, this.as, this.transform);
     const seen = new Set<string>();
-    for (const item of items) {
-      const obj = this.transform(item);
+    for (const obj of items) {
       const key = keyOf(obj);
       seen.add(key);
       const old = this.store.get(key);
