@@ -1,5 +1,6 @@
 // The gateway's gRPC clients of the other services, and how their failures
 // become API errors.
+import type { RevisionFeed } from './hub.js';
 import { api, clientOptions, grpc, isServiceError, isUnreachable, trailers, unary } from '../internal/rpc/index.js';
 import { StorageClient, STORAGE_ERROR_KEY } from '../internal/storage/client.js';
 import { MetricsScraper } from '../internal/metrics/index.js';
@@ -50,6 +51,8 @@ export class Backends {
   decisions?: DecisionCache;
   /** Keeps authentication answers while they hold, when set. */
   authentications?: AuthenticationCache;
+  /** Revisions storage commits, followed on its change stream (the watch hub), when set. */
+  revisions?: RevisionFeed;
   /** The metrics of the services that serve them (authn, authz, admission). */
   readonly serviceMetrics: MetricsScraper;
 

@@ -28,7 +28,7 @@ const MAX_GENERATE_ATTEMPTS = 8;
 
 export async function getObject(r: ResourceRequest, backends: Backends): Promise<void> {
   const plan = getPlan(r.query);
-  if (plan.mode === 'NotOlderThan') await waitForRevision(backends.storage, plan.revision);
+  if (plan.mode === 'NotOlderThan') await waitForRevision(backends, plan.revision);
   const { obj } = await r.objects.get(r.info.namespace, r.info.name, plan.revision, servedFromCache(plan.mode));
   writeObject(r.ctx, r.def, 200, obj);
 }
@@ -75,7 +75,7 @@ export async function listObjects(r: ResourceRequest, backends: Backends): Promi
   const plan = listPlan(r.query);
   checkContinueWithin(plan.continueAfter, r.objects.prefix(r.info.namespace));
   const select = selectorOf(r.def, r.query);
-  if (plan.mode === 'NotOlderThan') await waitForRevision(backends.storage, plan.revision);
+  if (plan.mode === 'NotOlderThan') await waitForRevision(backends, plan.revision);
   const revision0 = plan.mode === 'Exact' ? plan.revision : 0;
   const items: ApiObject[] = [];
   let after = plan.continueAfter;

@@ -22,6 +22,20 @@ interface Registration {
   watcher: HubWatcher;
 }
 
+/** Revisions storage has committed, as they become known. */
+export interface RevisionFeed {
+  /** The newest revision known committed. */
+  readonly currentRevision: number;
+  /** Resolves true once revision is known committed, false when timeoutMs passes first. */
+  reached(revision: number, timeoutMs: number): Promise<boolean>;
+}
+
+/** A read waiting for a revision to be committed. */
+interface RevisionWaiter {
+  revision: number;
+  settle(reached: boolean): void;
+}
+
 const STORAGE_RETRY_MS = 500;
 const SUBJECT_PREFIX = `${NATS_EVENTS_PREFIX}.`;
 
@@ -29,8 +43,9 @@ const SUBJECT_PREFIX = `${NATS_EVENTS_PREFIX}.`;
 const keyOfSubject = (subject: string): string =>
   subject.slice(SUBJECT_PREFIX.length).split('.').map(decodeSubjectToken).join('/');
 
-export class WatchHub {
+export class WatchHub implements RevisionFeed {
   private readonly registrations = new Set<Registration>();
+  private readonly waiters = new Set<RevisionWaiter>();
   private subscription?: Subscription;
   /** The newest revision the hub has seen or knows is covered by storage history. */
   private revision = 0;
@@ -57,6 +72,20 @@ export class WatchHub {
     this.monitorStorage();
   }
 
+  /** Resolves true once the stream (or storage, asked on a reconnect) shows revision committed; false after timeoutMs. */
+  reached(revision: number, timeoutMs: number): Promise<boolean> {
+    if (this.revision >= revision) return Promise.resolve(true);
+    if (this.closed) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const waiter: RevisionWaiter = {
+        revision,
+        settle: (reached) => { clearTimeout(timer); this.waiters.delete(waiter); resolve(reached); },
+      };
+      const timer = setTimeout(() => waiter.settle(false), timeoutMs);
+      this.waiters.add(waiter);
+    });
+  }
+
   register(prefix: string, watcher: HubWatcher): () => void {
     const reg = { prefix, watcher };
     this.registrations.add(reg);
@@ -68,6 +97,7 @@ export class WatchHub {
     this.healthCall?.cancel();
     this.subscription?.unsubscribe();
     this.failAll('the server is shutting down');
+    for (const w of [...this.waiters]) w.settle(false);
   }
 
   private dispatch(msg: Msg): void {
@@ -76,7 +106,7 @@ export class WatchHub {
     if (!Number.isFinite(revision)) return;
     if (this.revision > 0 && prev > this.revision) this.failAll(`watch stream skipped revisions ${this.revision + 1}..${prev}`);
     if (revision <= this.revision) return;
-    this.revision = revision;
+    this.advance(revision);
     const key = keyOfSubject(msg.subject);
     const targets = [...this.registrations].filter((r) => key.startsWith(r.prefix));
     if (targets.length === 0) return; // decoded only when someone watches
@@ -96,7 +126,13 @@ export class WatchHub {
   /** Learns where storage is, so a later gap in the chain is recognised. */
   private async baseline(): Promise<void> {
     const current = await this.storage.currentRevision();
-    this.revision = Math.max(this.revision, current.revision);
+    if (current.revision > this.revision) this.advance(current.revision);
+  }
+
+  /** Moves to a newer committed revision and releases the reads that waited for it. */
+  private advance(revision: number): void {
+    this.revision = revision;
+    for (const w of this.waiters) if (w.revision <= revision) w.settle(true);
   }
 
   private async followNatsStatus(): Promise<void> {

@@ -168,7 +168,7 @@ class WatchStream {
     let from = params.revision ?? 0;
     let initial: WatchEvent[] = [];
     if (!from || params.initialEvents) {
-      if (from) await waitForRevision(backends.storage, from);
+      if (from) await waitForRevision(backends, from);
       const state = await initialState(this.r, backends, params.select);
       initial = state.events;
       from = state.revision;

@@ -58,6 +58,7 @@ const backends = new Backends({
 const nc = await connect({ servers: flags.string('nats-url'), name: 'gateway', maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true });
 const hub = new WatchHub(nc, backends.storage);
 await hub.start();
+backends.revisions = hub;
 backends.decisions = new DecisionCache(nc);
 await backends.decisions.start();
 backends.authentications = new AuthenticationCache(nc);

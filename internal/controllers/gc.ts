@@ -81,6 +81,8 @@ export class GarbageCollector {
   /** Resources followed here by kind: a reference to another kind cannot be checked, and counts as a live owner. */
   private readonly kinds = new Map<string, Resource>();
   private readonly running = new Set<string>();
+  /** Woken by the next change any informer sees. */
+  private readonly changeWaiters = new Set<() => void>();
   private synced = false;
 
   constructor(private readonly client: ApiClient) {}
@@ -108,6 +110,7 @@ export class GarbageCollector {
     const uid = uidOf(obj);
     this.live.set(uid, { resource, obj });
     this.index.set(uid, ownerRefs(obj).map((r) => r.uid).filter((u): u is string => Boolean(u)));
+    this.changed();
     if (!this.synced) return;
     this.considerPolicy(obj);
     // An owner this collector never saw may have gone while its watch was down: checked with the API.
@@ -118,8 +121,22 @@ export class GarbageCollector {
     const uid = uidOf(obj);
     this.live.delete(uid);
     this.index.delete(uid);
+    this.changed();
     if (!this.synced) return;
     for (const dependent of this.index.dependents(uid)) this.run(`dependent ${dependent}`, () => this.afterOwnerGone(dependent));
+  }
+
+  private changed(): void {
+    for (const wake of [...this.changeWaiters]) wake();
+  }
+
+  /** Resolves at the next change an informer sees, or after RETRY_MS at the latest (to try a failed write again). */
+  private nextChange(): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => { clearTimeout(timer); this.changeWaiters.delete(wake); resolve(); };
+      const timer = setTimeout(wake, RETRY_MS);
+      this.changeWaiters.add(wake);
+    });
   }
 
   private run(what: string, task: () => Promise<void>): void {
@@ -168,11 +185,13 @@ export class GarbageCollector {
       const dependents = this.index.dependents(uid).map((d) => this.live.get(d)).filter((d): d is Known => d !== undefined);
       // Done once the informers show no dependent naming the owner any more.
       if (dependents.length === 0) break;
+      // Woken by what these writes change (or others do): dependents held by finalizers of their own may take long to go.
+      const changed = this.nextChange();
       for (const d of dependents) {
         if (finalizer === ORPHAN_FINALIZER) await this.keepOwners(d, ownerRefs(d.obj).filter((r) => r.uid !== uid));
         else await this.remove(d);
       }
-      await sleep(RETRY_MS / 4);
+      await changed;
     }
     await this.dropFinalizer(uid, finalizer);
   }

@@ -120,6 +120,22 @@ describe('protocol: resource versions of get, list and watch', function () {
     it('non-zero newer than the store: 504', async () => {
       await expectTooLarge(() => get(`${CMS}?resourceVersion=${future}`));
     });
+
+    it('non-zero one ahead of the store: answered as soon as a write commits it, not at the next look at storage', async () => {
+      const storage = new StorageClient(c.addresses.storage);
+      const ahead = (await storage.currentRevision().finally(() => storage.close())).revision + 1;
+      let answeredAt = 0;
+      const read = get(`${CMS}?resourceVersion=${ahead}`).then((res) => { answeredAt = Date.now(); return res; });
+      // Past the first look at storage (1 s): without the change stream the next one would come a second later.
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      expect(answeredAt, 'still waiting for the revision').to.equal(0);
+      expect((await c.request('POST', '/api/v1/namespaces/default/configmaps', { body: cm('rv-ahead') })).status).to.equal(201);
+      const written = Date.now();
+      const res = await read;
+      expect(res.status, res.text).to.equal(200);
+      expect(Number(res.body.metadata.resourceVersion)).to.be.at.least(ahead);
+      expect(answeredAt - written, 'ms from the write to the read').to.be.lessThan(500);
+    });
   });
 
   describe('list, resourceVersionMatch unset, limit=n without continue', () => {
