@@ -34,6 +34,7 @@ const LIST_PAGE = 500;
 export type Representation = 'object' | 'metadata';
 const metadataAs = (as: string) => `application/json;as=${as};g=${GROUP_META};v=v1,application/json`;
 const ACCEPT = {
+  get: { object: 'application/json', metadata: metadataAs('PartialObjectMetadata') },
   list: { object: 'application/json', metadata: metadataAs('PartialObjectMetadataList') },
   watch: { object: 'application/json', metadata: metadataAs('PartialObjectMetadata') },
 };
@@ -73,6 +74,11 @@ export class ApiClient {
     return this.retrying(method, path, headers, payload);
   }
 
+  /** One object, whole or its metadata only (a server without the view answers the whole object). */
+  get<T = ApiObject>(path: string, as: Representation = 'object'): Promise<Response<T>> {
+    return this.retrying('GET', path, { Accept: ACCEPT.get[as] });
+  }
+
   /** Sends until the answer asks for no retry (or the retries run out). */
   private async retrying<T>(method: string, path: string, headers: Record<string, string>, payload?: string): Promise<Response<T>> {
     for (let attempt = 0; ; attempt++) {
@@ -101,15 +107,16 @@ export class ApiClient {
     });
   }
 
-  /** Every item of a collection, page by page, and the resourceVersion to watch from. */
-  async list(path: string, as: Representation = 'object'): Promise<{ items: ApiObject[]; resourceVersion: string }> {
+  /** Every item of a collection, page by page, and the resourceVersion to watch from; `keep` says what is kept
+   * of each item as its page arrives (so a large collection is never held whole). */
+  async list(path: string, as: Representation = 'object', keep: (obj: ApiObject) => ApiObject = (obj) => obj): Promise<{ items: ApiObject[]; resourceVersion: string }> {
     const items: ApiObject[] = [];
     let token = '';
     for (;;) {
       const sep = path.includes('?') ? '&' : '?';
       const res = await this.retrying<any>('GET', `${path}${sep}limit=${LIST_PAGE}${token ? `&continue=${encodeURIComponent(token)}` : ''}`, { Accept: ACCEPT.list[as] });
       if (res.status !== 200) throw new Error(`list ${path}: ${res.status} ${res.body?.message ?? ''}`);
-      items.push(...(res.body.items ?? []));
+      for (const item of res.body.items ?? []) items.push(keep(item));
       token = res.body.metadata?.continue ?? '';
       if (!token) return { items, resourceVersion: res.body.metadata?.resourceVersion ?? '' };
     }

@@ -12,6 +12,14 @@ export interface InformerHandlers {
   deleted(obj: ApiObject): void;
 }
 
+export interface InformerOptions {
+  /** Whole objects, or their metadata only (all a collector of owner references needs, at a fraction of the bytes). */
+  as?: Representation;
+  /** What is kept of each object received (as the platform's informers let a controller drop what it never reads);
+   * handlers and the store see only that. */
+  transform?: (obj: ApiObject) => ApiObject;
+}
+
 const RETRY_MS = 1000;
 const keyOf = (o: ApiObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
@@ -23,9 +31,13 @@ export class Informer {
   private stopped = false;
   private current?: { stop(): void };
 
-  /** `as`: whole objects, or their metadata only (all a collector of owner references needs, at a fraction of the bytes). */
-  constructor(private readonly client: ApiClient, private readonly path: string, private readonly handlers: InformerHandlers,
-    private readonly as: Representation = 'object') {}
+  private readonly as: Representation;
+  private readonly transform: (obj: ApiObject) => ApiObject;
+
+  constructor(private readonly client: ApiClient, private readonly path: string, private readonly handlers: InformerHandlers, opts: InformerOptions = {}) {
+    this.as = opts.as ?? 'object';
+    this.transform = opts.transform ?? ((obj) => obj);
+  }
 
   /** Lists, then follows; resolves once the first list is in (retrying until it is). */
   async start(): Promise<void> {
@@ -45,7 +57,7 @@ export class Informer {
   }
 
   private async relist(): Promise<void> {
-    const { items, resourceVersion } = await this.client.list(this.path, this.as);
+    const { items, resourceVersion } = await this.client.list(this.path, this.as, this.transform);
     const seen = new Set<string>();
     for (const obj of items) {
       const key = keyOf(obj);
@@ -85,10 +97,10 @@ export class Informer {
 
   /** Takes in one event; false for an ERROR event (the watch must start over from a list). */
   private apply(ev: WatchEvent): boolean {
-    const obj = ev.object;
     if (ev.type === 'ERROR') return false;
-    if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
+    if (ev.object.metadata?.resourceVersion) this.resourceVersion = ev.object.metadata.resourceVersion;
     if (ev.type === 'BOOKMARK') return true;
+    const obj = this.transform(ev.object);
     const key = keyOf(obj);
     if (ev.type === 'DELETED') {
       this.store.delete(key);

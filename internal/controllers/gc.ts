@@ -1,5 +1,6 @@
 // Garbage collection through the API. Every listable resource is followed by an
-// informer; dependents are the objects whose ownerReferences carry an owner's
+// informer of its objects' metadata (PartialObjectMetadata), of which only
+// identity, owners and finalizers are kept; dependents are the objects whose ownerReferences carry an owner's
 // uid, found through an index (owner uid → dependent uids). The three deletion
 // policies:
 // - background (the default): once an owner is gone, a dependent none of whose
@@ -31,6 +32,12 @@ const ownerRefs = (obj: ApiObject): OwnerReference[] => (obj.metadata?.ownerRefe
 const uidOf = (obj: ApiObject) => obj.metadata?.uid ?? '';
 const held = (obj: ApiObject): string | undefined =>
   obj.metadata?.deletionTimestamp ? obj.metadata.finalizers?.find((f) => POLICY_FINALIZERS.includes(f)) : undefined;
+/** What the collector reads of an object: who it is, its owners, and what holds its deletion (not its managedFields,
+ * labels or annotations, which are most of a metadata view's bytes). */
+function identity(obj: ApiObject): ApiObject {
+  const { uid, name, namespace, resourceVersion, ownerReferences, finalizers, deletionTimestamp } = obj.metadata ?? {};
+  return { metadata: { uid, name, namespace, resourceVersion, ownerReferences, finalizers, deletionTimestamp } };
+}
 const itemPath = ({ resource, obj }: Known) => `${collectionPath(resource, obj.metadata?.namespace)}/${obj.metadata?.name}`;
 
 /** Owner uid → the uids of its dependents, and back. */
@@ -87,7 +94,7 @@ export class GarbageCollector {
       this.informers.push(new Informer(this.client, collectionPath(r), {
         upsert: (obj) => this.upsert(r, obj),
         deleted: (obj) => this.deleted(obj),
-      }, 'metadata'));
+      }, { as: 'metadata', transform: identity }));
     }
     await Promise.all(this.informers.map((i) => i.start()));
     this.synced = true;
@@ -153,7 +160,7 @@ export class GarbageCollector {
     const { group } = splitApiVersion(ref.apiVersion ?? '');
     const resource = this.kinds.get(`${ownGroup(group)}/${ref.kind}`);
     if (!resource || !ref.name) return true;
-    const res = await this.client.request('GET', `${collectionPath(resource, resource.namespaced ? namespace : undefined)}/${ref.name}`);
+    const res = await this.client.get(`${collectionPath(resource, resource.namespaced ? namespace : undefined)}/${ref.name}`, 'metadata');
     if (res.status === 404) return false;
     return res.status !== 200 || res.body?.metadata?.uid === ref.uid;
   }

@@ -1,8 +1,9 @@
 // Namespace deletion: a terminating namespace that still carries the platform's
-// finalizer (in either spelling: `svc` or upstream's `kubernetes`) is emptied through the API (a deletecollection per namespaced
-// resource; objects held by finalizers are marked and waited for), its
-// conditions say what it waits for, and then its finalizer is dropped through
-// `/finalize`, which removes it.
+// finalizer (in either spelling: `svc` or upstream's `kubernetes`) is emptied
+// through the API (a deletecollection per namespaced resource; objects held by
+// finalizers are marked and waited for, read as metadata only), its conditions
+// say what it waits for, and then its finalizer is dropped through `/finalize`,
+// which removes it.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import type { ApiObject } from '../apimachinery/meta.js';
@@ -67,7 +68,7 @@ export class NamespaceController {
       const path = collectionPath(r, namespace);
       const res = await this.client.request('DELETE', path);
       if (res.status >= 500) throw new Error(`delete ${path}: ${res.status}`);
-      for (const obj of (await this.client.list(path)).items) {
+      for (const obj of (await this.client.list(path, 'metadata')).items) {
         count(left.objects, `${r.resource}.${r.group}`);
         for (const f of obj.metadata?.finalizers ?? []) count(left.finalizers, f);
       }

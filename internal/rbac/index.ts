@@ -1,9 +1,12 @@
 // The RBAC policy in memory: the four kinds mirrored from storage by
 // reflectors, bindings grouped by namespace, so a decision reads no storage.
+// Only what decisions read is kept: a role's rules, a binding's reference and
+// subjects; never the whole object (metadata, managedFields).
 import type { ApiObject } from '../apimachinery/meta.js';
 import { GROUP_RBAC } from '../names/index.js';
-import type { StorageClient } from '../storage/client.js';
+import type { KeyValue, StorageClient } from '../storage/client.js';
 import { collectionPrefix, objectKey } from '../storage/keys.js';
+import { decodeStored } from '../storage/objects.js';
 import { Reflector } from '../storage/reflector.js';
 import type { PolicyRule, RoleRef, Subject } from './types.js';
 
@@ -26,6 +29,13 @@ export class RoleNotFound extends Error {
 
 const asArray = <T>(v: unknown): T[] => (Array.isArray(v) ? (v as T[]) : []);
 
+/** A role as kept: its rules. */
+interface Role {
+  rules: PolicyRule[];
+}
+
+type Kept = Role | Binding;
+
 function bindingOf(obj: ApiObject): Binding {
   const o = obj as ApiObject & { roleRef?: RoleRef; subjects?: unknown };
   return {
@@ -34,8 +44,16 @@ function bindingOf(obj: ApiObject): Binding {
   };
 }
 
+/** The projection a reflector of `resource` keeps per key. */
+function keptOf(resource: typeof KINDS[number]) {
+  return (kv: KeyValue): Kept => {
+    const obj = decodeStored(kv);
+    return resource.endsWith('bindings') ? bindingOf(obj) : { rules: asArray<PolicyRule>((obj as ApiObject & { rules?: unknown }).rules) };
+  };
+}
+
 export class PolicyIndex {
-  private readonly reflectors: Reflector[];
+  private readonly reflectors: Array<Reflector<Kept>>;
   /** Bindings as decided on, converted once per change: RoleBindings by namespace, ClusterRoleBindings by key. */
   private readonly roleBindings = new Map<string, Map<string, Binding>>();
   private readonly clusterBindings = new Map<string, Binding>();
@@ -43,11 +61,11 @@ export class PolicyIndex {
   private notifying = false;
 
   constructor(storage: StorageClient) {
-    this.reflectors = KINDS.map((resource) => new Reflector(storage, collectionPrefix(GROUP_RBAC, resource), {
-      upsert: (key, obj) => { this.indexBinding(resource, key, obj); this.changed(); },
-      deleted: (key, obj) => { this.unindexBinding(resource, key, obj); this.changed(); },
+    this.reflectors = KINDS.map((resource) => new Reflector<Kept>(storage, collectionPrefix(GROUP_RBAC, resource), {
+      upsert: (key, kept) => { this.indexBinding(resource, key, kept); this.changed(); },
+      deleted: (key, kept) => { this.unindexBinding(resource, key, kept); this.changed(); },
       synced: () => this.changed(),
-    }));
+    }, keptOf(resource)));
   }
 
   start(): this {
@@ -83,18 +101,18 @@ export class PolicyIndex {
     });
   }
 
-  private indexBinding(resource: string, key: string, obj: ApiObject): void {
-    if (resource === 'clusterrolebindings') this.clusterBindings.set(key, bindingOf(obj));
+  private indexBinding(resource: string, key: string, kept: Kept): void {
+    if (resource === 'clusterrolebindings') this.clusterBindings.set(key, kept as Binding);
     if (resource !== 'rolebindings') return;
-    const ns = obj.metadata?.namespace ?? '';
+    const ns = (kept as Binding).namespace;
     if (!this.roleBindings.has(ns)) this.roleBindings.set(ns, new Map());
-    this.roleBindings.get(ns)!.set(key, bindingOf(obj));
+    this.roleBindings.get(ns)!.set(key, kept as Binding);
   }
 
-  private unindexBinding(resource: string, key: string, obj: ApiObject): void {
+  private unindexBinding(resource: string, key: string, kept: Kept): void {
     if (resource === 'clusterrolebindings') this.clusterBindings.delete(key);
     if (resource !== 'rolebindings') return;
-    const ns = obj.metadata?.namespace ?? '';
+    const ns = (kept as Binding).namespace;
     this.roleBindings.get(ns)?.delete(key);
     if (this.roleBindings.get(ns)?.size === 0) this.roleBindings.delete(ns);
   }
@@ -113,16 +131,12 @@ export class PolicyIndex {
     return this.roleBindings.get(namespace)?.values() ?? [];
   }
 
-  clusterRole(name: string): ApiObject | undefined {
-    return this.reflectors[1].items.get(objectKey(GROUP_RBAC, 'clusterroles', '', name));
-  }
-
   /** The rules of the role a binding in `namespace` refers to; throws RoleNotFound. */
   roleRules(ref: RoleRef, namespace: string): PolicyRule[] {
     const role = ref.kind === 'Role'
       ? this.reflectors[0].items.get(objectKey(GROUP_RBAC, 'roles', namespace, ref.name))
-      : ref.kind === 'ClusterRole' ? this.clusterRole(ref.name) : undefined;
+      : ref.kind === 'ClusterRole' ? this.reflectors[1].items.get(objectKey(GROUP_RBAC, 'clusterroles', '', ref.name)) : undefined;
     if (!role) throw new RoleNotFound(ref.kind || 'Role', ref.name);
-    return asArray<PolicyRule>((role as ApiObject & { rules?: unknown }).rules);
+    return (role as Role).rules;
   }
 }

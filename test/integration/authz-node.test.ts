@@ -95,6 +95,23 @@ describe('Node authorization and NodeRestriction', function () {
     expect((await asNode('GET', '/api/v1/namespaces/default/secrets')).status).to.equal(403);
   });
 
+  it('reads the config maps its pods use through env and projected volumes, not those of unbound pods', async () => {
+    for (const name of ['cm-env', 'cm-projected', 'cm-unbound']) {
+      expect((await c.request('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name }, data: { k: 'v' } } })).status).to.equal(201);
+    }
+    const uses = pod('p-cms', 'n1', {
+      containers: [{ name: 'c', image: 'busybox', env: [{ name: 'E', valueFrom: { configMapKeyRef: { name: 'cm-env', key: 'k' } } }] }],
+      volumes: [{ name: 'v', projected: { sources: [{ configMap: { name: 'cm-projected' } }] } }],
+    });
+    const unbound = { ...pod('p-unbound', ''), spec: { containers: [{ name: 'c', image: 'busybox' }], volumes: [{ name: 'v', configMap: { name: 'cm-unbound' } }] } };
+    for (const body of [uses, unbound]) expect((await c.request('POST', '/api/v1/namespaces/default/pods', { body })).status).to.equal(201);
+    expect(await related('/api/v1/namespaces/default/configmaps/cm-env')).to.equal(true);
+    expect(await related('/api/v1/namespaces/default/configmaps/cm-projected')).to.equal(true);
+    const refused = await asNode('GET', '/api/v1/namespaces/default/configmaps/cm-unbound');
+    expect(refused.status).to.equal(403);
+    expect(refused.body.message).to.contain("no relationship found between node 'n1' and this object");
+  });
+
   it('is refused everything the node rules do not grant', async () => {
     const res = await asNode('GET', '/api/v1/namespaces');
     expect(res.status).to.equal(403);

@@ -77,6 +77,29 @@ describe('CBOR (gate CBORServingAndStorage)', function () {
       expect(missing.status).to.equal(404);
       expect(decode(missing.body).details.group).to.equal('rbac.authorization.k8s.io');
     });
+
+    it('answers metadata only in CBOR: one object, a list and watch events', async () => {
+      const as = (view: string) => ({ Accept: `application/cbor;as=${view};g=meta.k8s.io;v=v1` });
+      const one = await raw(c, 'GET', `${CMS}/cbor1`, as('PartialObjectMetadata'));
+      expect(one.status).to.equal(200);
+      expect(one.type).to.equal('application/cbor');
+      const obj = decode(one.body);
+      expect(obj).to.include({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1' });
+      expect(obj.metadata.name).to.equal('cbor1');
+      expect(obj).to.not.have.property('data');
+      const list = decode((await raw(c, 'GET', CMS, as('PartialObjectMetadataList'))).body);
+      expect(list).to.include({ kind: 'PartialObjectMetadataList', apiVersion: 'meta.k8s.io/v1' });
+      expect(list.items.map((o: any) => o.metadata.name)).to.include('cbor1');
+      const rv = list.metadata.resourceVersion;
+      const watching = raw(c, 'GET', `${CMS}?watch=1&resourceVersion=${rv}`, as('PartialObjectMetadata'), undefined, 50);
+      await new Promise((r) => setTimeout(r, 300));
+      await c.request('POST', CMS, { body: { metadata: { name: 'cbor-meta-watched' }, data: { k: 'v' } } });
+      const event = decode((await watching).body);
+      expect(event.type).to.equal('ADDED');
+      expect(event.object).to.include({ kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1' });
+      expect(event.object.metadata.name).to.equal('cbor-meta-watched');
+      expect(event.object).to.not.have.property('data');
+    });
   });
 
   describe('with the gate off (default)', () => {
@@ -93,6 +116,8 @@ describe('CBOR (gate CBORServingAndStorage)', function () {
       expect(post.body.reason).to.equal('UnsupportedMediaType');
       const apply = await c.request('PATCH', `${CMS}/x?fieldManager=m`, { body: encode({ metadata: { name: 'x' } }), headers: { 'Content-Type': 'application/apply-patch+cbor' } });
       expect(apply.status).to.equal(415);
+      const view = await c.request('GET', CMS, { headers: { Accept: 'application/cbor;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' } });
+      expect(view.status).to.equal(406);
     });
   });
 });

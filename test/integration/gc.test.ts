@@ -65,6 +65,20 @@ describe('garbage collection: the background, orphan and foreground deletion pol
     expect(await gone('ns-child')).to.equal(true);
   });
 
+  it('Background: a dependent naming an owner that exists under another uid goes; one naming the right uid through an upstream group name stays', async () => {
+    const owner = (await c.request('POST', CMS, { body: { metadata: { name: 'recreated', labels: { big: 'yes' } }, data: { d: 'x'.repeat(1000) } } })).body;
+    const stale = { apiVersion: 'v1', kind: 'ConfigMap', name: 'recreated', uid: '00000000-0000-0000-0000-000000000000' };
+    expect((await c.request('POST', CMS, { body: { metadata: { name: 'stale-child', ownerReferences: [stale] } } })).status).to.equal(201);
+    const role = (await c.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', { body: { metadata: { name: 'gc-role-owner' } } })).body;
+    const upstream = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'gc-role-owner', uid: role.metadata.uid };
+    expect((await c.request('POST', CMS, { body: { metadata: { name: 'role-child', ownerReferences: [upstream] } } })).status).to.equal(201);
+    expect(await gone('stale-child')).to.equal(true);
+    expect((await c.request('GET', `${CMS}/role-child`)).status).to.equal(200);
+    expect((await c.request('GET', `${CMS}/${owner.metadata.name}`)).status).to.equal(200);
+    expect((await c.request('DELETE', '/apis/rbac.authorization.k8s.io/v1/clusterroles/gc-role-owner')).status).to.equal(200);
+    expect(await gone('role-child')).to.equal(true);
+  });
+
   it('Orphan: the owner goes, the dependent stays without its owner reference', async () => {
     await family('o');
     expect((await c.request('DELETE', `${CMS}/o?propagationPolicy=Orphan`)).status).to.equal(200);

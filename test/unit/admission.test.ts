@@ -1,11 +1,21 @@
 import { expect } from 'chai';
 import {
-  AdmissionChain, AdmissionConfigError, AdmissionError, NamespaceCache, NamespaceLifecycle, admitHandler, buildPlugins, enabledPluginNames,
+  AdmissionChain, AdmissionConfigError, AdmissionError, FORCE_LIVE_LOOKUP_MS, NamespaceCache, NamespaceLifecycle, admitHandler, buildPlugins, enabledPluginNames,
   type AdmissionPlugin, type AdmissionRequest, type JsonObject, type NamespaceStore, type Operation,
 } from '../../internal/admission/index.js';
 import { grpc } from '../../internal/rpc/index.js';
 import type { GetResponse } from '../../internal/storage/client.js';
 import type { AdmitRequest__Output as AdmitRequest } from '../../internal/rpc/gen/svc/admission/v1/AdmitRequest.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Registry } from 'prom-client';
+import { StorageClient } from '../../internal/storage/client.js';
+import { Store } from '../../internal/storage/store.js';
+import { encodeStored } from '../../internal/storage/objects.js';
+import { serveStorage } from '../lib/storage.js';
+import { waitFor } from '../lib/cluster.js';
+import type { RunningServer } from '../../internal/rpc/index.js';
 
 /** The read of the storage client the plugin uses, over a map of namespaces. */
 class FakeNamespaces implements NamespaceStore {
@@ -248,6 +258,61 @@ describe('admission', () => {
       let code: number | undefined;
       await admitHandler(lifecycle())(bad).catch((err: { code: number }) => { code = err.code; });
       expect(code).to.equal(grpc.status.INVALID_ARGUMENT);
+    });
+  });
+
+  describe('NamespaceCache over a storage service', () => {
+    let dir: string;
+    let store: Store;
+    let server: RunningServer;
+    let client: StorageClient;
+    let now = 0;
+    let registry: Registry;
+    let cache: NamespaceCache;
+    const reads = async (): Promise<Record<string, number>> => Object.fromEntries(
+      (await registry.getSingleMetric('admission_namespace_storage_reads_total')!.get()).values.map((v) => [v.labels.reason, v.value]));
+    const put = (name: string, extra: { phase?: string } = {}) =>
+      client.create(`core/namespaces//${name}`, encodeStored(namespace(name, extra) as any), `uid-${name}`);
+
+    before(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'admission-ns-'));
+      store = await Store.open(join(dir, 'storage'), { compactionIntervalMs: 0 });
+      server = await serveStorage(store);
+      client = new StorageClient(`127.0.0.1:${server.port}`);
+      await put('known');
+      await put('closing', { phase: 'Terminating' });
+      registry = new Registry();
+      cache = new NamespaceCache(client, { registry, clock: () => now }).start();
+      // In memory once a lookup reads storage no more.
+      const total = async () => Object.values(await reads()).reduce((a, b) => a + b, 0);
+      expect(await waitFor(async () => { const before = await total(); await cache.get('known'); return await total() === before; }, 5000, 20)).to.equal(true);
+      registry.resetMetrics();
+    });
+    after(async () => {
+      cache.stop();
+      client.close();
+      await server.stop();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('answers known namespaces from memory, reading storage only on a miss', async () => {
+      expect(await cache.get('known')).to.deep.equal({ terminating: false });
+      expect(await cache.get('closing')).to.deep.equal({ terminating: true });
+      expect(await reads()).to.deep.equal({});
+      await put('brand-new');
+      expect(await cache.get('brand-new')).to.deep.equal({ terminating: false });
+      expect(await cache.get('absent')).to.equal(undefined);
+      expect((await reads()).miss).to.be.at.least(1);
+    });
+
+    it('reads storage for a namespace whose deletion was admitted, for 30 seconds', async () => {
+      cache.deleting('known');
+      expect(await cache.get('known')).to.deep.equal({ terminating: false });
+      expect((await reads())['recently-deleted']).to.equal(1);
+      now += FORCE_LIVE_LOOKUP_MS + 1;
+      await cache.get('known');
+      expect((await reads())['recently-deleted']).to.equal(1);
     });
   });
 });

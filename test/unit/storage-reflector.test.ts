@@ -55,19 +55,32 @@ describe('storage reflector', () => {
     }
   });
 
-  it('lists again after storage goes away and reports what changed meanwhile', async () => {
+  it('keeps per key only what its projection returns', async () => {
+    const reflector = new Reflector<string>(client, 'core/configmaps/', {}, (kv) => JSON.parse(kv.value.toString('utf8')).data.value).start();
+    try {
+      expect(await reflector.waitForSync(5000)).to.equal(true);
+      expect(reflector.items.get('core/configmaps/ns/c1')).to.equal('1');
+    } finally {
+      reflector.stop();
+    }
+  });
+
+  it('lists again after storage goes away and reports what changed meanwhile; is not live meanwhile', async () => {
     const seen: string[] = [];
     const reflector = new Reflector(client, 'core/configmaps/', { deleted: (key) => seen.push(`delete ${key}`) }).start();
     try {
       expect(await reflector.waitForSync(5000)).to.equal(true);
+      expect(await waitFor(() => reflector.live, 5000, 10)).to.equal(true);
       const port = server.port;
       await server.stop();
+      expect(await waitFor(() => !reflector.live, 5000, 10)).to.equal(true);
       await store.close();
       store = await Store.open(join(dir, 'storage'), { compactionIntervalMs: 0 });
       await store.delete('core/configmaps/ns/c3');
       server = await serveStorage(store, `127.0.0.1:${port}`);
       expect(await waitFor(() => seen.includes('delete core/configmaps/ns/c3'), 10_000, 20)).to.equal(true);
       expect(reflector.items.has('core/configmaps/ns/c3')).to.equal(false);
+      expect(await waitFor(() => reflector.live, 5000, 10)).to.equal(true);
     } finally {
       reflector.stop();
     }

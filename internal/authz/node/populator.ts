@@ -1,11 +1,11 @@
 // Keeps the node graph current from storage: one reflector per kind that
-// relates objects to nodes; every change of the graph is reported, so the
-// policy generation moves.
+// relates objects to nodes, keeping per object only the edges it contributes
+// (never the object); every change of the graph is reported, so the policy
+// generation moves.
 import { group } from '../../names/index.js';
 import { Reflector } from '../../storage/reflector.js';
 import { collectionPrefix } from '../../storage/keys.js';
-import type { StorageClient } from '../../storage/client.js';
-import type { ApiObject } from '../../apimachinery/meta.js';
+import type { KeyValue, StorageClient } from '../../storage/client.js';
 import { NodeGraph, type Edge } from './graph.js';
 import { nodeNamedEdges, podEdges, pvEdges } from './references.js';
 
@@ -18,15 +18,23 @@ const SOURCES: Array<{ prefix: string; edges: EdgesOf }> = [
   { prefix: collectionPrefix(group('resource'), 'resourceslices'), edges: (o) => nodeNamedEdges('resourceslice', o) },
 ];
 
+/** Objects that relate to no node (unbound pods) share one empty list. */
+const NO_EDGES: Edge[] = Object.freeze([]) as unknown as Edge[];
+
+const edgesOf = (edges: EdgesOf) => (kv: KeyValue): Edge[] => {
+  const found = edges(JSON.parse(kv.value.toString('utf8')) as Record<string, any>);
+  return found.length ? found : NO_EDGES;
+};
+
 export class NodeGraphPopulator {
   readonly graph = new NodeGraph();
-  private readonly reflectors: Reflector[];
+  private readonly reflectors: Array<Reflector<Edge[]>>;
 
   constructor(storage: StorageClient, onChange: () => void) {
-    this.reflectors = SOURCES.map(({ prefix, edges }) => new Reflector(storage, prefix, {
-      upsert: (key: string, obj: ApiObject) => { if (this.graph.set(key, edges(obj as Record<string, any>))) onChange(); },
-      deleted: (key: string) => { if (this.graph.set(key, [])) onChange(); },
-    }));
+    this.reflectors = SOURCES.map(({ prefix, edges }) => new Reflector<Edge[]>(storage, prefix, {
+      upsert: (key, found) => { if (this.graph.set(key, found)) onChange(); },
+      deleted: (key) => { if (this.graph.set(key, NO_EDGES)) onChange(); },
+    }, edgesOf(edges)));
   }
 
   start(): this {
