@@ -2,8 +2,8 @@
 // storage's change stream: per namespace only whether it is terminating. A
 // lookup answers from memory when it can and reads storage when memory may be
 // wrong: a namespace not seen yet (created a moment ago), one whose deletion was
-// admitted a moment ago while memory still shows it active, or while the stream
-// is down.
+// admitted a moment ago while memory still shows it active, one memory shows
+// terminating (before refusing), or while the stream is down.
 import { Counter, type Registry } from 'prom-client';
 import { objectKey, collectionPrefix } from '../storage/keys.js';
 import { Reflector } from '../storage/reflector.js';
@@ -87,7 +87,9 @@ export class NamespaceCache {
     if (!reflector?.live) return this.read(name, 'stream-down');
     const known = reflector.items.get(key(name));
     if (!known) return this.read(name, 'miss');
-    if (!known.terminating && this.recentlyDeleted(name)) return this.read(name, 'recently-deleted');
+    // A refusal is confirmed: the namespace may have gone and come back a moment ago.
+    if (known.terminating) return this.read(name, 'terminating');
+    if (this.recentlyDeleted(name)) return this.read(name, 'recently-deleted');
     return known;
   }
 

@@ -271,6 +271,13 @@ describe('gateway: resources, errors, discovery and health over HTTPS', function
     expect((await c.request('GET', '/api/v1/namespaces/doomed/configmaps/inside')).status).to.equal(404);
   });
 
+  it('admits content into a namespace re-created right after its namesake was removed', async () => {
+    expect((await c.request('GET', '/api/v1/namespaces/doomed')).status).to.equal(404);
+    expect((await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'doomed' } } })).status).to.equal(201);
+    const res = await c.request('POST', '/api/v1/namespaces/doomed/configmaps', { body: cm('reborn') });
+    expect(res.status, res.text).to.equal(201);
+  });
+
   it('a terminating namespace waits for finalizers of its objects and refuses creates meanwhile', async () => {
     await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'held' } } });
     await c.request('POST', '/api/v1/namespaces/held/configmaps', { body: { metadata: { name: 'pinned', finalizers: ['example.com/keep'] } } });

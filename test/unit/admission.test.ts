@@ -296,10 +296,11 @@ describe('admission', () => {
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it('answers known namespaces from memory, reading storage only on a miss', async () => {
+    it('answers known active namespaces from memory, reading storage on a miss and to confirm a terminating one', async () => {
       expect(await cache.get('known')).to.deep.equal({ terminating: false });
-      expect(await cache.get('closing')).to.deep.equal({ terminating: true });
       expect(await reads()).to.deep.equal({});
+      expect(await cache.get('closing')).to.deep.equal({ terminating: true });
+      expect(await reads()).to.deep.equal({ terminating: 1 });
       await put('brand-new');
       expect(await cache.get('brand-new')).to.deep.equal({ terminating: false });
       expect(await cache.get('absent')).to.equal(undefined);
