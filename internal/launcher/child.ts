@@ -26,6 +26,10 @@ export interface ChildSpec {
 /** The first restart waits this long; each quick one after it twice as long, up to the maximum. */
 export const RESTART_DELAY_MS = 1000;
 export const MAX_RESTART_DELAY_MS = 30_000;
+/** Health polling: every 200 ms for the first 5 s of a wait, then once a second. */
+const QUICK_POLL_MS = 200;
+const QUICK_POLL_WINDOW_MS = 5000;
+const SLOW_POLL_MS = 1000;
 /** A child that ran this long before it died starts over from the first delay. */
 const STABLE_RUN_MS = 60_000;
 const STOP_GRACE_MS = 5000;
@@ -122,15 +126,18 @@ export class Child {
     return this.spec.healthy(this.address).catch(() => false);
   }
 
-  /** Polls the health check until it passes, the child fails for good or is stopped, or the timeout runs out. */
+  /** Polls the health check until it passes, the child fails for good or is stopped, or the timeout runs out:
+   * quickly while a start is young, then once a second (a child that stays unhealthy is not polled hard). */
   async waitHealthy(timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
+    const start = Date.now();
+    const deadline = start + timeoutMs;
     while (Date.now() < deadline && !this.stopping && this.failure === undefined) {
       if (await this.serving()) {
         this.served = true;
         return true;
       }
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      const pause = Date.now() - start < QUICK_POLL_WINDOW_MS ? QUICK_POLL_MS : SLOW_POLL_MS;
+      await new Promise((resolve) => setTimeout(resolve, pause));
     }
     return false;
   }
