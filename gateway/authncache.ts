@@ -17,7 +17,7 @@ import { NATS_AUTHN_GENERATION_SUBJECT } from '../internal/names/index.js';
 import type { AuthenticateRequest } from '../internal/rpc/gen/svc/authn/v1/AuthenticateRequest.js';
 import type { AuthenticateResponse__Output } from '../internal/rpc/gen/svc/authn/v1/AuthenticateResponse.js';
 import { GenerationFollower } from './generations.js';
-import { Lru } from './lru.js';
+import { Lru, singleFlight } from '../internal/apimachinery/lru.js';
 
 /** Most answers kept at once; the least recently used go first. */
 export const MAX_ENTRIES = 10_000;
@@ -76,13 +76,7 @@ export class AuthenticationCache {
     const hit = this.lookup(key, byPath);
     this.requests.inc({ status: hit ? 'hit' : 'miss' });
     if (hit) return hit;
-    let call = this.pending.get(byPath);
-    if (!call) {
-      call = this.fetch(request, key, byPath, ask);
-      this.pending.set(byPath, call);
-      void call.catch(() => undefined).finally(() => this.pending.delete(byPath));
-    }
-    return call;
+    return singleFlight(this.pending, byPath, () => this.fetch(request, key, byPath, ask));
   }
 
   private lookup(key: string, byPath: string): Response | undefined {

@@ -12,7 +12,7 @@ import { NATS_AUTHZ_GENERATION_SUBJECT } from '../internal/names/index.js';
 import type { AuthorizeRequest } from '../internal/rpc/gen/svc/authz/v1/AuthorizeRequest.js';
 import type { AuthorizeResponse__Output } from '../internal/rpc/gen/svc/authz/v1/AuthorizeResponse.js';
 import { GenerationFollower, type Change } from './generations.js';
-import { Lru } from './lru.js';
+import { Lru } from '../internal/apimachinery/lru.js';
 
 interface Entry {
   response: AuthorizeResponse__Output;

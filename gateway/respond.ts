@@ -87,8 +87,10 @@ const aliasOf = (ctx: Koa.Context): RequestInfo | undefined => {
  * again compares equal. Objects of other groups (and already presented ones) are left as they are. */
 export function presented<T extends { apiVersion?: unknown }>(ctx: Koa.Context, obj: T, def?: KindDef): T {
   const info = aliasOf(ctx);
-  if (!info || typeof obj.apiVersion !== 'string' || splitApiVersion(obj.apiVersion).group !== info.group) return obj;
-  const out = { ...obj, apiVersion: apiVersionOf(info.groupAlias!, splitApiVersion(obj.apiVersion).version) };
+  if (!info || typeof obj.apiVersion !== 'string') return obj;
+  const { group, version } = splitApiVersion(obj.apiVersion);
+  if (group !== info.group) return obj;
+  const out = { ...obj, apiVersion: apiVersionOf(info.groupAlias!, version) };
   return def?.spellGroups ? spelled(out, def) : out;
 }
 

@@ -8,7 +8,7 @@ import { metricsService } from '../../internal/metrics/index.js';
 import { pkiPaths } from '../../internal/pki/index.js';
 import { StorageClient } from '../../internal/storage/client.js';
 import { authorizerTypes } from '../../internal/authz/startup.js';
-import { GenerationPublisher, PolicyGeneration } from '../../internal/authz/generation.js';
+import { GenerationPublisher, AnswerGeneration } from '../../internal/rpc/generation.js';
 import { NATS_AUTHN_GENERATION_SUBJECT } from '../../internal/names/index.js';
 import {
   authnService, buildAuthenticationChain, issuingHandlers, oidcFlags, startStoredTokens, type BuiltChain, type StoredTokens,
@@ -23,7 +23,7 @@ const SYNC_TIMEOUT_MS = 2_000;
 
 const storage = new StorageClient(flags.string('storage-address'));
 // The revocation generation, announced on NATS so gateways drop the answers they keep.
-const revocation = new PolicyGeneration();
+const revocation = new AnswerGeneration();
 const publisher = new GenerationPublisher(revocation, (line) => process.stderr.write(`${line}\n`), { subject: NATS_AUTHN_GENERATION_SUBJECT, program: 'authn' });
 const revoked = () => revocation.bump();
 let built: BuiltChain;

@@ -8,14 +8,13 @@ import { StorageClient } from '../../internal/storage/client.js';
 import { PolicyIndex } from '../../internal/rbac/index.js';
 import { RBACAuthorizer } from '../../internal/rbac/authorizer.js';
 import { startPolicyBootstrap } from '../../internal/rbac/reconcile.js';
-import {
-  AuthzMetrics, GenerationPublisher, NodeGraphPopulator, PolicyGeneration, authorizerFromFlags, authzService, type Chain,
-} from '../../internal/authz/index.js';
+import { AuthzMetrics, NodeGraphPopulator, authorizerFromFlags, authzService, type Chain } from '../../internal/authz/index.js';
+import { AnswerGeneration, GenerationPublisher } from '../../internal/rpc/generation.js';
 
 const flags = parseArgsOrExit('authz', authzFlags);
 await initTracing('authz');
 
-const generation = new PolicyGeneration();
+const generation = new AnswerGeneration();
 const metrics = new AuthzMetrics();
 const storage = new StorageClient(flags.string('storage-address'));
 const rbac = new RBACAuthorizer(new PolicyIndex(storage).start());

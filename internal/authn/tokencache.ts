@@ -6,6 +6,7 @@
 // expires with its entry, so whoever keeps it further (the gateway) asks again
 // when this cache would. Concurrent lookups of one key share one call.
 import { createHmac, randomBytes } from 'node:crypto';
+import { Lru, singleFlight } from '../apimachinery/lru.js';
 import type { Authenticated, TokenAuthenticator } from './types.js';
 
 const MAX_ENTRIES = 4096;
@@ -25,7 +26,7 @@ function expiring(entry: Entry): Authenticated | undefined {
 
 export class CachedTokenAuthenticator implements TokenAuthenticator {
   private readonly secret = randomBytes(32);
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new Lru<Entry>(MAX_ENTRIES);
   private readonly pending = new Map<string, Promise<Entry>>();
 
   constructor(private readonly inner: TokenAuthenticator, private readonly ttlMs: number, private readonly now: () => number = Date.now) {}
@@ -35,19 +36,12 @@ export class CachedTokenAuthenticator implements TokenAuthenticator {
     const hit = this.entries.get(key);
     if (hit && hit.until > this.now()) return expiring(hit);
     this.entries.delete(key);
-    let call = this.pending.get(key);
-    if (!call) {
-      call = this.inner.authenticateToken(token, audiences).then((result) => this.remember(key, result));
-      this.pending.set(key, call);
-      void call.catch(() => undefined).finally(() => this.pending.delete(key));
-    }
-    return expiring(await call);
+    return expiring(await singleFlight(this.pending, key, () => this.inner.authenticateToken(token, audiences).then((result) => this.remember(key, result))));
   }
 
   private remember(key: string, result: Authenticated | undefined): Entry {
     const entry = { result, until: this.now() + Math.max(0, this.ttlMs) };
     if (this.ttlMs <= 0) return entry;
-    if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(key, entry);
     return entry;
   }

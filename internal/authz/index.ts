@@ -13,6 +13,5 @@ export { NodeGraphPopulator } from './node/populator.js';
 export { ConfigController } from './config/controller.js';
 export { parseAuthorizationConfig, CONFIG_API_VERSION, CONFIG_KIND } from './config/file.js';
 export { AuthorizationConfigError } from './config/errors.js';
-export { PolicyGeneration, GenerationPublisher } from './generation.js';
 export { AUTHZ_SERVICE_NAME, attributesOf, authorizeHandler, authzService } from './service.js';
 export { authorizerFromFlags, authorizerTypes, type Chain } from './startup.js';

@@ -14,7 +14,7 @@ import type { RBACAuthorizer } from '../rbac/authorizer.js';
 import { compact, uncovered } from '../rbac/covers.js';
 import { RoleNotFound } from '../rbac/index.js';
 import type { PolicyRule } from '../rbac/types.js';
-import type { PolicyGeneration } from './generation.js';
+import type { AnswerGeneration } from '../rpc/generation.js';
 import type { Attributes, Authorizer, RuleLister, RuleShape, UserInfo, Validity } from './types.js';
 
 const NO_USER: UserInfo = { username: '', uid: '', groups: [], extra: {} };
@@ -34,7 +34,7 @@ function validityFields(validity: Validity): Pick<AuthorizeResponse, 'validity' 
 }
 
 /** The Authorize handler over an authorizer. */
-export function authorizeHandler(authorizer: Authorizer, generation?: PolicyGeneration) {
+export function authorizeHandler(authorizer: Authorizer, generation?: AnswerGeneration) {
   return async (request: AuthorizeRequest): Promise<AuthorizeResponse> => {
     // Read before deciding: a change during the decision makes it older than the newest generation, never newer.
     const at = generation?.current ?? '';
@@ -90,7 +90,7 @@ export interface PolicyServices {
 }
 
 /** The service entry for serve(). */
-export function authzService(authorizer: Authorizer & RuleLister, policy: PolicyServices, generation?: PolicyGeneration) {
+export function authzService(authorizer: Authorizer & RuleLister, policy: PolicyServices, generation?: AnswerGeneration) {
   const handlers: Handlers = {
     Authorize: authorizeHandler(authorizer, generation),
     CoversRules: coversRulesHandler(policy.rbac),

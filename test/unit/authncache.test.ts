@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { AuthenticationCache } from '../../gateway/authncache.js';
-import { Lru } from '../../gateway/lru.js';
+import { Lru } from '../../internal/apimachinery/lru.js';
 import { DecisionCache } from '../../gateway/decisions.js';
 import { NATS_AUTHN_GENERATION_SUBJECT, NATS_AUTHZ_GENERATION_SUBJECT, generationAskSubject } from '../../internal/names/index.js';
 import type { AuthorizeRequest } from '../../internal/rpc/gen/svc/authz/v1/AuthorizeRequest.js';

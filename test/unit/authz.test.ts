@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import {
-  AuthzConfigError, PolicyGeneration, UnionAuthorizer, authorizeHandler, buildAuthorizer, verdict, type Attributes, type Authorizer, type Verdict,
+  AuthzConfigError, UnionAuthorizer, authorizeHandler, buildAuthorizer, verdict, type Attributes, type Authorizer, type Verdict,
 } from '../../internal/authz/index.js';
+import { AnswerGeneration } from '../../internal/rpc/generation.js';
 import type { AuthorizeRequest__Output as AuthorizeRequest } from '../../internal/rpc/gen/svc/authz/v1/AuthorizeRequest.js';
 
 const context = { storageAddress: '127.0.0.1:1', natsUrl: 'nats://127.0.0.1:1' };
@@ -88,7 +89,7 @@ describe('authz', () => {
 
     it('passes over an authorizer that fails and reports its error', async () => {
       const chain = new UnionAuthorizer([new Fixed(new Error('backend down')), new Fixed(verdict('ALLOW'))]);
-      const res = await authorizeHandler(chain, new PolicyGeneration())(request([]));
+      const res = await authorizeHandler(chain, new AnswerGeneration())(request([]));
       expect(res).to.deep.include({ decision: 'ALLOW', reason: '', evaluationError: 'backend down' });
       // A failed answer is never kept.
       expect(res).to.include({ validity: 'UNCACHEABLE' });

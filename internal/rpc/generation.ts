@@ -1,8 +1,9 @@
-// The policy generation: `<epoch>.<counter>`, the epoch naming this process and
-// the counter moving with every change that can turn a decision (RBAC objects,
-// the node graph, a reloaded configuration). It is published on NATS at start,
-// at every change and now and then, so gateways drop the decisions they keep
-// exactly when these may no longer hold.
+// The generation of a service's answers: `<epoch>.<counter>`, the epoch naming
+// the process and the counter moving with every change that can turn an answer
+// it gave (authz: RBAC objects, the node graph, a reloaded configuration; authn:
+// revoked credentials). It is published on NATS at start, at every change and
+// now and then, so gateways drop the answers they keep exactly when these may no
+// longer hold.
 import { randomBytes } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { NATS_AUTHZ_GENERATION_SUBJECT, generationAskSubject } from '../names/index.js';
@@ -10,7 +11,7 @@ import { NATS_AUTHZ_GENERATION_SUBJECT, generationAskSubject } from '../names/in
 /** Re-announced this often, for gateways that connected after the last change. */
 const ANNOUNCE_INTERVAL_MS = 10_000;
 
-export class PolicyGeneration {
+export class AnswerGeneration {
   readonly epoch = randomBytes(6).toString('hex');
   private counter = 0;
   private readonly listeners: Array<(generation: string) => void> = [];
@@ -43,7 +44,7 @@ export class GenerationPublisher {
   private closed = false;
   private disconnected = false;
 
-  constructor(private readonly generation: PolicyGeneration, private readonly log: (line: string) => void = console.error,
+  constructor(private readonly generation: AnswerGeneration, private readonly log: (line: string) => void = console.error,
     private readonly announcer: Announcer = AUTHZ) {
     generation.onChange(() => this.announce());
   }

@@ -1,5 +1,6 @@
-// A map bounded by its number of entries: the least recently used one goes
-// first when a new one needs room.
+// Caches' building blocks: a map bounded by its number of entries (the least
+// recently used one goes first when a new one needs room), and calls shared by
+// concurrent lookups of one key.
 export class Lru<V> {
   private readonly entries = new Map<string, V>();
 
@@ -36,4 +37,15 @@ export class Lru<V> {
   [Symbol.iterator](): IterableIterator<[string, V]> {
     return this.entries.entries();
   }
+}
+
+/** The call in flight for `key`, or a new one from `make`, forgotten once it settles: concurrent lookups share one call. */
+export function singleFlight<T>(pending: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
+  let call = pending.get(key);
+  if (!call) {
+    call = make();
+    pending.set(key, call);
+    void call.catch(() => undefined).finally(() => pending.delete(key));
+  }
+  return call;
 }
