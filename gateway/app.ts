@@ -19,6 +19,7 @@ import { serveHealth, type Check } from './health.js';
 import { GatewayMetrics } from './metrics.js';
 import { Objects } from './objects.js';
 import * as verbs from './handlers.js';
+import * as reads from './reads.js';
 import { patchObject } from './patch.js';
 import { serveSubresource } from './subresources.js';
 import { serveWatch, type WatchOptions } from './watch.js';
@@ -195,8 +196,8 @@ async function serveResource(ctx: Koa.ParameterizedContext<State>, deps: Gateway
   };
   if (info.subresource) return serveSubresource(r, deps.backends);
   switch (info.verb) {
-    case 'get': return verbs.getObject(r, deps.backends);
-    case 'list': return verbs.listCollection(r, deps.backends);
+    case 'get': return reads.getObject(r, deps.backends);
+    case 'list': return reads.listCollection(r, deps.backends);
     case 'watch': return serveWatch(r, deps.backends, deps.hub, deps.watch);
     case 'create': return verbs.createObject(r, deps.backends);
     case 'update': return verbs.updateObject(r, deps.backends);

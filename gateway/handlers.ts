@@ -1,23 +1,19 @@
-// The verbs on one kind: get, list, create, update, delete, deletecollection.
+// The write verbs on one kind: create, update, delete, deletecollection.
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { generateName, isObject, newUid, nowTimestamp } from '../internal/apimachinery/meta.js';
 import { StatusError, alreadyExists, badRequest, conflict, staleConflict, invalid, success } from '../internal/apimachinery/status.js';
 import { recordManagedFields } from './patch.js';
 import { answerEphemeral } from './reviews.js';
 import { enforceFieldValidation, fieldValidationOf, unknownFields } from './fieldvalidation.js';
-import { parseFieldSelector, parseLabelSelector, fieldsMatch } from '../internal/apimachinery/selectors.js';
-import type { KindDef } from '../internal/registry/index.js';
-import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, UPSTREAM_LABEL_ALIASES, ownGroup } from '../internal/names/index.js';
+import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER, ownGroup } from '../internal/names/index.js';
 import type { Backends } from './backends.js';
-import { storageError } from './backends.js';
 import type { ResourceRequest } from './context.js';
 import type { KeyValue } from '../internal/storage/client.js';
 import type { Release } from './serviceallocator.js';
+import { listObjects } from './reads.js';
 import { admit, validateObject, type WriteRules } from './admit.js';
 import { isDryRun, readDeleteOptions, readObject, type DeleteOptions } from './body.js';
 import { writeList, writeObject, writeBody, formatOf, presentedStatus } from './respond.js';
-import { checkContinueWithin, encodeContinue, expiredContinue, getPlan, listPlan, type ReadMode } from './versions.js';
-import { waitForRevision } from './freshness.js';
 import { confirmNoEscalation } from './escalation.js';
 
 
@@ -25,92 +21,6 @@ import { confirmNoEscalation } from './escalation.js';
 const MAX_WRITE_ATTEMPTS = 5;
 /** Attempts at a free name for `generateName` before answering AlreadyExists. */
 const MAX_GENERATE_ATTEMPTS = 8;
-
-export async function getObject(r: ResourceRequest, backends: Backends): Promise<void> {
-  const plan = getPlan(r.query);
-  if (plan.mode === 'NotOlderThan') await waitForRevision(backends, plan.revision);
-  const { obj } = await r.objects.get(r.info.namespace, r.info.name, plan.revision, servedFromCache(plan.mode));
-  writeObject(r.ctx, r.def, 200, obj);
-}
-
-/** Reads served from storage's memory: its cache moves with every commit, so it answers the
- * newest state (MostRecent) as well as any state at least as new as asked; only Exact reads
- * of an older revision go to the version index. */
-const servedFromCache = (mode: ReadMode) => mode !== 'Exact';
-
-/** Matches an object against the request's label and field selectors. */
-export function selectorOf(def: KindDef, query: URLSearchParams): ((obj: ApiObject) => boolean) | undefined {
-  const labels = parseLabelSelector(query.get('labelSelector'));
-  const fields = parseFieldSelector(query.get('fieldSelector'));
-  const known = new Set(['metadata.name', 'metadata.namespace', ...Object.keys(def.selectableFields ?? {})]);
-  for (const f of fields) {
-    if (!known.has(f.field)) throw badRequest(`field label not supported: ${f.field}`);
-  }
-  if (!labels && fields.length === 0) return undefined;
-  return (obj) => (!labels || labels(withUpstreamLabels(obj.metadata?.labels))) && fieldsMatch(fields, fieldValues(def, obj));
-}
-
-/** An object's labels as selectors see them: the keys clients select on in their upstream spelling are there in both. */
-function withUpstreamLabels(labels: Record<string, string> | undefined): Record<string, string> | undefined {
-  if (!labels) return labels;
-  const aliased = UPSTREAM_LABEL_ALIASES.filter((key) => key.own in labels);
-  return aliased.length === 0 ? labels : { ...Object.fromEntries(aliased.map((key) => [key.upstream, labels[key.own]])), ...labels };
-}
-
-export function fieldValues(def: KindDef, obj: ApiObject): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = { 'metadata.name': obj.metadata?.name, 'metadata.namespace': obj.metadata?.namespace ?? '' };
-  for (const [field, get] of Object.entries(def.selectableFields ?? {})) out[field] = get(obj);
-  return out;
-}
-
-export interface ListResult {
-  items: ApiObject[];
-  revision: number;
-  continueAfter: string;
-  remaining?: number;
-}
-
-/** Reads a page of a collection, filtering by selectors until `limit` matches are found. */
-export async function listObjects(r: ResourceRequest, backends: Backends): Promise<ListResult> {
-  const plan = listPlan(r.query);
-  checkContinueWithin(plan.continueAfter, r.objects.prefix(r.info.namespace));
-  const select = selectorOf(r.def, r.query);
-  if (plan.mode === 'NotOlderThan') await waitForRevision(backends, plan.revision);
-  const revision0 = plan.mode === 'Exact' ? plan.revision : 0;
-  const items: ApiObject[] = [];
-  let after = plan.continueAfter;
-  let revision = revision0;
-  for (;;) {
-    const want = plan.limit ? plan.limit - items.length : 0;
-    // Only the first read of Any / NotOlderThan may come from storage's memory; later pages stay at its revision.
-    const cached = servedFromCache(plan.mode) && after === '' && revision === revision0;
-    const page = await backends.storage.list(r.objects.prefix(r.info.namespace),
-      { revision: cached && plan.mode === 'NotOlderThan' ? plan.revision : revision, limit: want, continueAfter: after, allowCached: cached })
-      .catch((err) => { throw plan.continueAfter ? continueError(err) : storageError(err, r.objects.gr, ''); });
-    revision = page.revision;
-    for (const kv of page.items) {
-      const obj = r.objects.decode(kv);
-      if (!select || select(obj)) items.push(obj);
-      after = kv.key;
-    }
-    if (!page.more) return { items, revision, continueAfter: '' };
-    if (plan.limit && items.length >= plan.limit) return { items, revision, continueAfter: after, remaining: select ? undefined : page.remaining };
-  }
-}
-
-function continueError(err: unknown): StatusError {
-  const mapped = storageError(err, { group: '', resource: '' }, '');
-  return mapped.code === 410 ? expiredContinue() : mapped;
-}
-
-export async function listCollection(r: ResourceRequest, backends: Backends): Promise<void> {
-  formatOf(r.ctx, r.def);
-  const res = await listObjects(r, backends);
-  const listMeta: Record<string, unknown> = { resourceVersion: String(res.revision) };
-  if (res.continueAfter) listMeta.continue = encodeContinue(res.revision, res.continueAfter);
-  if (res.remaining !== undefined) listMeta.remainingItemCount = res.remaining;
-  writeList(r.ctx, r.def, r.objects.apiVersion, res.items, listMeta);
-}
 
 const STRING_FIELDS = ['name', 'generateName', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp'] as const;
 const isStringMap = (v: unknown) => isObject(v) && Object.values(v).every((x) => typeof x === 'string');

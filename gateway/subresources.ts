@@ -10,6 +10,7 @@ import type { Backends } from './backends.js';
 import type { ResourceRequest } from './context.js';
 import { isDryRun, readObject, type DeleteOptions } from './body.js';
 import * as verbs from './handlers.js';
+import * as reads from './reads.js';
 import { Objects } from './objects.js';
 import { patchObject, readPartialPatch, readPartialUpdate } from './patch.js';
 import { writeBody, writeObject, formatOf } from './respond.js';
@@ -51,7 +52,7 @@ const PARTIAL_WRITES: Record<string, (next: ApiObject, current: ApiObject) => Ap
 
 /** GET answers the object; PUT and PATCH change only the sub-resource's part. */
 async function servePartial(r: ResourceRequest, backends: Backends, part: (next: ApiObject, current: ApiObject) => ApiObject): Promise<void> {
-  if (r.info.verb === 'get') return verbs.getObject(r, backends);
+  if (r.info.verb === 'get') return reads.getObject(r, backends);
   if (r.info.verb === 'patch') return patchObject(r, backends, part);
   const { obj } = await readObject(r.ctx);
   const requested = obj.metadata?.resourceVersion;
@@ -63,7 +64,7 @@ async function servePartial(r: ResourceRequest, backends: Backends, part: (next:
 }
 
 function serveStatus(r: ResourceRequest, backends: Backends): Promise<void> {
-  if (r.info.verb === 'get') return verbs.getObject(r, backends);
+  if (r.info.verb === 'get') return reads.getObject(r, backends);
   return r.info.verb === 'patch' ? patchObject(r, backends) : verbs.updateObject(r, backends);
 }
 

@@ -13,7 +13,7 @@ import type { StorageEvent, KeyValue } from '../internal/storage/client.js';
 import type { Backends } from './backends.js';
 import { storageError } from './backends.js';
 import type { ResourceRequest } from './context.js';
-import { selectorOf } from './handlers.js';
+import { selectorOf } from './reads.js';
 import type { Objects } from './objects.js';
 import type { KindDef } from '../internal/registry/index.js';
 import { formatOf, metadataMisfit, partialMetadata, presented, presentedStatus, toTable } from './respond.js';
