@@ -168,11 +168,16 @@ export class ObjectCache {
     switch (want.mode) {
       case 'Any': return c;
       case 'NotOlderThan': return c.revision >= want.revision ? c : undefined;
-      case 'Exact': return c.holds(want.revision) ? c : undefined;
+      case 'Exact': {
+        // Unchanged since that revision, and not older than storage keeps: a version it would refuse as compacted is refused still.
+        if (!c.holds(want.revision)) return undefined;
+        const current = await this.probe.current().catch(() => undefined);
+        return current && want.revision >= current.compactedRevision && c.holds(want.revision) ? c : undefined;
+      }
       case 'MostRecent': {
         // Consistent: at least as new as storage now, learnt with one revision call (shared by the reads waiting for it).
         const current = await this.probe.current().catch(() => undefined);
-        if (current === undefined || !(await this.stream.reached(current, CATCH_UP_MS))) return undefined;
+        if (!current || !(await this.stream.reached(current.revision, CATCH_UP_MS))) return undefined;
         return c.live ? c : undefined;
       }
     }
@@ -186,18 +191,21 @@ export class ObjectCache {
   }
 }
 
+/** Storage's newest revision, and the oldest it still reads at. */
+export interface StoreRevisions { revision: number; compactedRevision: number }
+
 /**
  * Storage's current revision for reads that must see every write acknowledged before they began. A call
  * already under way may have been answered before a read began, so a read joins the next call, sent once
  * the current one is back: any number of concurrent reads cost at most two calls.
  */
 export class RevisionProbe {
-  private inFlight?: Promise<number>;
-  private next?: Promise<number>;
+  private inFlight?: Promise<StoreRevisions>;
+  private next?: Promise<StoreRevisions>;
 
   constructor(private readonly storage: Pick<StorageClient, 'currentRevision'>) {}
 
-  current(): Promise<number> {
+  current(): Promise<StoreRevisions> {
     if (!this.inFlight) return this.ask();
     this.next ??= this.inFlight.catch(() => undefined).then(() => {
       this.next = undefined;
@@ -206,8 +214,8 @@ export class RevisionProbe {
     return this.next;
   }
 
-  private ask(): Promise<number> {
-    const call = this.storage.currentRevision().then((r) => Number(r.revision));
+  private ask(): Promise<StoreRevisions> {
+    const call = this.storage.currentRevision().then((r) => ({ revision: Number(r.revision), compactedRevision: Number(r.compactedRevision) }));
     this.inFlight = call;
     const clear = () => { if (this.inFlight === call) this.inFlight = undefined; };
     call.then(clear, clear);

@@ -152,8 +152,10 @@ export function writeCachedObject(ctx: Koa.Context, def: KindDef, json: string):
   ctx.body = Buffer.from(`${json}\n`, 'utf8');
 }
 
-/** A list is written in chunks of about this many characters; a shorter one in one piece. */
+/** A streamed list is written in chunks of about this many characters. */
 const STREAM_CHUNK = 64 * 1024;
+/** Lists shorter than this (the size from which responses are compressed) are written in one piece. */
+const STREAM_FROM = 128 * 1024;
 
 /** Writes a list from the cached JSON of its items: a JSON list streams out item by item (each written as
  * cached, without apiVersion and kind); other forms decode the items. */
@@ -166,8 +168,8 @@ export function writeCachedList(ctx: Koa.Context, def: KindDef, apiVersion: stri
   ctx.status = 200;
   ctx.type = 'application/json';
   let size = 0;
-  for (let i = 0; i < items.length && size < STREAM_CHUNK; i++) size += items[i].length;
-  ctx.body = size < STREAM_CHUNK ? Buffer.concat([...chunks]) : Readable.from(chunks, { objectMode: false });
+  for (let i = 0; i < items.length && size < STREAM_FROM; i++) size += items[i].length;
+  ctx.body = size < STREAM_FROM ? Buffer.concat([...chunks]) : Readable.from(chunks, { objectMode: false });
 }
 
 /** The chunks of a JSON list. */
