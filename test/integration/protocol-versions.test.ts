@@ -330,6 +330,21 @@ describe('protocol: resource versions of get, list and watch', function () {
       }
     });
 
+    it('a consistent read does not answer from memory while the change stream lags: it reads storage', async () => {
+      expect((await get(CMS)).status).to.equal(200);
+      const storage = new StorageClient(c.addresses.storage);
+      process.kill(c.natsPid!, 'SIGSTOP');
+      try {
+        const obj = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'unpublished', namespace: NS, uid: 'uid-u', creationTimestamp: '2024-01-01T00:00:00Z' } };
+        await storage.create(`core/configmaps/${NS}/unpublished`, Buffer.from(JSON.stringify(obj)), obj.metadata.uid);
+        expect((await get(`${CMS}/unpublished`)).status).to.equal(200);
+        expect(names(await get(CMS))).to.include('unpublished');
+      } finally {
+        process.kill(c.natsPid!, 'SIGCONT');
+        storage.close();
+      }
+    });
+
     it('Exact at a version the collection changed after is the collection as it was then; at its current version, as it is', async () => {
       const before = await get(CMS);
       const rv = before.body.metadata.resourceVersion;
