@@ -38,30 +38,37 @@ export function* encodeListPieces(apiVersion: string, listKind: string, listMeta
   let listLength = metaBytes.length;
   for (const item of items) listLength += varintSize(itemsKey) + varintSize(item.length) + item.length;
 
-  let w = new Writer(pieceBytes + 1024);
-  w.raw(PROTOBUF_PREFIX);
+  const head = new Writer(1024);
+  head.raw(PROTOBUF_PREFIX);
   const typeMeta = fieldOf(unknown, 'typeMeta');
-  w.uint(typeMeta.key);
-  const tm = w.begin();
-  writeMessage(w, typeMeta.message!, { apiVersion, kind: listKind });
-  w.end(tm);
-  w.uint(fieldOf(unknown, 'raw').key);
-  w.uint(listLength);
-  w.raw(metaBytes);
-  let written = metaBytes.length;
+  head.uint(typeMeta.key);
+  const tm = head.begin();
+  writeMessage(head, typeMeta.message!, { apiVersion, kind: listKind });
+  head.end(tm);
+  head.uint(fieldOf(unknown, 'raw').key);
+  head.uint(listLength);
+  head.raw(metaBytes);
+  // Each item's key and length, all in one buffer; the items' bytes are joined to them a piece at a time.
+  const prefixes = new Writer(items.length * 11 + 16);
+  let parts: Uint8Array[] = [head.take()];
+  let size = parts[0].length;
   for (const item of items) {
-    w.uint(itemsKey);
-    w.bytes(item);
-    written += item.length + 10;
-    if (written >= pieceBytes) {
-      yield w.finish();
-      w = new Writer(pieceBytes + 1024);
-      written = 0;
+    const start = prefixes.length;
+    prefixes.uint(itemsKey);
+    prefixes.uint(item.length);
+    parts.push(prefixes.take().subarray(start), item);
+    size += prefixes.length - start + item.length;
+    if (size >= pieceBytes) {
+      yield Buffer.concat(parts, size);
+      parts = [];
+      size = 0;
     }
   }
-  w.uint(fieldOf(unknown, 'contentEncoding').key);
-  w.string('');
-  w.uint(fieldOf(unknown, 'contentType').key);
-  w.string('');
-  yield w.finish();
+  const tail = new Writer(16);
+  tail.uint(fieldOf(unknown, 'contentEncoding').key);
+  tail.string('');
+  tail.uint(fieldOf(unknown, 'contentType').key);
+  tail.string('');
+  parts.push(tail.take());
+  yield Buffer.concat(parts, size + tail.length);
 }
