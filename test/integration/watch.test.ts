@@ -93,26 +93,6 @@ describe('watch: chunked events fed by NATS', function () {
     expect(Date.now() - started).to.be.lessThan(8000);
   });
 
-  it('ends a watcher that reads nothing with 410 once it is far behind, while another watcher gets every event on time', async () => {
-    await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'stall' } } });
-    const path = '/api/v1/namespaces/stall/configmaps?watch=1';
-    const stalled = await openStalledWatch(c, path);
-    const count = 120;
-    const healthy = c.watch(path, { until: (e) => e.length >= count, timeoutMs: 45_000 });
-    await new Promise((r) => setTimeout(r, 300));
-    const blob = 'x'.repeat(100 * 1024);
-    for (let i = 0; i < count; i++) {
-      const res = await c.request('POST', '/api/v1/namespaces/stall/configmaps', { body: { metadata: { name: `s${i}` }, data: { blob } } });
-      expect(res.status).to.equal(201);
-    }
-    const { events } = await healthy;
-    expect(events.map((e) => e.object.metadata.name)).to.deep.equal(Array.from({ length: count }, (_, i) => `s${i}`));
-    // Read at last, the stalled stream holds what was sent before it was cut, then an ERROR 410, then its end.
-    const last = await stalled.drain();
-    expect(last).to.include({ type: 'ERROR' });
-    expect(last.object).to.include({ kind: 'Status', code: 410, reason: 'Expired' });
-  });
-
   it('answers 410 Gone with reason Expired for a compacted resourceVersion', async () => {
     const { revision } = await compactNow(c);
     expect(revision).to.be.greaterThan(2);
@@ -121,31 +101,6 @@ describe('watch: chunked events fed by NATS', function () {
     expect(res.body).to.include({ kind: 'Status', reason: 'Expired', code: 410 });
   });
 });
-
-/** A watch whose client reads nothing until `drain`, which reads to the end and answers the last event. */
-async function openStalledWatch(c: Cluster, path: string): Promise<{ drain(): Promise<any> }> {
-  const https = await import('node:https');
-  const { readFileSync } = await import('node:fs');
-  const { pkiPaths } = await import('../../internal/pki/index.js');
-  const p = pkiPaths(c.dataDir);
-  const res = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
-    const req = https.request({ host: '127.0.0.1', port: c.port, path, ca: readFileSync(p.caCert), cert: readFileSync(p.adminCert), key: readFileSync(p.adminKey) }, resolve);
-    req.on('error', reject);
-    req.end();
-  });
-  expect(res.statusCode).to.equal(200);
-  res.pause();
-  return {
-    drain: () => new Promise((resolve, reject) => {
-      let tail = '';
-      const timer = setTimeout(() => reject(new Error('the stalled watch did not end')), 30_000);
-      res.on('data', (chunk) => { tail = (tail + String(chunk)).slice(-4096); });
-      res.on('end', () => { clearTimeout(timer); resolve(JSON.parse(tail.trim().split('\n').at(-1)!)); });
-      res.on('error', () => { clearTimeout(timer); resolve(JSON.parse(tail.trim().split('\n').at(-1)!)); });
-      res.resume();
-    }),
-  };
-}
 
 /** Compacts storage history up to its current revision through the storage gRPC API. */
 async function compactNow(c: Cluster): Promise<{ revision: number }> {
