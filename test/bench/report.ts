@@ -44,13 +44,16 @@ function byProcess(api: ApiFigures): string {
     ]) + '\n(watch rows: client = share of one core the load generator used; near 1 it, not the server, may be what limits)';
 }
 
-function list(api: ApiFigures): string {
+function list(api: ApiFigures, etcd: EtcdFigures | undefined): string {
   const l = api.list;
   if (!l) return 'List: not measured';
-  return grid(`List of ${l.objects.toLocaleString('en-US')} ConfigMaps (~1 KB each), one client`,
-    ['format', 'ms per list p50', 'p99 ms', 'lists', 'CPU ms per list', 'vs JSON'], [
-      ['JSON', num(l.json.p50Ms), num(l.json.p99Ms), String(l.json.count), num(l.json.cpuMsPerOp), '1.00x'],
-      ['Protobuf', num(l.protobuf.p50Ms), num(l.protobuf.p99Ms), String(l.protobuf.count), num(l.protobuf.cpuMsPerOp), ratio(l.protobuf.p50Ms, l.json.p50Ms)],
+  const e = etcd?.list;
+  const row = (format: string, m: Measured) => [format, num(m.p50Ms), num(m.p99Ms), String(m.count), num(m.cpuMsPerOp),
+    ratio(m.p50Ms, l.json.p50Ms), ratio(m.p50Ms, e?.p50Ms), ratio(m.cpuMsPerOp, e?.cpuMsPerOp)];
+  return grid(`List of ${l.objects.toLocaleString('en-US')} ConfigMaps (~1 KB each), one client, beside an etcd range over as many keys`,
+    ['format', 'ms per list p50', 'p99 ms', 'lists', 'CPU ms per list', 'time vs JSON', 'time vs etcd', 'CPU vs etcd'], [
+      row('JSON', l.json), row('Protobuf', l.protobuf),
+      ...(e ? [['etcd range', num(e.p50Ms), num(e.p99Ms), String(e.count), num(e.cpuMsPerOp), '', '', '']] : []),
     ]);
 }
 
@@ -119,7 +122,7 @@ function targets(api: ApiFigures, etcd: EtcdFigures | undefined): Target[] {
 export function report(api: ApiFigures, etcd: EtcdFigures | undefined): string {
   const t = targets(api, etcd);
   return [
-    sideBySide(api, etcd), byProcess(api), list(api), watch(api), memory(api), idle(api),
+    sideBySide(api, etcd), byProcess(api), list(api, etcd), watch(api), memory(api), idle(api),
     grid('Targets (benchmarks, not tests: a miss is reported, the run does not fail)', ['target', 'figure', 'mark'], t.map(([a, b, p]) => [a, b, mark(p)]))
       + `\n${t.filter(([, , p]) => p === true).length} of ${t.length} targets met`,
     ...(api.problems.length ? [`Problems:\n${api.problems.join('\n')}`] : []),
