@@ -228,7 +228,7 @@ export async function benchWatch(cluster: Cluster, pids: Pids, tls: Tls): Promis
     requests.push(stalled.req);
     // Its first events (every existing ConfigMap) are sent before the writes start, so
     // that what they cost the gateway is not counted against the others.
-    await waitQuiet(new Map([['gateway', pids.get('gateway')!]]), 100, 15_000);
+    await waitQuiet(new Map([['gateway', pids.get('gateway')!]]), 100, 10_000);
     const rssBefore = rssKb(pids.get('gateway')!);
     const withStalled = await phase(f, pids, writer, cluster.port, SEQS);
     const gatewayRssGrowthMb = (rssKb(pids.get('gateway')!) - rssBefore) / 1024;
