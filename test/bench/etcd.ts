@@ -22,7 +22,7 @@ const rpc = protobuf.Root.fromJSON({
       nested: {
         PutRequest: { fields: { key: { type: 'bytes', id: 1 }, value: { type: 'bytes', id: 2 } } },
         PutResponse: { fields: {} },
-        RangeRequest: { fields: { key: { type: 'bytes', id: 1 } } },
+        RangeRequest: { fields: { key: { type: 'bytes', id: 1 }, rangeEnd: { type: 'bytes', id: 2 } } },
         RangeResponse: { fields: { count: { type: 'int64', id: 4 } } },
       },
     },
@@ -55,12 +55,20 @@ function ensureEtcd(): string {
   return installed;
 }
 
+/** The end of the range of keys that start with `prefix`: its last byte plus one. */
+function prefixEnd(prefix: Buffer): Buffer {
+  const end = Buffer.from(prefix);
+  end[end.length - 1]++;
+  return end;
+}
+
 /** Puts and linearizable gets over one gRPC connection. */
 export class EtcdKv {
   private readonly client: grpc.Client;
 
   constructor(endpoint: string) {
-    this.client = new grpc.Client(endpoint, grpc.credentials.createInsecure());
+    // A range of 10k values is larger than grpc-js's default 4 MiB limit on a received message.
+    this.client = new grpc.Client(endpoint, grpc.credentials.createInsecure(), { 'grpc.max_receive_message_length': -1 });
   }
 
   private call(method: string, req: protobuf.Type, res: protobuf.Type, message: object): Promise<protobuf.Message> {
@@ -74,9 +82,10 @@ export class EtcdKv {
     await this.call('Put', PutRequest, PutResponse, { key: Buffer.from(key), value });
   }
 
-  /** How many keys the key names (0 or 1). */
-  async count(key: string): Promise<number> {
-    const res = await this.call('Range', RangeRequest, RangeResponse, { key: Buffer.from(key) }) as unknown as { count?: number | { toNumber(): number } };
+  /** Reads the key (or, with `prefix`, every key under it) and says how many there were. */
+  async count(key: string, prefix = false): Promise<number> {
+    const range = prefix ? { rangeEnd: prefixEnd(Buffer.from(key)) } : {};
+    const res = await this.call('Range', RangeRequest, RangeResponse, { key: Buffer.from(key), ...range }) as unknown as { count?: number | { toNumber(): number } };
     return typeof res.count === 'object' ? res.count.toNumber() : Number(res.count ?? 0);
   }
 
