@@ -11,6 +11,8 @@ export interface EtcdFigures {
   get: AtConcurrency;
   /** A range over 10k keys, one client. */
   list: Measured;
+  /** Puts paced as the API's creates, watched by as many watchers. */
+  watch: WatchPhase & { watchers: number };
 }
 
 export interface ListFigures { objects: number; json: Measured; protobuf: Measured }
