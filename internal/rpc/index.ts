@@ -5,6 +5,9 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import { fileURLToPath } from 'node:url';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { dirname } from 'node:path';
 import { SpanKind, beginSpan, extractContext, injectContext, recordFailure, runIn, shutdownTracing } from '../tracing/index.js';
 import type { ProtoGrpcType as StorageProto } from './gen/storage.js';
 import type { ProtoGrpcType as AuthnProto } from './gen/authn.js';
@@ -150,7 +153,27 @@ const serverOptions: grpc.ServerOptions = {
   'grpc.max_send_message_length': 64 * 1024 * 1024,
 };
 
-/** Binds a gRPC server with the given services and the standard health service. */
+const UNIX_SCHEME = 'unix://';
+/** The path of a `unix:///path` address; undefined for `host:port`. */
+export const unixPath = (address: string): string | undefined =>
+  (address.startsWith(UNIX_SCHEME) ? address.slice(UNIX_SCHEME.length) : undefined);
+
+/** Whether a server accepts connections on the Unix socket at path. */
+function socketAnswers(path: string): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = net.connect(path, () => { socket.end(); done(true); });
+    socket.on('error', () => done(false));
+  });
+}
+
+/** A socket file left by a process that ended without closing it (a crash) is removed, so a restart binds the
+ * same path again; one a live server answers on stays, and the bind fails as for a port in use. */
+async function clearStaleSocket(path: string): Promise<void> {
+  if (!existsSync(path) || await socketAnswers(path)) return;
+  rmSync(path, { force: true });
+}
+
+/** Binds a gRPC server with the given services and the standard health service, on `host:port` or `unix:///path`. */
 export async function serve(address: string,
   services: Array<{ name: string; definition: grpc.ServiceDefinition; handlers: Handlers }>): Promise<RunningServer> {
   const server = new grpc.Server(serverOptions);
@@ -160,6 +183,11 @@ export async function serve(address: string,
     health.setStatus(s.name, 'SERVING');
   }
   health.addToServer(server);
+  const socket = unixPath(address);
+  if (socket) {
+    mkdirSync(dirname(socket), { recursive: true });
+    await clearStaleSocket(socket);
+  }
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
   return {
@@ -218,7 +246,7 @@ export function checkHealth(address: string, service = '', timeoutMs = 1000): Pr
 
 /**
  * Runs a program's gRPC server: binds (exit 1 with a clear message when it cannot),
- * announces `<program> listening on host:port`, and on SIGINT/SIGTERM runs
+ * announces `<program> listening on host:port` (or `unix:///path`), and on SIGINT/SIGTERM runs
  * `beforeStop`, stops the server, runs `afterStop`, flushes traces and exits 0.
  */
 export async function runServer(program: string, listen: string,
@@ -228,7 +256,8 @@ export async function runServer(program: string, listen: string,
     process.stderr.write(`${program}: cannot listen on ${listen}: ${err.message}\n`);
     process.exit(1);
   });
-  process.stdout.write(`${program} listening on ${listen.slice(0, listen.lastIndexOf(':'))}:${server.port}\n`);
+  const where = unixPath(listen) ? listen : `${listen.slice(0, listen.lastIndexOf(':'))}:${server.port}`;
+  process.stdout.write(`${program} listening on ${where}\n`);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
