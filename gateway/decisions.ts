@@ -3,7 +3,9 @@
 // every new generation on NATS. A decision is kept per (user, attributes) while
 // its generation is current (or, for answers that hold as long as the service's
 // process, while the process is the same) and its TTL runs; a new generation
-// drops what it may have turned, a new process everything. Without NATS, or
+// drops what it may have turned, a new process everything. A decision the service
+// says holds for any object name is kept without the name, so requests on other
+// names of the same kind find it. Without NATS, or
 // before this process's announcements were heard here, no announcement can be
 // trusted to arrive: nothing is kept, every request asks.
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -22,6 +24,8 @@ interface Entry {
 }
 
 const LIMIT = 10_000;
+/** Stands for the name in the key of a decision that holds for any name; no object is named so (names have no NUL). */
+const ANY_NAME = '\u0000any';
 
 export class DecisionCache {
   private readonly entries = new Lru<Entry>(LIMIT);
@@ -54,16 +58,24 @@ export class DecisionCache {
       return ask(request);
     }
     const key = JSON.stringify(request);
-    const hit = this.entries.get(key);
-    if (hit && hit.expires > Date.now()) {
+    const anyNameKey = request.resource?.name ? JSON.stringify({ ...request, resource: { ...request.resource, name: ANY_NAME } }) : undefined;
+    const hit = (anyNameKey !== undefined ? this.live(anyNameKey) : undefined) ?? this.live(key);
+    if (hit) {
       this.lookups.inc({ result: 'hit' });
       return hit.response;
     }
-    if (hit) this.entries.delete(key);
     this.lookups.inc({ result: 'miss' });
     const response = await ask(request);
-    this.keep(key, response);
+    this.keep(response.anyName && anyNameKey !== undefined ? anyNameKey : key, response);
     return response;
+  }
+
+  /** The entry kept under key while it holds; an expired one goes. */
+  private live(key: string): Entry | undefined {
+    const entry = this.entries.get(key);
+    if (!entry || entry.expires > Date.now()) return entry;
+    this.entries.delete(key);
+    return undefined;
   }
 
   /** A generation announced or answered: what it may have turned goes. */
