@@ -2,7 +2,8 @@
 // request of the REST protocol to the other services.
 import Koa from 'koa';
 import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
+import { createGzip, gzip } from 'node:zlib';
+import { Readable } from 'node:stream';
 import type { FeatureGates } from '../internal/config/features.js';
 import { SpanKind, SpanStatusCode, beginSpan, extractContext, runIn } from '../internal/tracing/index.js';
 import { StatusError, internalError, methodNotAllowed } from '../internal/apimachinery/status.js';
@@ -77,10 +78,12 @@ function compression(enabled: boolean) {
   return async (ctx: Koa.Context, next: Koa.Next): Promise<void> => {
     await next();
     const body = ctx.body;
-    if (!enabled || ctx.respond === false || !(typeof body === 'string' || Buffer.isBuffer(body))) return;
-    if (Buffer.byteLength(body) < COMPRESSION_THRESHOLD || !/\bgzip\b/.test(ctx.get('Accept-Encoding'))) return;
+    // A streamed body (a large list) is compressed as it is written.
+    const streamed = body instanceof Readable;
+    if (!enabled || ctx.respond === false || !(typeof body === 'string' || Buffer.isBuffer(body) || streamed)) return;
+    if ((!streamed && Buffer.byteLength(body) < COMPRESSION_THRESHOLD) || !/\bgzip\b/.test(ctx.get('Accept-Encoding'))) return;
     const type = ctx.response.get('Content-Type');
-    ctx.body = await gzipAsync(body);
+    ctx.body = streamed ? body.pipe(createGzip()) : await gzipAsync(body);
     ctx.set('Content-Type', type);
     ctx.set('Content-Encoding', 'gzip');
     ctx.vary('Accept-Encoding');

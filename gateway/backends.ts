@@ -1,6 +1,7 @@
 // The gateway's gRPC clients of the other services, and how their failures
 // become API errors.
 import type { RevisionFeed } from './hub.js';
+import type { ObjectCache } from './objectcache.js';
 import { api, clientOptions, grpc, isServiceError, isUnreachable, trailers, unary } from '../internal/rpc/index.js';
 import { StorageClient, STORAGE_ERROR_KEY } from '../internal/storage/client.js';
 import { MetricsScraper } from '../internal/metrics/index.js';
@@ -53,6 +54,8 @@ export class Backends {
   authentications?: AuthenticationCache;
   /** Revisions storage commits, followed on its change stream (the watch hub), when set. */
   revisions?: RevisionFeed;
+  /** The objects, kept current from the change stream, that reads are answered from when set. */
+  cache?: ObjectCache;
   /** The metrics of the services that serve them (authn, authz, admission). */
   readonly serviceMetrics: MetricsScraper;
 

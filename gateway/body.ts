@@ -6,6 +6,7 @@ import { badRequest, requestEntityTooLarge } from '../internal/apimachinery/stat
 import { decodeBody } from './negotiation.js';
 import { checkDeleteOptionTypes } from './deleteoptions.js';
 import { cborEnabled } from './respond.js';
+import type { DeleteOptions } from './store/strategy.js';
 
 /** The largest request body accepted, as the upstream server's 3 MiB. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -40,14 +41,6 @@ export function isDryRun(query: URLSearchParams): boolean {
     if (v !== 'All' && v !== '') throw badRequest(`dryRun: Unsupported value: "${v}": supported values: "All"`);
   }
   return values.includes('All');
-}
-
-export interface DeleteOptions {
-  gracePeriodSeconds?: number;
-  preconditions?: { uid?: string; resourceVersion?: string };
-  propagationPolicy?: string;
-  orphanDependents?: boolean;
-  dryRun?: string[];
 }
 
 /** DeleteOptions from the body when there is one, else from the query. */

@@ -123,13 +123,16 @@ function serializeYaml(body: unknown): string {
 
 /** What the platform's JSON encoder escapes besides what JSON.stringify does: HTML's special characters and the JavaScript line separators. */
 const GO_ESCAPED = /[<>&\u2028\u2029]/g;
-const goEscape = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+const GO_ESCAPED_ANY = /[<>&\u2028\u2029]/;
+const escapeChar = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/** JSON text with the platform encoder's escapes; most texts have none of those characters and are returned as they are. */
+export const goEscape = (text: string): string => (GO_ESCAPED_ANY.test(text) ? text.replace(GO_ESCAPED, escapeChar) : text);
 
 /** JSON as the platform's encoder writes it, which clients comparing bodies byte for byte see: the same escapes,
  * and a newline at the end of every document. */
 export function encodeJson(body: unknown, pretty = false): string {
-  const text = pretty ? JSON.stringify(body, null, 2) : JSON.stringify(body);
-  return `${text.replace(GO_ESCAPED, goEscape)}\n`;
+  return `${goEscape(pretty ? JSON.stringify(body, null, 2) : JSON.stringify(body))}\n`;
 }
 
 /** Serializes a response body in the negotiated media type. */

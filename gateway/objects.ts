@@ -1,8 +1,9 @@
-// The objects of one kind in storage: keys, encoding, the resourceVersion that
-// storage revisions become, and the read-modify-write loop of updates.
+// The typed storage client of one kind: its keys, its stored encoding, the
+// resourceVersion that storage revisions become, and storage failures as the
+// API errors a client expects.
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { apiVersionOf } from '../internal/apimachinery/meta.js';
-import { badRequest, notFound, type GroupResource } from '../internal/apimachinery/status.js';
+import { StatusError, badRequest, notFound, type GroupResource } from '../internal/apimachinery/status.js';
 import type { KindDef } from '../internal/registry/index.js';
 import type { KeyValue, StorageClient } from '../internal/storage/client.js';
 import { collectionPrefix, objectKey } from '../internal/storage/keys.js';
@@ -72,6 +73,14 @@ export class Objects {
     }
   }
 
+  /** The stored object, or undefined when there is none. */
+  async find(namespace: string, name: string): Promise<ApiObject | undefined> {
+    return this.get(namespace, name).then(({ obj }) => obj, (err) => {
+      if (err instanceof StatusError && err.code === 404) return undefined;
+      throw err;
+    });
+  }
+
   async create(obj: ApiObject): Promise<ApiObject> {
     const meta = obj.metadata!;
     try {
@@ -101,5 +110,13 @@ export class Objects {
     } catch (err) {
       throw storageError(err, this.gr, name);
     }
+  }
+
+  /** Removes the object if it is still as written (at its resourceVersion); gone or changed since is no failure. */
+  async removeIfAt(obj: ApiObject): Promise<void> {
+    const meta = obj.metadata!;
+    await this.delete(meta.namespace ?? '', meta.name!, Number(meta.resourceVersion)).catch((err) => {
+      if (!(err instanceof StatusError && (err.code === 404 || err.code === 409))) throw err;
+    });
   }
 }

@@ -7,19 +7,19 @@ import { isObject } from '../internal/apimachinery/meta.js';
 import { StatusError, badRequest, notFound, staleConflict, invalid, unsupportedMediaType } from '../internal/apimachinery/status.js';
 import { forbiddenField } from '../internal/apimachinery/validation.js';
 import { GROUP_META } from '../internal/names/index.js';
-import {
-  FieldSet, UNTYPED, apply, applyJsonPatch, managerName, mergePatch, recordUpdate, rootType, strategicMergePatch, typeOf, validateManagerName,
-  type FieldManagerOptions, type TypeNode,
-} from '../internal/patch/index.js';
+import { apply, applyJsonPatch, mergePatch, rootType, strategicMergePatch, type TypeNode } from '../internal/patch/index.js';
 import type { Backends } from './backends.js';
 import type { ResourceRequest } from './context.js';
-import { isDryRun, readObject, readRaw } from './body.js';
-import { checkTypeAndScope, createPrepared, inOwnSpelling, writeWithRetry } from './handlers.js';
+import { readObject, readRaw } from './body.js';
+import { checkTypeAndScope, inOwnSpelling } from './handlers.js';
 import { duplicateJsonFields, enforceFieldValidation, fieldValidationOf, parseYamlWithDuplicates, unknownFields } from './fieldvalidation.js';
 import { authorizeRequest } from './authorization.js';
 import { cborEnabled, writeObject } from './respond.js';
 import { decodeCbor } from './negotiation.js';
 import { checkJsonDepth, checkValueDepth } from '../internal/apimachinery/depth.js';
+import { kindType, managerOptions, recordOwnership, type FieldOwner } from './store/fields.js';
+import { applyManager, updateManager } from './managers.js';
+import { storeFor, writeOptions } from './stores.js';
 
 const JSON_PATCH = 'application/json-patch+json';
 const MERGE_PATCH = 'application/merge-patch+json';
@@ -31,58 +31,14 @@ const APPLY_PATCH_CBOR = 'application/apply-patch+cbor';
 /** Whether the kind is built in: strategic merge patch needs its patch strategies. */
 const builtIn = (r: ResourceRequest): boolean => rootType({ group: r.def.group, version: r.def.version, kind: r.def.kind }) !== undefined;
 
-/** The kind's type for merging and ownership; kinds without a schema are untyped. */
-function kindType(r: ResourceRequest): TypeNode {
-  const schema = r.def.schema();
-  return schema ? typeOf(schema) : UNTYPED;
-}
+/** The request's manager and sub-resource, as field ownership records them. */
+const ownerOf = (r: ResourceRequest, manager: string): FieldOwner => ({ manager, subresource: r.info.subresource });
 
-/** Fields a write through the main resource cannot own: `status` when it has its own sub-resource. */
-function ignoredFields(r: ResourceRequest): FieldSet | undefined {
-  if (r.info.subresource === 'status') return FieldSet.of([{ field: 'spec' }]);
-  return r.def.statusSubresource || r.def.subresources?.includes('status') ? FieldSet.of([{ field: 'status' }]) : undefined;
-}
+/** Records ownership of what a write through the request changes. */
+const recordFor = (r: ResourceRequest, manager: string, live: ApiObject, next: ApiObject) =>
+  recordOwnership(r.def, r.objects.apiVersion, ownerOf(r, manager), live, next);
 
-function managerOptions(r: ResourceRequest, manager: string): FieldManagerOptions {
-  return {
-    type: kindType(r), apiVersion: r.objects.apiVersion, kind: r.def.kind, manager,
-    ...(r.info.subresource ? { subresource: r.info.subresource } : {}), ignored: ignoredFields(r),
-  };
-}
-
-/** The manager of a non-apply write: `fieldManager`, else derived from the User-Agent. */
-function updateManager(r: ResourceRequest, optionsKind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions'): string {
-  const requested = r.query.get('fieldManager');
-  if (requested !== null) validateManagerName(requested, optionsKind);
-  return managerName(requested, r.ctx.get('User-Agent') || undefined);
-}
-
-/**
- * Records the fields a create (`live` undefined) or update changes under the
- * request's manager, in `next.metadata.managedFields`; answers `next`.
- */
-export function recordManagedFields(r: ResourceRequest, live: ApiObject | undefined, next: ApiObject): ApiObject {
-  const optionsKind = live ? (r.ctx.method === 'PATCH' ? 'PatchOptions' : 'UpdateOptions') : 'CreateOptions';
-  return recordOwnership(r, live, next, updateManager(r, optionsKind));
-}
-
-/**
- * Ownership is computed on the object as it will be stored (unknown fields
- * dropped, defaults applied), so a write omitting a defaulted field does not
- * take it from its owner; only `managedFields` is set on `next`.
- */
-function recordOwnership(r: ResourceRequest, live: ApiObject | undefined, next: ApiObject, manager: string): ApiObject {
-  const stored = structuredClone(next);
-  if (!live) r.def.prepareForCreate?.(stored);
-  else if (r.info.subresource === 'status') r.def.prepareForStatusUpdate?.(stored, live);
-  else r.def.prepareForUpdate?.(stored, live);
-  stored.metadata = { ...stored.metadata, managedFields: next.metadata?.managedFields };
-  const recorded = recordUpdate(live, stored, managerOptions(r, manager)).metadata?.managedFields;
-  next.metadata ??= {};
-  if (recorded === undefined) delete next.metadata.managedFields;
-  else next.metadata.managedFields = recorded;
-  return next;
-}
+const optionsFor = (r: ResourceRequest, manager: string) => managerOptions(r.def, r.objects.apiVersion, ownerOf(r, manager));
 
 function parseJson(raw: Buffer): unknown {
   const text = raw.toString('utf8');
@@ -151,9 +107,9 @@ function patchDocument(type: string, current: ApiObject, patch: unknown, t: Type
 /** PATCH of an object, or (with `restrict`) of the part of it a sub-resource may change. */
 export async function patchObject(r: ResourceRequest, backends: Backends,
   restrict: (next: ApiObject, current: ApiObject) => ApiObject = (next) => next): Promise<void> {
-  const dryRun = isDryRun(r.query);
+  const opts = writeOptions(r);
   const type = (r.ctx.get('Content-Type') || '').split(';')[0].trim().toLowerCase();
-  const t = kindType(r);
+  const t = kindType(r.def);
   const applies = cborEnabled(r.ctx) ? [APPLY_PATCH, APPLY_PATCH_CBOR] : [APPLY_PATCH];
   const supported = [JSON_PATCH, MERGE_PATCH, ...(builtIn(r) ? [STRATEGIC_PATCH] : []), ...applies];
   if (!supported.includes(type)) throw unsupportedMediaType(type, supported);
@@ -164,7 +120,7 @@ export async function patchObject(r: ResourceRequest, backends: Backends,
     const { config, duplicates } = parseApplied(await readRaw(r.ctx), type === APPLY_PATCH_CBOR);
     inOwnSpelling(r, config);
     enforceFieldValidation(r.ctx, directive, directive === 'Ignore' ? [] : unknownFields(r.def, config), duplicates);
-    return applyObject(r, backends, config, force, dryRun);
+    return applyObject(r, backends, config, force);
   }
   const manager = updateManager(r, 'PatchOptions');
   const raw = await readRaw(r.ctx);
@@ -172,24 +128,16 @@ export async function patchObject(r: ResourceRequest, backends: Backends,
   if (type !== JSON_PATCH && !isObject(patch)) throw badRequest('the patch must be a JSON object');
   const duplicates = type === JSON_PATCH || directive === 'Ignore' ? [] : duplicateJsonFields(raw.toString('utf8'));
   let validated = false;
-  const result = await writeWithRetry(r, backends, isConditional(type, patch), async (current) => {
+  const result = await storeFor(r, backends).update(r.info.namespace, r.info.name, (current) => {
     const next = restrict(patchDocument(type, current, patch, t), current);
     checkPatched(r, current, next);
     // The stored object has no unknown fields: any in the result came with the patch. Checked once, not per retry.
     if (!validated) enforceFieldValidation(r.ctx, directive, directive === 'Ignore' ? [] : unknownFields(r.def, next), duplicates);
     validated = true;
-    recordOwnership(r, current, next, manager);
+    recordFor(r, manager, current, next);
     return isDeepStrictEqual(next, current) ? current : next;
-  }, dryRun);
+  }, { ...opts, conditional: isConditional(type, patch) });
   writeObject(r.ctx, r.def, 200, result);
-}
-
-/** The manager an apply names, which it must. */
-function applyManager(r: ResourceRequest): string {
-  const manager = r.query.get('fieldManager');
-  if (!manager) throw badRequest(`PatchOptions.${GROUP_META} "" is invalid: fieldManager: Required value: is required for apply patch`);
-  validateManagerName(manager, 'PatchOptions');
-  return manager;
 }
 
 /** A request to a sub-resource that shows part of its object (scale), in the object's own terms. */
@@ -216,7 +164,7 @@ export async function readPartialPatch(r: ResourceRequest, toView: (obj: ApiObje
     const force = forceOption(r, true);
     const manager = applyManager(r);
     const view = parseApplied(await readRaw(r.ctx), false).config;
-    return { rv: rv(view), next: (current) => apply(current, configOf(view, current), { ...managerOptions(r, manager), force }) };
+    return { rv: rv(view), next: (current) => apply(current, configOf(view, current), { ...optionsFor(r, manager), force }) };
   }
   forceOption(r, false);
   const manager = updateManager(r, 'PatchOptions');
@@ -224,7 +172,7 @@ export async function readPartialPatch(r: ResourceRequest, toView: (obj: ApiObje
   if (!isObject(patch)) throw badRequest('the patch must be a JSON object');
   return {
     rv: rv(patch),
-    next: (current) => recordOwnership(r, current, fromView(mergePatch(toView(current), patch) as ApiObject, current), manager),
+    next: (current) => recordFor(r, manager, current, fromView(mergePatch(toView(current), patch) as ApiObject, current)),
   };
 }
 
@@ -232,35 +180,32 @@ export async function readPartialPatch(r: ResourceRequest, toView: (obj: ApiObje
 export async function readPartialUpdate(r: ResourceRequest, fromView: (view: ApiObject, current: ApiObject) => ApiObject): Promise<PartialWrite> {
   const manager = updateManager(r, 'UpdateOptions');
   const { obj: view } = await readObject(r.ctx);
-  return { rv: view.metadata?.resourceVersion || undefined, next: (current) => recordOwnership(r, current, fromView(view, current), manager) };
+  return { rv: view.metadata?.resourceVersion || undefined, next: (current) => recordFor(r, manager, current, fromView(view, current)) };
 }
 
 /** Server-side apply: merges into the object, or creates it (with create permission) when absent. */
-async function applyObject(r: ResourceRequest, backends: Backends, config: ApiObject, force: boolean, dryRun: boolean): Promise<void> {
-  const opts = { ...managerOptions(r, applyManager(r)), force };
-  const exists = await r.objects.get(r.info.namespace, r.info.name).then(() => true, (err) => {
-    if (err instanceof StatusError && err.code === 404) return false;
-    throw err;
-  });
-  if (!exists) {
+async function applyObject(r: ResourceRequest, backends: Backends, config: ApiObject, force: boolean): Promise<void> {
+  const opts = { ...optionsFor(r, applyManager(r)), force };
+  const store = storeFor(r, backends);
+  if (!(await r.objects.find(r.info.namespace, r.info.name))) {
     // Only the object itself is created by an apply, never through one of its sub-resources.
     if (r.info.subresource) throw notFound(r.objects.gr, r.info.name);
-    writeObject(r.ctx, r.def, 201, await createApplied(r, backends, apply({}, config, opts), dryRun));
+    writeObject(r.ctx, r.def, 201, await createApplied(r, backends, apply({}, config, opts)));
     return;
   }
-  const result = await writeWithRetry(r, backends, isConditional(APPLY_PATCH, config), async (current) => {
+  const result = await store.update(r.info.namespace, r.info.name, (current) => {
     const next = apply(current, config, opts);
     checkPatched(r, current, next);
     return isDeepStrictEqual(next, current) ? current : next;
-  }, dryRun);
+  }, { ...writeOptions(r), conditional: isConditional(APPLY_PATCH, config) });
   writeObject(r.ctx, r.def, 200, result);
 }
 
 /** An apply that creates goes the way of a create, with create permission as well. */
-async function createApplied(r: ResourceRequest, backends: Backends, obj: ApiObject, dryRun: boolean): Promise<ApiObject> {
+async function createApplied(r: ResourceRequest, backends: Backends, obj: ApiObject): Promise<ApiObject> {
   await authorizeRequest(backends, r.user, r.info, undefined, 'create');
   obj.metadata ??= {};
   if (obj.metadata.name !== r.info.name) throw badRequest(`the name of the object (${obj.metadata.name ?? ''}) does not match the name on the URL (${r.info.name})`);
   checkTypeAndScope(r, obj);
-  return createPrepared(r, backends, obj, dryRun);
+  return storeFor(r, backends).create(obj, writeOptions(r));
 }

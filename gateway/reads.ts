@@ -1,26 +1,33 @@
 // The read verbs on one kind: get and list, and the selectors they (and watch) apply.
 import type { ApiObject } from '../internal/apimachinery/meta.js';
-import { StatusError, badRequest } from '../internal/apimachinery/status.js';
+import { StatusError, badRequest, notFound } from '../internal/apimachinery/status.js';
 import { parseFieldSelector, parseLabelSelector, fieldsMatch } from '../internal/apimachinery/selectors.js';
 import type { KindDef } from '../internal/registry/index.js';
 import { UPSTREAM_LABEL_ALIASES } from '../internal/names/index.js';
 import type { Backends } from './backends.js';
 import { storageError } from './backends.js';
 import type { ResourceRequest } from './context.js';
-import { writeList, writeObject, formatOf } from './respond.js';
-import { checkContinueWithin, encodeContinue, expiredContinue, getPlan, listPlan, type ReadMode } from './versions.js';
+import { writeCachedList, writeCachedObject, writeList, writeObject, formatOf } from './respond.js';
+import { checkContinueWithin, encodeContinue, expiredContinue, getPlan, listPlan, type ListPlan, type ReadMode } from './versions.js';
+import { decodeCached, type Collection } from './objectcache.js';
 import { waitForRevision } from './freshness.js';
 
 export async function getObject(r: ResourceRequest, backends: Backends): Promise<void> {
   const plan = getPlan(r.query);
   if (plan.mode === 'NotOlderThan') await waitForRevision(backends, plan.revision);
+  const cached = await backends.cache?.serving(r.objects.prefix(''), plan);
+  if (cached) {
+    const json = cached.get(r.objects.key(r.info.namespace, r.info.name));
+    if (json === undefined) throw notFound(r.objects.gr, r.info.name);
+    return writeCachedObject(r.ctx, r.def, json);
+  }
   const { obj } = await r.objects.get(r.info.namespace, r.info.name, plan.revision, servedFromCache(plan.mode));
   writeObject(r.ctx, r.def, 200, obj);
 }
 
-/** Reads served from storage's memory: its cache moves with every commit, so it answers the
- * newest state (MostRecent) as well as any state at least as new as asked; only Exact reads
- * of an older revision go to the version index. */
+/** Reads storage answers from its memory: it moves with every commit, so it answers the newest state
+ * (MostRecent) as well as any state at least as new as asked; only Exact reads of an older revision go
+ * to the version index. */
 const servedFromCache = (mode: ReadMode) => mode !== 'Exact';
 
 /** Matches an object against the request's label and field selectors. */
@@ -55,12 +62,54 @@ export interface ListResult {
   remaining?: number;
 }
 
+/** A page of a collection: the objects' keys and cached JSON, or (read from storage) the objects. */
+interface Page {
+  revision: number;
+  continueAfter: string;
+  remaining?: number;
+  cached?: Array<[key: string, json: string]>;
+  items?: ApiObject[];
+}
+
 /** Reads a page of a collection, filtering by selectors until `limit` matches are found. */
 export async function listObjects(r: ResourceRequest, backends: Backends): Promise<ListResult> {
+  const page = await readPage(r, backends);
+  return { ...page, items: page.items ?? page.cached!.map(([, json]) => decodeCached(r.def, json)) };
+}
+
+async function readPage(r: ResourceRequest, backends: Backends): Promise<Page> {
   const plan = listPlan(r.query);
   checkContinueWithin(plan.continueAfter, r.objects.prefix(r.info.namespace));
   const select = selectorOf(r.def, r.query);
   if (plan.mode === 'NotOlderThan') await waitForRevision(backends, plan.revision);
+  const cached = await backends.cache?.serving(r.objects.prefix(''), plan);
+  if (cached) return cachedPage(r, cached, plan, select);
+  return storagePage(r, backends, plan, select);
+}
+
+/** A page from the gateway's cache: one synchronous walk, so it is one state. */
+function cachedPage(r: ResourceRequest, c: Collection, plan: ListPlan, select?: (obj: ApiObject) => boolean): Page {
+  const prefix = r.objects.prefix(r.info.namespace);
+  const revision = plan.mode === 'Exact' ? plan.revision : c.revision;
+  if (!select) {
+    const { entries, remaining } = c.page(prefix, plan.limit, plan.continueAfter);
+    const continueAfter = remaining > 0 ? entries[entries.length - 1][0] : '';
+    return { cached: entries, revision, continueAfter, ...(continueAfter ? { remaining } : {}) };
+  }
+  const cached: Array<[string, string]> = [];
+  let continueAfter = '';
+  c.walk(prefix, plan.continueAfter, (key, json) => {
+    if (plan.limit && cached.length === plan.limit) {
+      continueAfter = cached[cached.length - 1][0];
+      return false;
+    }
+    if (select(decodeCached(r.def, json))) cached.push([key, json]);
+    return true;
+  });
+  return { cached, revision, continueAfter };
+}
+
+async function storagePage(r: ResourceRequest, backends: Backends, plan: ListPlan, select?: (obj: ApiObject) => boolean): Promise<Page> {
   const revision0 = plan.mode === 'Exact' ? plan.revision : 0;
   const items: ApiObject[] = [];
   let after = plan.continueAfter;
@@ -90,9 +139,10 @@ function continueError(err: unknown): StatusError {
 
 export async function listCollection(r: ResourceRequest, backends: Backends): Promise<void> {
   formatOf(r.ctx, r.def);
-  const res = await listObjects(r, backends);
-  const listMeta: Record<string, unknown> = { resourceVersion: String(res.revision) };
-  if (res.continueAfter) listMeta.continue = encodeContinue(res.revision, res.continueAfter);
-  if (res.remaining !== undefined) listMeta.remainingItemCount = res.remaining;
-  writeList(r.ctx, r.def, r.objects.apiVersion, res.items, listMeta);
+  const page = await readPage(r, backends);
+  const listMeta: Record<string, unknown> = { resourceVersion: String(page.revision) };
+  if (page.continueAfter) listMeta.continue = encodeContinue(page.revision, page.continueAfter);
+  if (page.remaining !== undefined) listMeta.remainingItemCount = page.remaining;
+  if (page.cached) writeCachedList(r.ctx, r.def, r.objects.apiVersion, page.cached.map(([, json]) => json), listMeta);
+  else writeList(r.ctx, r.def, r.objects.apiVersion, page.items!, listMeta);
 }

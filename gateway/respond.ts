@@ -5,7 +5,9 @@ import type { KindDef } from '../internal/registry/index.js';
 import { createdAtColumn, nameColumn } from '../internal/registry/columns.js';
 import { upstreamGroup } from '../internal/names/index.js';
 import { StatusError, type Status } from '../internal/apimachinery/status.js';
-import { negotiate, serialize, type ResponseFormat } from './negotiation.js';
+import { Readable } from 'node:stream';
+import { goEscape, negotiate, serialize, type ResponseFormat } from './negotiation.js';
+import { decodeCached } from './objectcache.js';
 import type { RequestInfo } from './requestinfo.js';
 import { messageNameFor } from '../internal/apimachinery/protobuf/index.js';
 import { apiVersionOf, splitApiVersion } from '../internal/apimachinery/meta.js';
@@ -134,4 +136,62 @@ export function writeList(ctx: Koa.Context, def: KindDef, apiVersion: string, it
     body = presented(ctx, { kind: `${def.kind}List`, apiVersion, metadata: listMeta, items: aliasOf(ctx) && def.spellGroups ? bare.map((o) => spelled(o, def)) : bare });
   }
   writeBody(ctx, 200, body, format.mediaType);
+}
+
+/** Whether a response can be the cached JSON text as it is: plain JSON of the storage version, as stored, not pretty-printed. */
+function rawJson(ctx: Koa.Context, def: KindDef, format: ResponseFormat): boolean {
+  return format.mediaType === 'application/json' && format.as === 'object' && !def.fromStorage && !aliasOf(ctx)
+    && ctx.query.pretty !== 'true' && ctx.query.pretty !== '1';
+}
+
+/** Writes one object from its cached JSON, which a plain JSON answer is already. */
+export function writeCachedObject(ctx: Koa.Context, def: KindDef, json: string): void {
+  if (!rawJson(ctx, def, formatOf(ctx, def))) return writeObject(ctx, def, 200, decodeCached(def, json));
+  ctx.status = 200;
+  ctx.type = 'application/json';
+  ctx.body = Buffer.from(`${json}\n`, 'utf8');
+}
+
+/** A streamed list is written in chunks of about this many characters. */
+const STREAM_CHUNK = 64 * 1024;
+/** Lists shorter than this (the size from which responses are compressed) are written in one piece. */
+const STREAM_FROM = 128 * 1024;
+
+/** Writes a list from the cached JSON of its items: a JSON list streams out item by item (each written as
+ * cached, without apiVersion and kind); other forms decode the items. */
+export function writeCachedList(ctx: Koa.Context, def: KindDef, apiVersion: string, items: string[], listMeta: Record<string, unknown>): void {
+  const format = formatOf(ctx, def);
+  if (!rawJson(ctx, def, format)) return writeList(ctx, def, apiVersion, items.map((json) => decodeCached(def, json)), listMeta);
+  const head = `{${goEscape(JSON.stringify({ kind: `${def.kind}List`, apiVersion, metadata: listMeta })).slice(1, -1)},"items":[`;
+  const typeMeta = `"apiVersion":${JSON.stringify(apiVersion)},"kind":${JSON.stringify(def.kind)}`;
+  const chunks = jsonList(head, items, typeMeta);
+  ctx.status = 200;
+  ctx.type = 'application/json';
+  let size = 0;
+  for (let i = 0; i < items.length && size < STREAM_FROM; i++) size += items[i].length;
+  ctx.body = size < STREAM_FROM ? Buffer.concat([...chunks]) : Readable.from(chunks, { objectMode: false });
+}
+
+/** The chunks of a JSON list. */
+function* jsonList(head: string, items: string[], typeMeta: string): Generator<Buffer> {
+  let chunk = head;
+  for (let i = 0; i < items.length; i++) {
+    chunk += (i > 0 ? ',' : '') + listItem(items[i], typeMeta);
+    if (chunk.length >= STREAM_CHUNK) {
+      yield Buffer.from(chunk, 'utf8');
+      chunk = '';
+    }
+  }
+  yield Buffer.from(`${chunk}]}\n`, 'utf8');
+}
+
+/** A list item's JSON: the object's without apiVersion and kind, which are cut out where they lead or end
+ * the object (as the server writes them), else removed by decoding. */
+function listItem(json: string, typeMeta: string): string {
+  const lead = `{${typeMeta},`;
+  if (json.startsWith(lead)) return `{${json.slice(lead.length)}`;
+  const end = `,${typeMeta}}`;
+  if (json.endsWith(end)) return `${json.slice(0, -end.length)}}`;
+  const { apiVersion: _a, kind: _k, ...rest } = JSON.parse(json) as ApiObject;
+  return goEscape(JSON.stringify(rest));
 }

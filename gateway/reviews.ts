@@ -7,7 +7,7 @@ import { badRequest } from '../internal/apimachinery/status.js';
 import type { Backends, UserInfo } from './backends.js';
 import type { ResourceRequest } from './context.js';
 import type { AuthorizeRequest } from '../internal/rpc/gen/svc/authz/v1/AuthorizeRequest.js';
-import { bindPod } from './subresources.js';
+import { bindPod } from './binding.js';
 
 type Spec = Record<string, any>;
 const specOf = (obj: ApiObject): Spec => (isObject(obj.spec) ? obj.spec : {}) as Spec;

@@ -4,15 +4,17 @@
 // account's TokenRequest) and `log` (which needs a node agent).
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { isObject } from '../internal/apimachinery/meta.js';
-import { StatusError, badRequest, conflict, invalid, methodNotAllowed, staleConflict } from '../internal/apimachinery/status.js';
+import { StatusError, badRequest, invalid, methodNotAllowed, staleConflict } from '../internal/apimachinery/status.js';
 import { formatLabelSelector } from '../internal/apimachinery/selectors.js';
 import type { Backends } from './backends.js';
 import type { ResourceRequest } from './context.js';
-import { isDryRun, readObject, type DeleteOptions } from './body.js';
+import { readObject } from './body.js';
 import * as verbs from './handlers.js';
 import * as reads from './reads.js';
-import { Objects } from './objects.js';
 import { patchObject, readPartialPatch, readPartialUpdate } from './patch.js';
+import { checkUpdatePreconditions, type DeleteOptions } from './store/strategy.js';
+import { storeFor, writeOptions } from './stores.js';
+import { bindPod } from './binding.js';
 import { writeBody, writeObject, formatOf } from './respond.js';
 import { serveTokenRequest } from './tokenrequest.js';
 
@@ -54,12 +56,12 @@ const PARTIAL_WRITES: Record<string, (next: ApiObject, current: ApiObject) => Ap
 async function servePartial(r: ResourceRequest, backends: Backends, part: (next: ApiObject, current: ApiObject) => ApiObject): Promise<void> {
   if (r.info.verb === 'get') return reads.getObject(r, backends);
   if (r.info.verb === 'patch') return patchObject(r, backends, part);
+  const opts = writeOptions(r);
   const { obj } = await readObject(r.ctx);
-  const requested = obj.metadata?.resourceVersion;
-  const written = await verbs.writeWithRetry(r, backends, Boolean(requested), async (current) => {
-    verbs.checkUpdatePreconditions(r, obj, current);
+  const written = await storeFor(r, backends).update(r.info.namespace, r.info.name, (current) => {
+    checkUpdatePreconditions(r.objects.gr, obj, current);
     return part(obj, current);
-  }, isDryRun(r.query));
+  }, { ...opts, conditional: Boolean(obj.metadata?.resourceVersion) });
   writeObject(r.ctx, r.def, 200, written);
 }
 
@@ -114,29 +116,31 @@ async function serveScale(r: ResourceRequest, backends: Backends): Promise<void>
     const { obj } = await r.objects.get(r.info.namespace, r.info.name);
     return writeBody(r.ctx, 200, toScale(obj), formatOf(r.ctx).mediaType);
   }
+  const opts = writeOptions(r);
   const write = r.info.verb === 'update'
     ? await readPartialUpdate(r, fromScale(r))
     : await readPartialPatch(r, toScale, fromScale(r), scaleConfig(r));
-  const written = await verbs.writeWithRetry(r, backends, Boolean(write.rv), async (current) => {
+  const written = await storeFor(r, backends).update(r.info.namespace, r.info.name, (current) => {
     if (write.rv && write.rv !== current.metadata?.resourceVersion) throw staleConflict(r.objects.gr, r.info.name);
     return write.next(current);
-  }, isDryRun(r.query));
+  }, { ...opts, conditional: Boolean(write.rv) });
   writeBody(r.ctx, 200, toScale(written), formatOf(r.ctx).mediaType);
 }
 
 async function serveFinalize(r: ResourceRequest, backends: Backends): Promise<void> {
+  const opts = writeOptions(r);
   const { obj } = await readObject(r.ctx);
   const finalizers = (obj.spec as { finalizers?: unknown } | undefined)?.finalizers ?? [];
   if (!Array.isArray(finalizers)) throw badRequest('spec.finalizers must be a list');
-  const written = await verbs.writeWithRetry(r, backends, Boolean(obj.metadata?.resourceVersion), async (current) => {
-    verbs.checkUpdatePreconditions(r, obj, current);
+  const written = await storeFor(r, backends).update(r.info.namespace, r.info.name, (current) => {
+    checkUpdatePreconditions(r.objects.gr, obj, current);
     const next = structuredClone(current);
     next.spec = { ...(next.spec as object), finalizers };
     // The kind's rules name the finalizers a namespace may hold (the server's in either spelling, or qualified names).
     const causes = r.def.validate?.(next, current) ?? [];
     if (causes.length) throw invalid(r.def.kind, r.objects.gr, r.info.name, causes);
     return next;
-  }, isDryRun(r.query));
+  }, { ...opts, conditional: Boolean(obj.metadata?.resourceVersion) });
   writeObject(r.ctx, r.def, 200, written);
 }
 
@@ -147,26 +151,12 @@ async function serveBinding(r: ResourceRequest, backends: Backends): Promise<voi
   writeBody(r.ctx, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, formatOf(r.ctx).mediaType);
 }
 
-/** Sets a pod's spec.nodeName from a Binding, once; for pods/{name}/binding and the bindings collection alike. */
-export async function bindPod(r: ResourceRequest, backends: Backends, pod: string, binding: ApiObject): Promise<void> {
-  const node = (binding.target as { name?: string } | undefined)?.name;
-  if (!node) throw new StatusError(422, 'Invalid', `Binding "${pod}" is invalid: target.name: Required value`, { causes: [{ reason: 'FieldValueRequired', field: 'target.name', message: 'Required value' }] });
-  const pods = r.registry.lookup('', 'v1', 'pods')!;
-  const podRequest: ResourceRequest = { ...r, def: pods, objects: new Objects(r.objects.storage, pods), info: { ...r.info, resource: 'pods', name: pod, subresource: 'binding' } };
-  await verbs.writeWithRetry(podRequest, backends, false, async (current) => {
-    const spec = (current.spec ?? {}) as { nodeName?: string };
-    if (spec.nodeName) throw conflict(podRequest.objects.gr, pod, `pod ${pod} is already assigned to node "${spec.nodeName}"`);
-    const next = structuredClone(current);
-    next.spec = { ...spec, nodeName: node };
-    return next;
-  }, isDryRun(r.query));
-}
-
 /** POST pods/{name}/eviction: deletes the pod with the Eviction's DeleteOptions. */
 async function serveEviction(r: ResourceRequest, backends: Backends): Promise<void> {
+  const opts = writeOptions(r);
   const { obj: eviction } = await readObject(r.ctx);
-  const opts = (isObject(eviction.deleteOptions) ? eviction.deleteOptions : {}) as DeleteOptions;
-  await verbs.deleteOne({ ...r, info: { ...r.info, subresource: '' } }, backends, r.info.namespace, r.info.name, opts,
-    isDryRun(r.query) || (opts.dryRun ?? []).includes('All'));
+  const options = (isObject(eviction.deleteOptions) ? eviction.deleteOptions : {}) as DeleteOptions;
+  await storeFor(r, backends).delete(r.info.namespace, r.info.name, options,
+    { ...opts, subresource: '', dryRun: opts.dryRun || (options.dryRun ?? []).includes('All') });
   writeBody(r.ctx, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, formatOf(r.ctx).mediaType);
 }

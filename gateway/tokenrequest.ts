@@ -5,10 +5,10 @@
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { isObject, nowTimestamp } from '../internal/apimachinery/meta.js';
 import { StatusError, badRequest, conflict, invalid, type StatusCause } from '../internal/apimachinery/status.js';
-import { group, ownGroup } from '../internal/names/index.js';
+import { UPSTREAM_GROUP_META, group, ownGroup } from '../internal/names/index.js';
 import type { ObjectRef } from '../internal/rpc/gen/svc/authn/v1/ObjectRef.js';
 import { DEFAULT_EXPIRATION_SECONDS, MAX_EXPIRATION_SECONDS, MIN_EXPIRATION_SECONDS } from '../internal/serviceaccount/issuer.js';
-import { admit } from './admit.js';
+import { admit } from './store/admission.js';
 import type { Backends } from './backends.js';
 import { isDryRun, readObject } from './body.js';
 import type { ResourceRequest } from './context.js';
@@ -108,7 +108,10 @@ export async function serveTokenRequest(r: ResourceRequest, backends: Backends):
     status: { token: '', expirationTimestamp: null },
   };
   // Admission sees the request as the token sub-resource of the account (NodeRestriction keeps a node to its own pods' tokens).
-  await admit(backends, r.def, 'CREATE', r.user, answer, undefined, isDryRun(r.query), { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' }, 'token');
+  await admit((req) => backends.admit(req), {
+    def: r.def, operation: 'CREATE', user: r.user, obj: answer, dryRun: isDryRun(r.query),
+    options: { kind: 'CreateOptions', apiVersion: `${UPSTREAM_GROUP_META}/v1` }, subresource: 'token',
+  });
   if (!isDryRun(r.query)) {
     const issued = await backends.issueServiceAccountToken({
       namespace, serviceAccount: { name, uid: sa.metadata?.uid ?? '' }, audiences: spec.audiences,

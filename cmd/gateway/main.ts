@@ -13,6 +13,7 @@ import { parseFeatureGates } from '../../internal/config/features.js';
 const IN_FLIGHT_GRACE_MS = 2000;
 import { Backends } from '../../gateway/backends.js';
 import { WatchHub } from '../../gateway/hub.js';
+import { ObjectCache } from '../../gateway/objectcache.js';
 import { DecisionCache } from '../../gateway/decisions.js';
 import { AuthenticationCache } from '../../gateway/authncache.js';
 import { createApp } from '../../gateway/app.js';
@@ -59,6 +60,7 @@ const nc = await connect({ servers: flags.string('nats-url'), name: 'gateway', m
 const hub = new WatchHub(nc, backends.storage);
 await hub.start();
 backends.revisions = hub;
+backends.cache = new ObjectCache(backends.storage, hub);
 backends.decisions = new DecisionCache(nc);
 await backends.decisions.start();
 backends.authentications = new AuthenticationCache(nc);

@@ -53,25 +53,25 @@ function bisect(n: number, past: (i: number) => boolean): number {
   return lo;
 }
 
-interface Leaf { keys: string[]; records: Buffer[] }
+interface Leaf<V> { keys: string[]; records: V[] }
 interface Position { leaf: number; at: number }
 
-/** Keys in UTF-8 byte order with their records. */
-export class SortedRecords {
-  private readonly leaves: Leaf[] = [];
+/** Keys in UTF-8 byte order with their records (any value: storage keeps record bytes, the gateway JSON text). */
+export class SortedRecords<V = Buffer> {
+  private readonly leaves: Array<Leaf<V>> = [];
   /** The last key of each leaf. */
   private readonly lasts: string[] = [];
   /** Code unit order is exact until a key holds a unit from U+D800 up. */
   private compare = codeUnitCompare;
   size = 0;
 
-  get(key: string): Buffer | undefined {
+  get(key: string): V | undefined {
     const { leaf, at } = this.seek(key);
     const l = this.leaves[leaf];
     return l?.keys[at] === key ? l.records[at] : undefined;
   }
 
-  set(key: string, record: Buffer): void {
+  set(key: string, record: V): void {
     if (this.compare === codeUnitCompare && WIDE_UNIT.test(key)) this.compare = utf8Compare;
     if (this.leaves.length === 0) {
       this.leaves.push({ keys: [], records: [] });
@@ -111,8 +111,8 @@ export class SortedRecords {
   }
 
   /** Up to `limit` (0: every) keys under a prefix (after `after`, when given), and how many more are under it. */
-  page(prefix: string, limit: number, after = ''): { entries: Array<[string, Buffer]>; remaining: number } {
-    const entries: Array<[string, Buffer]> = [];
+  page(prefix: string, limit: number, after = ''): { entries: Array<[string, V]>; remaining: number } {
+    const entries: Array<[string, V]> = [];
     let { leaf, at } = this.start(prefix, after);
     for (; leaf < this.leaves.length; leaf++, at = 0) {
       const { keys, records } = this.leaves[leaf];
@@ -128,6 +128,17 @@ export class SortedRecords {
   /** How many keys are under a prefix (after `after`, when given). */
   count(prefix: string, after = ''): number {
     return this.countFrom(this.start(prefix, after), prefix);
+  }
+
+  /** Visits the keys under a prefix (after `after`, when given) in order, until visit returns false. */
+  walk(prefix: string, after: string, visit: (key: string, record: V) => boolean): void {
+    let { leaf, at } = this.start(prefix, after);
+    for (; leaf < this.leaves.length; leaf++, at = 0) {
+      const { keys, records } = this.leaves[leaf];
+      for (; at < keys.length; at++) {
+        if (!keys[at].startsWith(prefix) || !visit(keys[at], records[at])) return;
+      }
+    }
   }
 
   /** The position of the first key under prefix, or of the first one after `after`. */

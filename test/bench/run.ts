@@ -1,55 +1,29 @@
-// Runs every benchmark, one after another so they do not compete for the CPU,
-// and prints the figures as one aligned table per area. A benchmark module that
-// is missing or fails is skipped with the reason; a failure makes the exit code 1.
+// Runs every benchmark, one after another so they do not compete for the CPU:
+// etcd first, then the API (the report sets each of its figures beside etcd's and
+// beside the targets), then the parts, each as one aligned table. A benchmark module
+// that is missing or fails is skipped with the reason; a failure makes the exit code 1.
 import { fileURLToPath } from 'node:url';
+import { rowsTable } from './table.js';
+import { report } from './report.js';
+import type { ApiFigures, EtcdFigures } from './figures.js';
 
 type Row = Record<string, unknown>;
 
 interface Bench { module: string; fn: string; area: string }
 
-const BENCHES: Bench[] = [
-  { module: 'storage', fn: 'benchStorage', area: 'layers' },
-  { module: 'api', fn: 'benchApi', area: 'layers' },
+/** The API and its peer, set side by side in one report. */
+const PEER: Bench = { module: 'etcd', fn: 'benchEtcd', area: 'peer' };
+const API: Bench = { module: 'api', fn: 'benchApi', area: 'api' };
+/** Benchmarks of parts, each printed as its own table. */
+const PARTS: Bench[] = [
+  { module: 'storage', fn: 'benchStorage', area: 'Storage in-process: LevelDB, group commit, NATS hop' },
   { module: 'protobuf', fn: 'benchProtobuf', area: 'Protobuf and JSON codecs' },
   { module: 'cel', fn: 'benchCel', area: 'CEL' },
 ];
 let failures = 0;
 
-const LAYERS_TITLE = 'Writes, reads and event delivery, layer by layer (HTTPS → services → storage → LevelDB / NATS)';
-/** Groups the layer rows by operation, and within one from the outermost layer in. */
-const OPERATIONS: Array<[string, RegExp]> = [['write', /create|put/i], ['read', /get|list/i], ['event', /watch|publish|nats/i]];
-const LAYERS: Array<[string, RegExp]> = [['https', /^https/i], ['storage', /^store/i], ['leveldb', /leveldb/i], ['nats', /^nats/i]];
-
-const HEADERS: Record<string, string> = { name: 'benchmark', opsPerSec: 'ops/s', p50Ms: 'p50 ms', p99Ms: 'p99 ms' };
-
-function cell(key: string, value: unknown): string {
-  if (typeof value !== 'number') return value === undefined ? '' : String(value);
-  if (!Number.isFinite(value)) return '-';
-  return key.endsWith('Ms') ? value.toFixed(2) : Math.round(value).toLocaleString('en-US');
-}
-
-/** An aligned text table; columns are the keys of the rows in order of first appearance. */
-function table(title: string, rows: Row[]): string {
-  const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-  const cells = [keys.map((k) => HEADERS[k] ?? k), ...rows.map((r) => keys.map((k) => cell(k, r[k])))];
-  const widths = keys.map((_, c) => Math.max(...cells.map((line) => line[c].length)));
-  const numeric = keys.map((k) => rows.every((r) => r[k] === undefined || typeof r[k] === 'number'));
-  const render = (line: string[]) => line.map((v, c) => (numeric[c] ? v.padStart(widths[c]) : v.padEnd(widths[c]))).join('  ').trimEnd();
-  const rule = widths.map((w) => '-'.repeat(w)).join('  ');
-  return [title, render(cells[0]), rule, ...cells.slice(1).map(render)].join('\n');
-}
-
-function byOperation(rows: Row[]): Row[] {
-  const rank = (table: Array<[string, RegExp]>, r: Row) => {
-    const i = table.findIndex(([, re]) => re.test(String(r.name)));
-    return i < 0 ? table.length : i;
-  };
-  const sorted = [...rows].sort((a, b) => rank(OPERATIONS, a) - rank(OPERATIONS, b) || rank(LAYERS, a) - rank(LAYERS, b));
-  return sorted.map((r) => ({ operation: OPERATIONS[rank(OPERATIONS, r)]?.[0] ?? 'other', layer: LAYERS[rank(LAYERS, r)]?.[0] ?? '', ...r }));
-}
-
 /** Loads and runs one benchmark; undefined (after saying why) when it is missing or fails. */
-async function run(b: Bench): Promise<Row[] | undefined> {
+async function run<T>(b: Bench): Promise<T | undefined> {
   const url = new URL(`./${b.module}.bench.js`, import.meta.url).href;
   let mod: Record<string, unknown>;
   try {
@@ -66,9 +40,9 @@ async function run(b: Bench): Promise<Row[] | undefined> {
   }
   const started = performance.now();
   try {
-    const rows = await (mod[b.fn] as () => Promise<Row[]>)();
+    const result = await (mod[b.fn] as () => Promise<T>)();
     console.log(`ran ${b.module} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-    return rows;
+    return result;
   } catch (err) {
     console.log(`skipped ${b.module}: it failed: ${(err as Error).stack ?? err}`);
     failures++;
@@ -76,12 +50,17 @@ async function run(b: Bench): Promise<Row[] | undefined> {
   }
 }
 
-const areas = new Map<string, Row[]>();
-for (const b of BENCHES) {
-  const rows = await run(b);
-  if (rows) areas.set(b.area, [...(areas.get(b.area) ?? []), ...rows]);
+const etcd = await run<EtcdFigures>(PEER);
+const api = await run<ApiFigures>(API);
+const parts: Array<[string, Row[]]> = [];
+for (const b of PARTS) {
+  const rows = await run<Row[]>(b);
+  if (rows) parts.push([b.area, rows]);
 }
-for (const [area, rows] of areas) {
-  console.log(`\n${area === 'layers' ? table(LAYERS_TITLE, byOperation(rows)) : table(area, rows)}`);
+for (const [area, rows] of parts) console.log(`\n${rowsTable(area, rows)}`);
+if (api) {
+  console.log(`\n${report(api, etcd)}`);
+  if (api.problems.length) failures++;
 }
+console.log('\nFigures are noisy when other work shares the machine; CPU ms per request is the steadier measure.');
 process.exit(failures > 0 ? 1 : 0);

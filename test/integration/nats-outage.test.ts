@@ -21,6 +21,12 @@ describe('a NATS outage: watches end with an error, writes go on, the system hea
 
     const during = await c.request('POST', CMS, { body: { metadata: { name: 'during-outage' } } });
     expect(during.status).to.equal(201);
+    // The gateway's cache cannot follow changes meanwhile: reads of any kind are storage's answers.
+    for (const query of ['', '?resourceVersion=0', `?resourceVersion=${during.body.metadata.resourceVersion}`]) {
+      const listed = await c.request('GET', `${CMS}${query}`);
+      expect(listed.body.items.map((i: any) => i.metadata.name), query).to.include('during-outage');
+    }
+    expect((await c.request('GET', `${CMS}/during-outage?resourceVersion=0`)).status).to.equal(200);
     // Admission's namespaces come from storage's stream, not NATS: a namespace made now admits content at once.
     expect((await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'made-in-outage' } } })).status).to.equal(201);
     expect((await c.request('POST', '/api/v1/namespaces/made-in-outage/configmaps', { body: { metadata: { name: 'x' } } })).status).to.equal(201);
@@ -36,5 +42,12 @@ describe('a NATS outage: watches end with an error, writes go on, the system hea
     expect((await c.request('POST', CMS, { body: { metadata: { name: 'after-outage' } } })).status).to.equal(201);
     const { events: later } = await resumed;
     expect(later.map((e) => e.object.metadata.name)).to.deep.equal(['during-outage', 'after-outage']);
+    // Healed: the cache is listed again and follows the stream.
+    for (const query of ['', '?resourceVersion=0']) {
+      const listed = await c.request('GET', `${CMS}${query}`);
+      expect(listed.body.items.map((i: any) => i.metadata.name), query).to.include.members(['during-outage', 'after-outage']);
+    }
+    expect((await c.request('DELETE', `${CMS}/during-outage`)).status).to.equal(200);
+    expect((await c.request('GET', `${CMS}/during-outage`)).status).to.equal(404);
   });
 });

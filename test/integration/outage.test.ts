@@ -51,6 +51,26 @@ describe('service outages', function () {
     expect(c.procs.get('gateway')?.exitCode).to.equal(null);
   });
 
+  it('answers reads that accept any state (resourceVersion=0) from the gateway\'s memory while storage does not answer', async () => {
+    expect((await c.request('POST', CMS, { body: { metadata: { name: 'remembered' }, data: { k: 'v' } } })).status).to.equal(201);
+    // The first read of a collection starts caching it; reads go to storage until it is listed.
+    expect(await waitFor(async () => (await c.request('GET', `${CMS}/remembered`)).status === 200, 10_000)).to.equal(true);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const storage = c.procs.get('storage')!;
+    storage.kill('SIGSTOP');
+    try {
+      const one = await c.request('GET', `${CMS}/remembered?resourceVersion=0`, { timeoutMs: 5000 });
+      expect(one.status, one.text).to.equal(200);
+      expect(one.body.data).to.deep.equal({ k: 'v' });
+      const list = await c.request('GET', `${CMS}?resourceVersion=0`, { timeoutMs: 5000 });
+      expect(list.status, list.text).to.equal(200);
+      expect(list.body.items.map((i: any) => i.metadata.name)).to.include('remembered');
+      expect((await c.request('GET', `${CMS}/absent?resourceVersion=0`, { timeoutMs: 5000 })).status).to.equal(404);
+    } finally {
+      storage.kill('SIGCONT');
+    }
+  });
+
   // Each time a namespace not asked for before: no kept authorization decision answers for it (one kept for a
   // name may answer for every name of the kind).
   let fresh = 0;

@@ -308,6 +308,58 @@ describe('protocol: resource versions of get, list and watch', function () {
     });
   });
 
+  describe('reads answered from the gateway\'s cache', () => {
+    it('a consistent get and list see a write committed by another path (straight to storage) the moment it is acknowledged', async () => {
+      expect((await get(CMS)).status).to.equal(200); // the collection is cached from its first read on
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const storage = new StorageClient(c.addresses.storage);
+      try {
+        for (let i = 0; i < 5; i++) {
+          const name = `direct-${i}`;
+          const obj = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS, uid: `uid-${i}`, creationTimestamp: '2024-01-01T00:00:00Z' }, data: { i: String(i) } };
+          const written = await storage.create(`core/configmaps/${NS}/${name}`, Buffer.from(JSON.stringify(obj)), obj.metadata.uid);
+          const one = await get(`${CMS}/${name}`);
+          expect(one.status, one.text).to.equal(200);
+          expect(one.body.metadata.resourceVersion).to.equal(String(written.kv!.modRevision));
+          const list = await get(CMS);
+          expect(names(list)).to.include(name);
+          expect(Number(list.body.metadata.resourceVersion)).to.be.at.least(written.kv!.modRevision);
+        }
+      } finally {
+        storage.close();
+      }
+    });
+
+    it('a consistent read does not answer from memory while the change stream lags: it reads storage', async () => {
+      expect((await get(CMS)).status).to.equal(200);
+      const storage = new StorageClient(c.addresses.storage);
+      process.kill(c.natsPid!, 'SIGSTOP');
+      try {
+        const obj = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'unpublished', namespace: NS, uid: 'uid-u', creationTimestamp: '2024-01-01T00:00:00Z' } };
+        await storage.create(`core/configmaps/${NS}/unpublished`, Buffer.from(JSON.stringify(obj)), obj.metadata.uid);
+        expect((await get(`${CMS}/unpublished`)).status).to.equal(200);
+        expect(names(await get(CMS))).to.include('unpublished');
+      } finally {
+        process.kill(c.natsPid!, 'SIGCONT');
+        storage.close();
+      }
+    });
+
+    it('Exact at a version the collection changed after is the collection as it was then; at its current version, as it is', async () => {
+      const before = await get(CMS);
+      const rv = before.body.metadata.resourceVersion;
+      expect((await c.request('POST', CMS, { body: cm('exact-later') })).status).to.equal(201);
+      const then = await get(`${CMS}?resourceVersionMatch=Exact&resourceVersion=${rv}`);
+      expect(then.status, then.text).to.equal(200);
+      expect(then.body.metadata.resourceVersion).to.equal(rv);
+      expect(names(then)).to.deep.equal(names(before));
+      const now = await get(CMS);
+      const exactNow = await get(`${CMS}?resourceVersionMatch=Exact&resourceVersion=${now.body.metadata.resourceVersion}`);
+      expect(names(exactNow)).to.deep.equal(names(now));
+      expect(names(exactNow)).to.include('exact-later');
+    });
+  });
+
   describe('after the history holding a version is compacted', () => {
     before(async () => {
       const storage = new StorageClient(c.addresses.storage);

@@ -112,10 +112,22 @@ export class Cluster {
     return true;
   }
 
+  /** The PID of every process the cluster runs, nats-server included, by name. */
+  pids(): Map<string, number> {
+    const pids = new Map<string, number>(this.nats ? [['nats-server', this.nats.pid]] : []);
+    for (const [s, proc] of this.procs) if (proc.pid !== undefined && proc.exitCode === null) pids.set(s, proc.pid);
+    return pids;
+  }
+
   /** Stops the nats-server (as an outage; with SIGKILL, as a crash); `restartNats` brings it back on the same port. */
   async stopNats(signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
     await (signal === 'SIGKILL' ? this.nats?.crash() : this.nats?.stop());
     this.nats = undefined;
+  }
+
+  /** The nats-server's process id, e.g. to pause it (SIGSTOP) so its clients see nothing, without a disconnect. */
+  get natsPid(): number | undefined {
+    return this.nats?.pid;
   }
 
   async restartNats(): Promise<void> {

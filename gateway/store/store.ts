@@ -1,0 +1,159 @@
+// The store of one kind, which the write verbs call: it runs the kind's strategy
+// (server fields, defaults, validation, the update rules of the registry), the
+// checks a write must pass (escalation, admission), claims shared values (a
+// Service's IPs and ports), and writes through the typed storage client.
+import type { ApiObject } from '../../internal/apimachinery/meta.js';
+import { generateName } from '../../internal/apimachinery/meta.js';
+import { StatusError, alreadyExists } from '../../internal/apimachinery/status.js';
+import type { KindDef } from '../../internal/registry/index.js';
+import type { UserInfo__Output as UserInfo } from '../../internal/rpc/gen/svc/authn/v1/UserInfo.js';
+import type { KeyValue } from '../../internal/storage/client.js';
+import type { Objects } from '../objects.js';
+import type { Allocator, Release } from '../serviceallocator.js';
+import { admit, type AdmissionCall } from './admission.js';
+import {
+  checkDeletePreconditions, heldByFinalizers, isFinalized, markedForDeletion, prepareCreate, prepareUpdate, propagationFinalizer,
+  validateObject, writeRules, type DeleteOptions, type WriteRules,
+} from './strategy.js';
+
+/** Attempts of a write that lost a race to a concurrent one before answering 409. */
+const MAX_WRITE_ATTEMPTS = 5;
+/** Attempts at a free name for `generateName` before answering AlreadyExists. */
+const MAX_GENERATE_ATTEMPTS = 8;
+
+export interface StoreDeps {
+  admission: AdmissionCall;
+  /** A check the writer must pass besides admission (escalation prevention on roles and bindings). */
+  guard?: (obj: ApiObject, old?: ApiObject) => Promise<void>;
+  /** The shared pools a spec write of this kind draws from; none for most kinds. */
+  allocator?: Allocator;
+}
+
+export interface WriteOptions {
+  user: UserInfo;
+  dryRun: boolean;
+  /** The sub-resource written through ('' or absent: the object itself). */
+  subresource?: string;
+}
+
+export interface UpdateOptions extends WriteOptions {
+  /** The client named a resourceVersion: a lost race is its 409, never retried. */
+  conditional: boolean;
+}
+
+/** Computes the object an update wants from the stored one. */
+export type Change = (current: ApiObject) => ApiObject | Promise<ApiObject>;
+
+const nothingToRelease: Release = async () => undefined;
+
+export class Store {
+  constructor(readonly objects: Objects, private readonly deps: StoreDeps) {}
+
+  get def(): KindDef {
+    return this.objects.def;
+  }
+
+  /** Creates a decoded object: server fields, defaults, validation, admission, then the write (not with dryRun). */
+  async create(obj: ApiObject, opts: WriteOptions): Promise<ApiObject> {
+    prepareCreate(this.def, obj, opts.user);
+    const release = await this.allocate(obj, undefined, opts.dryRun);
+    try {
+      validateObject(this.def, obj);
+      await this.deps.guard?.(obj);
+      const admitted = (await admit(this.deps.admission, { def: this.def, operation: 'CREATE', user: opts.user, obj, dryRun: opts.dryRun }))!;
+      if (admitted !== obj) validateObject(this.def, admitted); // mutated by admission: validated again
+      if (!opts.dryRun) return await this.createWithName(admitted);
+      await this.refuseTakenName(admitted);
+      return admitted;
+    } catch (err) {
+      await release();
+      throw err;
+    }
+  }
+
+  /**
+   * The read-modify-write of an update: reads the stored object, lets `change`
+   * compute the new one, runs the strategy, validates and admits it, and writes
+   * it only if storage still holds what was read. A lost race is retried unless
+   * the write is conditional (then it is the client's 409).
+   */
+  async update(namespace: string, name: string, change: Change, opts: UpdateOptions): Promise<ApiObject> {
+    const rules = writeRules(opts.subresource ?? '');
+    for (let attempt = 1; ; attempt++) {
+      const { obj: current, kv } = await this.objects.get(namespace, name);
+      const next = await change(current);
+      prepareUpdate(this.def, next, current, rules);
+      const release = rules === 'spec' ? await this.allocate(next, current, opts.dryRun) : nothingToRelease;
+      try {
+        const written = await this.validateAdmitWrite(next, current, kv, rules, opts);
+        return written === current ? (await release(), current) : written;
+      } catch (err) {
+        await release();
+        const lostRace = err instanceof StatusError && err.reason === 'Conflict';
+        if (!lostRace || opts.conditional || attempt >= MAX_WRITE_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  /** Deletes one object: marks it when finalizers hold it, else removes it. */
+  async delete(namespace: string, name: string, options: DeleteOptions, opts: WriteOptions): Promise<{ obj: ApiObject; removed: boolean }> {
+    for (let attempt = 1; ; attempt++) {
+      const { obj, kv } = await this.objects.get(namespace, name);
+      checkDeletePreconditions(this.objects.gr, obj, options);
+      await admit(this.deps.admission, {
+        def: this.def, operation: 'DELETE', user: opts.user, old: obj, dryRun: opts.dryRun,
+        options: { kind: 'DeleteOptions', apiVersion: 'v1', ...options }, subresource: opts.subresource,
+      });
+      const policyFinalizer = propagationFinalizer(options);
+      try {
+        if (!heldByFinalizers(obj, policyFinalizer)) return { obj: opts.dryRun ? obj : await this.objects.delete(namespace, name, kv.modRevision), removed: true };
+        const marked = markedForDeletion(this.def, obj, options, policyFinalizer);
+        if (!marked || opts.dryRun) return { obj: marked ?? obj, removed: false };
+        return { obj: await this.objects.update(marked, kv.modRevision), removed: false };
+      } catch (err) {
+        if (!(err instanceof StatusError && err.reason === 'Conflict') || attempt >= MAX_WRITE_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  /** Claims the values of shared pools a spec write needs (a Service's cluster IP and node ports). */
+  private allocate(obj: ApiObject, old: ApiObject | undefined, dryRun: boolean): Promise<Release> {
+    return this.deps.allocator ? this.deps.allocator.allocate(obj, old, dryRun) : Promise.resolve(nothingToRelease);
+  }
+
+  /** A dry-run create fails where the real one would: on a name that is taken. */
+  private async refuseTakenName(obj: ApiObject): Promise<void> {
+    const meta = obj.metadata!;
+    const taken = await this.objects.find(meta.namespace ?? '', meta.name!);
+    if (taken && !meta.generateName) throw alreadyExists(this.objects.gr, meta.name!);
+  }
+
+  /** Creates the object; a generated name that is taken is drawn again. */
+  private async createWithName(obj: ApiObject): Promise<ApiObject> {
+    const meta = obj.metadata!;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.objects.create(obj);
+      } catch (err) {
+        const retry = err instanceof StatusError && err.reason === 'AlreadyExists' && meta.generateName && attempt < MAX_GENERATE_ATTEMPTS;
+        if (!retry) throw err;
+        meta.name = generateName(meta.generateName!);
+      }
+    }
+  }
+
+  /** The end of an update: validation, admission and the write, unless nothing changed (then `current`). */
+  private async validateAdmitWrite(next: ApiObject, current: ApiObject, kv: KeyValue, rules: WriteRules, opts: UpdateOptions): Promise<ApiObject> {
+    validateObject(this.def, next, current, rules);
+    if (rules === 'spec') await this.deps.guard?.(next, current);
+    const admitted = (await admit(this.deps.admission, {
+      def: this.def, operation: 'UPDATE', user: opts.user, obj: next, old: current, dryRun: opts.dryRun, subresource: opts.subresource,
+    }))!;
+    if (admitted !== next) validateObject(this.def, admitted, current, rules);
+    if (this.objects.encode(admitted).equals(kv.value)) return current;
+    if (opts.dryRun) return admitted;
+    const written = await this.objects.update(admitted, kv.modRevision);
+    if (isFinalized(written)) await this.objects.removeIfAt(written);
+    return written;
+  }
+}
