@@ -118,13 +118,22 @@ export class AuthenticationCache {
   /** The HMAC of what an answer depends on: every Authorization value, the client chain (by its digest) and the header
    * names, counted and length-prefixed. */
   private keyOf(request: AuthenticateRequest): string {
-    const hmac = createHmac('sha256', this.secret);
     const authorization = (request.headers ?? []).filter((h) => h.name === 'authorization').flatMap((h) => h.values ?? []);
     const names = (request.headers ?? []).map((h) => h.name ?? '').sort();
+    const chain = request.peerCertificates ?? [];
+    // A connection without a token asks with its chain and header names alone: those keys are kept per connection
+    // (never one with a token, which would then be held in memory).
+    const known = authorization.length === 0 ? keysByChain.get(chain) : undefined;
+    const namesKey = names.join('\n');
+    const kept = known?.get(namesKey);
+    if (kept !== undefined) return kept;
+    const hmac = createHmac('sha256', this.secret);
     hmac.update(lengthPrefixed(authorization.map((v) => Buffer.from(v, 'utf8'))));
-    hmac.update(chainDigest(request.peerCertificates ?? []));
+    hmac.update(chainDigest(chain));
     hmac.update(lengthPrefixed(names.map((n) => Buffer.from(n, 'utf8'))));
-    return hmac.digest('base64');
+    const key = hmac.digest('base64');
+    if (authorization.length === 0) keepKey(chain, namesKey, key);
+    return key;
   }
 }
 
@@ -137,6 +146,18 @@ function lengthPrefixed(parts: Buffer[]): Buffer {
     at += part.copy(out, at);
   }
   return out;
+}
+
+/** Keys of the requests without a token, per client chain (one array per connection) and set of header names. */
+const keysByChain = new WeakMap<object, Map<string, string>>();
+/** Sets of header names remembered per connection: a client varies them little. */
+const KEYS_PER_CONNECTION = 8;
+
+function keepKey(chain: object, namesKey: string, key: string): void {
+  let keys = keysByChain.get(chain);
+  if (!keys) keysByChain.set(chain, keys = new Map());
+  if (keys.size >= KEYS_PER_CONNECTION) keys.clear();
+  keys.set(namesKey, key);
 }
 
 /** Digests of client chains: a connection presents one chain, the same array for each of its requests, so its

@@ -27,6 +27,26 @@ const LIMIT = 10_000;
 /** Stands for the name in the key of a decision that holds for any name; no object is named so (names have no NUL). */
 const ANY_NAME = '\u0000any';
 
+/** Users as they key decisions: the gateway's authentication cache hands out the same user object for a
+ * credential's requests, so each is serialized once. */
+const userKeys = new WeakMap<object, string>();
+
+function userKey(user: AuthorizeRequest['user']): string {
+  if (!user) return '';
+  let key = userKeys.get(user);
+  if (key === undefined) userKeys.set(user, key = JSON.stringify(user));
+  return key;
+}
+
+/** The key of a request's decision: the user and every attribute, the name replaced when given. */
+function keyOf(request: AuthorizeRequest, name?: string): string {
+  const r = request.resource;
+  const attributes = r
+    ? [r.namespace, r.verb, r.group, r.version, r.resource, r.subresource, name ?? r.name, r.fieldSelector, r.labelSelector]
+    : [request.nonResource?.path, request.nonResource?.verb];
+  return `${userKey(request.user)}${r ? 'r' : 'n'}${JSON.stringify(attributes)}`;
+}
+
 export class DecisionCache {
   private readonly entries = new Lru<Entry>(LIMIT);
   private readonly generation: GenerationFollower;
@@ -57,8 +77,8 @@ export class DecisionCache {
       this.lookups.inc({ result: 'bypass' });
       return ask(request);
     }
-    const key = JSON.stringify(request);
-    const anyNameKey = request.resource?.name ? JSON.stringify({ ...request, resource: { ...request.resource, name: ANY_NAME } }) : undefined;
+    const key = keyOf(request);
+    const anyNameKey = request.resource?.name ? keyOf(request, ANY_NAME) : undefined;
     const hit = (anyNameKey !== undefined ? this.live(anyNameKey) : undefined) ?? this.live(key);
     if (hit) {
       this.lookups.inc({ result: 'hit' });
