@@ -6,10 +6,10 @@ import { createdAtColumn, nameColumn } from '../internal/registry/columns.js';
 import { upstreamGroup } from '../internal/names/index.js';
 import { StatusError, type Status } from '../internal/apimachinery/status.js';
 import { Readable } from 'node:stream';
-import { goEscape, negotiate, serialize, type ResponseFormat } from './negotiation.js';
-import { decodeCached } from './objectcache.js';
+import { goEscape, isProtobuf, negotiate, serialize, type ResponseFormat } from './negotiation.js';
+import { EncodedForms, decodeCached } from './objectcache.js';
 import type { RequestInfo } from './requestinfo.js';
-import { messageNameFor } from '../internal/apimachinery/protobuf/index.js';
+import { encodeListPieces, encodeObject, messageNameFor } from '../internal/apimachinery/protobuf/index.js';
 import { apiVersionOf, splitApiVersion } from '../internal/apimachinery/meta.js';
 
 export function writeBody(ctx: Koa.Context, status: number, body: unknown, mediaType = 'application/json'): void {
@@ -161,6 +161,9 @@ const STREAM_FROM = 128 * 1024;
  * cached, without apiVersion and kind); other forms decode the items. */
 export function writeCachedList(ctx: Koa.Context, def: KindDef, apiVersion: string, items: string[], listMeta: Record<string, unknown>): void {
   const format = formatOf(ctx, def);
+  if (isProtobuf(format.mediaType) && format.as === 'object' && !def.fromStorage && !aliasOf(ctx)) {
+    return writeProtobufList(ctx, def, apiVersion, items, listMeta, format.mediaType);
+  }
   if (!rawJson(ctx, def, format)) return writeList(ctx, def, apiVersion, items.map((json) => decodeCached(def, json)), listMeta);
   const head = `{${goEscape(JSON.stringify({ kind: `${def.kind}List`, apiVersion, metadata: listMeta })).slice(1, -1)},"items":[`;
   const typeMeta = `"apiVersion":${JSON.stringify(apiVersion)},"kind":${JSON.stringify(def.kind)}`;
@@ -170,6 +173,21 @@ export function writeCachedList(ctx: Koa.Context, def: KindDef, apiVersion: stri
   let size = 0;
   for (let i = 0; i < items.length && size < STREAM_FROM; i++) size += items[i].length;
   ctx.body = size < STREAM_FROM ? Buffer.concat([...chunks]) : Readable.from(chunks, { objectMode: false });
+}
+
+/** Lists' items in Protobuf, kept within this many bytes so that a collection read often is encoded once. */
+const protobufItems = new EncodedForms(32 * 1024 * 1024);
+
+/** Writes a list in Protobuf: each item's message (kept, or encoded from its JSON), then the list around them. */
+function writeProtobufList(ctx: Koa.Context, def: KindDef, apiVersion: string, items: string[], listMeta: Record<string, unknown>, mediaType: string): void {
+  const message = messageNameFor(apiVersion, def.kind)!;
+  const encoded = items.map((json) => protobufItems.get(json, message, () => encodeObject(decodeCached(def, json), message)));
+  const pieces = encodeListPieces(apiVersion, `${def.kind}List`, listMeta, encoded, STREAM_CHUNK);
+  let size = 0;
+  for (let i = 0; i < encoded.length && size < STREAM_FROM; i++) size += encoded[i].length;
+  ctx.status = 200;
+  ctx.type = mediaType;
+  ctx.body = size < STREAM_FROM ? Buffer.concat([...pieces]) : Readable.from(pieces, { objectMode: false });
 }
 
 /** The chunks of a JSON list. */

@@ -20,6 +20,7 @@ import { formatOf, metadataMisfit, partialMetadata, presented, presentedStatus, 
 import { parseResourceVersion } from './versions.js';
 import type { WatchHub } from './hub.js';
 import { waitForRevision } from './freshness.js';
+import { decodeCached, type Collection } from './objectcache.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 interface WatchEvent {
@@ -27,8 +28,8 @@ interface WatchEvent {
   object: unknown;
 }
 
-/** A watcher whose unsent output passes this is closed rather than slowing anyone down. */
-const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+/** A watcher whose unsent output passes this is closed rather than holding memory and slowing anyone down. */
+const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 /** Live events a watch may hold while it still reads its history; more and it starts over. */
 const MAX_PENDING_EVENTS = 10_000;
 /** The initial state and history are written no faster than the client reads: at most this much unread at a time. */
@@ -124,6 +125,19 @@ async function initialState(r: ResourceRequest, backends: Backends, select?: (ob
   }
 }
 
+/** The current state from the gateway's cache, as synthetic ADDED events decoded as they are sent. */
+function cachedState(r: ResourceRequest, c: Collection, select?: (obj: ApiObject) => boolean): { events: Iterable<WatchEvent>; revision: number } {
+  const revision = c.revision;
+  const { entries } = c.page(r.objects.prefix(r.info.namespace), 0);
+  function* events(): Generator<WatchEvent> {
+    for (const [, json] of entries) {
+      const obj = decodeCached(r.def, json);
+      if (!select || select(obj)) yield { type: 'ADDED', object: obj };
+    }
+  }
+  return { events: events(), revision };
+}
+
 /** The changes after a revision, from storage history; 410 Gone when compacted. */
 function history(backends: Backends, prefix: string, after: number): Promise<StorageEvent[]> {
   return new Promise((resolve, reject) => {
@@ -166,14 +180,21 @@ class WatchStream {
   /** Sends the initial state and history, then what arrived live meanwhile. */
   async catchUp(backends: Backends, params: WatchParams): Promise<void> {
     let from = params.revision ?? 0;
-    let initial: WatchEvent[] = [];
+    let initial: Iterable<WatchEvent> = [];
+    let missed: StorageEvent[] = [];
     if (!from || params.initialEvents) {
       if (from) await waitForRevision(backends, from);
-      const state = await initialState(this.r, backends, params.select);
+      const mode = from ? 'NotOlderThan' : params.revision === undefined ? 'MostRecent' : 'Any';
+      const cached = await backends.cache?.serving(this.r.objects.prefix(''), { mode, revision: from });
+      const state = cached ? cachedState(this.r, cached, params.select) : await initialState(this.r, backends, params.select);
       initial = state.events;
       from = state.revision;
+      // From the cache, the state is of the revision the live events continue from: nothing is missed.
+      if (!cached) missed = await history(backends, this.r.objects.prefix(this.r.info.namespace), from);
+    } else if (!(await backends.cache?.serving(this.r.objects.prefix(''), { mode: 'Exact', revision: from }))) {
+      // Unless nothing in the collection changed since that revision, the changes since come from storage's history.
+      missed = await history(backends, this.r.objects.prefix(this.r.info.namespace), from);
     }
-    const missed = await history(backends, this.r.objects.prefix(this.r.info.namespace), from);
     if (this.ended) return; // failed or fell behind meanwhile
     this.open();
     for (const ev of initial) {

@@ -20,7 +20,7 @@ const IDLE_MS = 5_000;
 const PHASE_MS = { c1: 3_000, c32: 5_000 };
 const WARM_UP = 100;
 const LISTS = 20;
-const LIST_MS = 8_000;
+const LIST_MS = 5_000;
 
 const collection = (ns: string): string => `/api/v1/namespaces/${ns}/configmaps`;
 

@@ -22,14 +22,16 @@ const rpc = protobuf.Root.fromJSON({
       nested: {
         PutRequest: { fields: { key: { type: 'bytes', id: 1 }, value: { type: 'bytes', id: 2 } } },
         PutResponse: { fields: {} },
-        RangeRequest: { fields: { key: { type: 'bytes', id: 1 } } },
+        RangeRequest: { fields: { key: { type: 'bytes', id: 1 }, rangeEnd: { type: 'bytes', id: 2 } } },
         RangeResponse: { fields: { count: { type: 'int64', id: 4 } } },
+        WatchCreateRequest: { fields: { key: { type: 'bytes', id: 1 }, rangeEnd: { type: 'bytes', id: 2 } } },
+        WatchRequest: { fields: { createRequest: { type: 'WatchCreateRequest', id: 1 } } },
       },
     },
   },
 });
 const type = (name: string) => rpc.lookupType(`etcdserverpb.${name}`);
-const [PutRequest, PutResponse, RangeRequest, RangeResponse] = ['PutRequest', 'PutResponse', 'RangeRequest', 'RangeResponse'].map(type);
+const [PutRequest, PutResponse, RangeRequest, RangeResponse, WatchRequest] = ['PutRequest', 'PutResponse', 'RangeRequest', 'RangeResponse', 'WatchRequest'].map(type);
 
 const which = (cmd: string): string | undefined => {
   try {
@@ -55,12 +57,21 @@ function ensureEtcd(): string {
   return installed;
 }
 
-/** Puts and linearizable gets over one gRPC connection. */
+/** The end of the range of keys that start with `prefix`: its last byte plus one. */
+function prefixEnd(prefix: Buffer): Buffer {
+  const end = Buffer.from(prefix);
+  end[end.length - 1]++;
+  return end;
+}
+
+/** Puts, linearizable gets and watches over one gRPC connection. */
 export class EtcdKv {
   private readonly client: grpc.Client;
 
   constructor(endpoint: string) {
-    this.client = new grpc.Client(endpoint, grpc.credentials.createInsecure());
+    // A range of 10k values is larger than grpc-js's default 4 MiB limit on a received message; a
+    // local subchannel pool gives each EtcdKv its own connection.
+    this.client = new grpc.Client(endpoint, grpc.credentials.createInsecure(), { 'grpc.max_receive_message_length': -1, 'grpc.use_local_subchannel_pool': 1 });
   }
 
   private call(method: string, req: protobuf.Type, res: protobuf.Type, message: object): Promise<protobuf.Message> {
@@ -74,10 +85,27 @@ export class EtcdKv {
     await this.call('Put', PutRequest, PutResponse, { key: Buffer.from(key), value });
   }
 
-  /** How many keys the key names (0 or 1). */
-  async count(key: string): Promise<number> {
-    const res = await this.call('Range', RangeRequest, RangeResponse, { key: Buffer.from(key) }) as unknown as { count?: number | { toNumber(): number } };
+  /** Reads the key (or, with `prefix`, every key under it) and says how many there were. */
+  async count(key: string, prefix = false): Promise<number> {
+    const range = prefix ? { rangeEnd: prefixEnd(Buffer.from(key)) } : {};
+    const res = await this.call('Range', RangeRequest, RangeResponse, { key: Buffer.from(key), ...range }) as unknown as { count?: number | { toNumber(): number } };
     return typeof res.count === 'object' ? res.count.toNumber() : Number(res.count ?? 0);
+  }
+
+  /** Watches every key under `prefix`. Resolves once etcd created the watch; onMessage then gets each
+   *  WatchResponse undecoded (so that reading a thousand watches costs this process little), onEnd its end. */
+  watch(prefix: string, onMessage: (bytes: Buffer) => void, onEnd: () => void): Promise<{ cancel(): void }> {
+    const call = this.client.makeBidiStreamRequest('/etcdserverpb.Watch/Watch', (m: object) => Buffer.from(WatchRequest.encode(m).finish()), (b: Buffer) => b);
+    return new Promise((resolve, reject) => {
+      let created = false;
+      call.on('data', (bytes: Buffer) => {
+        if (created) onMessage(bytes);
+        else { created = true; resolve({ cancel: () => call.cancel() }); }
+      });
+      call.on('error', (err) => (created ? onEnd() : reject(err)));
+      call.on('end', onEnd);
+      call.write({ createRequest: { key: Buffer.from(prefix), rangeEnd: prefixEnd(Buffer.from(prefix)) } });
+    });
   }
 
   close(): void {

@@ -4,7 +4,16 @@ import type { Idle } from './proc.js';
 
 export interface AtConcurrency { c1: Measured; c32: Measured }
 
-export interface EtcdFigures { version: string; valueBytes: number; put: AtConcurrency; get: AtConcurrency }
+export interface EtcdFigures {
+  version: string;
+  valueBytes: number;
+  put: AtConcurrency;
+  get: AtConcurrency;
+  /** A range over 10k keys, one client. */
+  list: Measured;
+  /** Puts paced as the API's creates, watched by as many watchers. */
+  watch: WatchPhase & { watchers: number };
+}
 
 export interface ListFigures { objects: number; json: Measured; protobuf: Measured }
 

@@ -7,17 +7,21 @@ const PAYLOAD = 'x'.repeat(900);
 export const createBody = (name: string): string => JSON.stringify({ metadata: { name }, data: { payload: PAYLOAD } });
 
 /** The same object as a server stores it (what an etcd put carries). */
-export const storedObject = (namespace: string, name: string): Record<string, any> => ({
+export const storedObject = (namespace: string, name: string, data: Record<string, string> = { payload: PAYLOAD }): Record<string, any> => ({
   apiVersion: 'v1', kind: 'ConfigMap',
   metadata: {
     name, namespace, uid: randomUUID(), creationTimestamp: new Date().toISOString(),
-    managedFields: [{ manager: 'node', operation: 'Update', apiVersion: 'v1', time: new Date().toISOString(), fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { '.': {}, 'f:payload': {} } } }],
+    managedFields: [{ manager: 'node', operation: 'Update', apiVersion: 'v1', time: new Date().toISOString(), fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:data': Object.fromEntries([['.', {}], ...Object.keys(data).map((k) => [`f:${k}`, {}])]) } }],
   },
-  data: { payload: PAYLOAD },
+  data,
 });
 
+const SMALL_DATA = { key: 'value' };
 /** A small object for the watch benchmark, where a thousand watchers each receive every event. */
-export const smallBody = (name: string): string => JSON.stringify({ metadata: { name }, data: { key: 'value' } });
+export const smallBody = (name: string): string => JSON.stringify({ metadata: { name }, data: SMALL_DATA });
+/** smallBody's object as a server stores it. */
+export const smallStored = (namespace: string, name: string): Buffer => Buffer.from(JSON.stringify(storedObject(namespace, name, SMALL_DATA)));
 
 /** A ConfigMap of a size seen in real clusters (about 550 bytes of JSON): labels,
  *  an annotation and a few settings. */

@@ -51,7 +51,7 @@ describe('service outages', function () {
     expect(c.procs.get('gateway')?.exitCode).to.equal(null);
   });
 
-  it('answers reads that accept any state (resourceVersion=0) from the gateway\'s memory while storage does not answer', async () => {
+  it('answers reads and watches that accept any state (resourceVersion=0) from the gateway\'s memory while storage does not answer', async () => {
     expect((await c.request('POST', CMS, { body: { metadata: { name: 'remembered' }, data: { k: 'v' } } })).status).to.equal(201);
     // The first read of a collection starts caching it; reads go to storage until it is listed.
     expect(await waitFor(async () => (await c.request('GET', `${CMS}/remembered`)).status === 200, 10_000)).to.equal(true);
@@ -66,6 +66,9 @@ describe('service outages', function () {
       expect(list.status, list.text).to.equal(200);
       expect(list.body.items.map((i: any) => i.metadata.name)).to.include('remembered');
       expect((await c.request('GET', `${CMS}/absent?resourceVersion=0`, { timeoutMs: 5000 })).status).to.equal(404);
+      const watched = await c.watch(`${CMS}?watch=1&resourceVersion=0`, { until: (e) => e.some((ev) => ev.object?.metadata?.name === 'remembered'), timeoutMs: 5000 });
+      expect(watched.status).to.equal(200);
+      expect(watched.events.find((ev) => ev.object.metadata.name === 'remembered')?.type).to.equal('ADDED');
     } finally {
       storage.kill('SIGCONT');
     }

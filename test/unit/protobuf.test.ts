@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  decodeEnvelope, decodeObject, decodeWatchEvents, encodeEnvelope, encodeObject, encodeWatchEvent, messageNameFor,
+  decodeEnvelope, decodeObject, decodeWatchEvents, encodeEnvelope, encodeListPieces, encodeObject, encodeWatchEvent, messageNameFor,
   ProtobufError,
 } from '../../internal/apimachinery/protobuf/index.js';
 import { StatusError } from '../../internal/apimachinery/status.js';
@@ -216,4 +216,21 @@ describe('protobuf watch frames', () => {
     const frame = encodeWatchEvent('BOOKMARK', pod('a'));
     expect(frame.indexOf(encodeEnvelope(pod('a')))).to.be.greaterThan(4);
   });
+});
+
+describe('protobuf lists written a piece at a time', () => {
+  const item = (i: number) => ({ metadata: { name: `cm-${i}`, namespace: 'ns', resourceVersion: String(i + 1) }, data: { k: 'v'.repeat(i * 37 % 300) } });
+
+  for (const count of [0, 1, 3000]) {
+    it(`are the bytes of the whole list encoded at once (${count} items, small pieces)`, () => {
+      const items = Array.from({ length: count }, (_, i) => item(i));
+      const listMeta = { resourceVersion: '9', continue: 'tok', remainingItemCount: 4 };
+      const whole = encodeEnvelope({ apiVersion: 'v1', kind: 'ConfigMapList', metadata: listMeta, items });
+      const encoded = items.map((o) => encodeObject(o, messageNameFor('v1', 'ConfigMap')!));
+      const pieces = [...encodeListPieces('v1', 'ConfigMapList', listMeta, encoded, 4096)];
+      expect(Buffer.concat(pieces).equals(whole)).to.equal(true);
+      if (count === 3000) expect(pieces.length).to.be.greaterThan(10);
+      expect((decodeEnvelope(Buffer.concat(pieces)).items as unknown[] | undefined ?? []).length).to.equal(count);
+    });
+  }
 });

@@ -154,6 +154,15 @@ export class Writer {
   finish(): Buffer {
     return Buffer.from(this.buf.subarray(0, this.pos));
   }
+
+  /** The bytes written so far, sharing the writer's memory (no copy): valid while the writer does not grow. */
+  take(): Buffer {
+    return this.buf.subarray(0, this.pos);
+  }
+
+  get length(): number {
+    return this.pos;
+  }
 }
 
 export class Reader {
