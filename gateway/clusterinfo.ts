@@ -5,8 +5,7 @@ import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { newUid, nowTimestamp } from '../internal/apimachinery/meta.js';
 import { CLUSTER_INFO_CONFIGMAP, CLUSTER_INFO_KUBECONFIG_KEY, NAMESPACE_PUBLIC } from '../internal/names/index.js';
 import { clusterInfoKubeconfig } from '../internal/pki/index.js';
-import { grpc } from '../internal/rpc/index.js';
-import { ignoreStorageCodes, type StorageClient } from '../internal/storage/client.js';
+import type { StorageClient } from '../internal/storage/client.js';
 import { objectKey } from '../internal/storage/keys.js';
 import { encodeStored } from './objects.js';
 
@@ -17,6 +16,5 @@ export async function ensureClusterInfo(storage: StorageClient, server: string, 
     metadata: { name: CLUSTER_INFO_CONFIGMAP, namespace: NAMESPACE_PUBLIC, uid: newUid(), creationTimestamp: nowTimestamp() },
     data: { [CLUSTER_INFO_KUBECONFIG_KEY]: clusterInfoKubeconfig(server, caPem) },
   };
-  await storage.create(objectKey('', 'configmaps', NAMESPACE_PUBLIC, CLUSTER_INFO_CONFIGMAP), encodeStored(cm), cm.metadata!.uid!)
-    .catch(ignoreStorageCodes(grpc.status.ALREADY_EXISTS));
+  await storage.createIfAbsent(objectKey('', 'configmaps', NAMESPACE_PUBLIC, CLUSTER_INFO_CONFIGMAP), encodeStored(cm), cm.metadata!.uid!);
 }

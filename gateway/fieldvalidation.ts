@@ -21,40 +21,51 @@ export function fieldValidationOf(query: URLSearchParams): FieldValidation {
   return value as FieldValidation;
 }
 
-/** Paths (`spec.foo`) of keys that appear twice in one JSON object. */
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const isJsonSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+/** The index of the quote that ends the JSON string opened at `start`. */
+function stringEnd(text: string, start: number): number {
+  for (let i = start + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) return i;
+    if (c === BACKSLASH) i++;
+  }
+  return text.length;
+}
+
+interface Frame { keys?: Set<string>; path: string; index: number }
+
+/** Paths (`spec.foo`) of keys that appear twice in one JSON object, from one scan of (well-formed) JSON text. */
 export function duplicateJsonFields(text: string): string[] {
   const found: string[] = [];
-  const frames: Array<{ keys: Set<string>; path: string } | { index: number; path: string }> = [];
-  let pendingKey: string | undefined;
-  const childPath = () => {
-    const top = frames.at(-1);
-    if (!top) return '';
-    if ('keys' in top) return top.path ? `${top.path}.${pendingKey}` : pendingKey ?? '';
-    return `${top.path}[${top.index}]`;
-  };
+  const frames: Frame[] = [];
+  let pendingKey = '';
   for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (ch === '"') {
-      let end = i + 1;
-      while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
-      const top = frames.at(-1);
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const end = stringEnd(text, i);
+      const top = frames[frames.length - 1];
       let j = end + 1;
-      while (j < text.length && /\s/.test(text[j])) j++;
-      if (top && 'keys' in top && text[j] === ':') {
-        const key = JSON.parse(text.slice(i, end + 1)) as string;
+      while (j < text.length && isJsonSpace(text.charCodeAt(j))) j++;
+      if (top?.keys && text.charCodeAt(j) === 0x3a) {
+        const raw = text.slice(i + 1, end);
+        const key = raw.includes('\\') ? JSON.parse(`"${raw}"`) as string : raw;
         if (top.keys.has(key)) found.push(top.path ? `${top.path}.${key}` : key);
         top.keys.add(key);
         pendingKey = key;
       }
       i = end;
-    } else if (ch === '{' || ch === '[') {
-      const path = childPath();
-      frames.push(ch === '{' ? { keys: new Set(), path } : { index: 0, path });
-    } else if (ch === '}' || ch === ']') {
+    } else if (c === 0x7b || c === 0x5b) {
+      const top = frames[frames.length - 1];
+      const path = !top ? '' : top.keys ? (top.path ? `${top.path}.${pendingKey}` : pendingKey) : `${top.path}[${top.index}]`;
+      frames.push(c === 0x7b ? { keys: new Set(), path, index: 0 } : { path, index: 0 });
+    } else if (c === 0x7d || c === 0x5d) {
       frames.pop();
-    } else if (ch === ',') {
-      const top = frames.at(-1);
-      if (top && 'index' in top) top.index++;
+    } else if (c === 0x2c) {
+      const top = frames[frames.length - 1];
+      if (top && !top.keys) top.index++;
     }
   }
   return found;

@@ -12,7 +12,6 @@ import { listObjects } from './reads.js';
 import { readDeleteOptions, readObject } from './body.js';
 import { writeList, writeObject, writeBody, formatOf, presentedStatus } from './respond.js';
 import { checkUpdatePreconditions } from './store/strategy.js';
-import { recordOwnership } from './store/fields.js';
 import { updateManager } from './managers.js';
 import { storeFor, writeOptions } from './stores.js';
 
@@ -60,22 +59,25 @@ export function checkTypeAndScope(r: ResourceRequest, obj: ApiObject): void {
   }
 }
 
-/** Reads the body of a create or update, applying the request's fieldValidation. */
-async function readChecked(r: ResourceRequest): Promise<ApiObject> {
+/** The body of a create or update, and how the request's fieldValidation answers the unknown fields the
+ * store's schema walk finds, with the fields the body repeats. */
+async function readChecked(r: ResourceRequest): Promise<{ obj: ApiObject; unknownFields: (paths: string[]) => void }> {
   const directive = fieldValidationOf(r.query);
   const { obj, duplicates } = await readObject(r.ctx);
   checkTypeAndScope(r, obj);
-  enforceFieldValidation(r.ctx, directive, directive === 'Ignore' ? [] : unknownFields(r.def, obj), duplicates);
-  return obj;
+  return { obj, unknownFields: (paths) => enforceFieldValidation(r.ctx, directive, paths, duplicates) };
 }
 
 export async function createObject(r: ResourceRequest, backends: Backends): Promise<void> {
   const opts = writeOptions(r);
-  const obj = await readChecked(r);
+  const { obj, unknownFields: answerUnknown } = await readChecked(r);
   if (r.def.namespaced && !r.info.namespace) throw badRequest('the namespace of the object is required');
-  if (r.def.ephemeral) return writeObject(r.ctx, r.def, 201, await answerRequest(r, backends, obj));
-  const owned = recordOwnership(r.def, r.objects.apiVersion, { manager: updateManager(r, 'CreateOptions'), subresource: '' }, undefined, obj);
-  writeObject(r.ctx, r.def, 201, await storeFor(r, backends).create(owned, opts));
+  if (r.def.ephemeral) {
+    answerUnknown(unknownFields(r.def, obj));
+    return writeObject(r.ctx, r.def, 201, await answerRequest(r, backends, obj));
+  }
+  const manager = () => updateManager(r, 'CreateOptions');
+  writeObject(r.ctx, r.def, 201, await storeFor(r, backends).create(obj, { ...opts, manager, unknownFields: answerUnknown }));
 }
 
 /** A review or binding: validated and answered, never stored, and needing no name. */
@@ -88,17 +90,17 @@ async function answerRequest(r: ResourceRequest, backends: Backends, obj: ApiObj
 
 export async function updateObject(r: ResourceRequest, backends: Backends): Promise<void> {
   const opts = writeOptions(r);
-  const obj = await readChecked(r);
+  const { obj, unknownFields: answerUnknown } = await readChecked(r);
   const meta = obj.metadata!;
   if (meta.name !== r.info.name) {
     throw badRequest(`the name of the object (${meta.name ?? ''}) does not match the name on the URL (${r.info.name})`);
   }
-  const owner = { manager: updateManager(r, 'UpdateOptions'), subresource: r.info.subresource };
+  const manager = () => updateManager(r, 'UpdateOptions');
   const requested = meta.resourceVersion;
   const result = await storeFor(r, backends).update(r.info.namespace, r.info.name, (current) => {
     checkUpdatePreconditions(r.objects.gr, obj, current);
-    return recordOwnership(r.def, r.objects.apiVersion, owner, current, structuredClone(obj));
-  }, { ...opts, conditional: requested !== undefined && requested !== '' });
+    return structuredClone(obj);
+  }, { ...opts, manager, unknownFields: answerUnknown, conditional: requested !== undefined && requested !== '' });
   writeObject(r.ctx, r.def, 200, result);
 }
 

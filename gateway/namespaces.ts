@@ -4,9 +4,8 @@ import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { newUid, nowTimestamp } from '../internal/apimachinery/meta.js';
 import { INITIAL_NAMESPACES } from '../internal/names/index.js';
 import type { Registry } from '../internal/registry/index.js';
-import { ignoreStorageCodes, type StorageClient } from '../internal/storage/client.js';
+import type { StorageClient } from '../internal/storage/client.js';
 import { objectKey } from '../internal/storage/keys.js';
-import { grpc } from '../internal/rpc/index.js';
 import { encodeStored } from './objects.js';
 
 const nsKey = (name: string) => objectKey('', 'namespaces', '', name);
@@ -17,6 +16,6 @@ export async function ensureInitialNamespaces(storage: StorageClient, registry: 
   for (const name of INITIAL_NAMESPACES) {
     const ns: ApiObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: newUid(), creationTimestamp: nowTimestamp() } };
     def.prepareForCreate?.(ns);
-    await storage.create(nsKey(name), encodeStored(ns), ns.metadata!.uid!).catch(ignoreStorageCodes(grpc.status.ALREADY_EXISTS));
+    await storage.createIfAbsent(nsKey(name), encodeStored(ns), ns.metadata!.uid!);
   }
 }

@@ -74,28 +74,29 @@ export class Objects {
   }
 
   /** The stored object, or undefined when there is none. */
-  async find(namespace: string, name: string): Promise<ApiObject | undefined> {
-    return this.get(namespace, name).then(({ obj }) => obj, (err) => {
+  async find(namespace: string, name: string): Promise<{ obj: ApiObject; kv: KeyValue } | undefined> {
+    return this.get(namespace, name).then(({ obj, kv }) => ({ obj, kv }), (err) => {
       if (err instanceof StatusError && err.code === 404) return undefined;
       throw err;
     });
   }
 
-  async create(obj: ApiObject): Promise<ApiObject> {
+  /** Creates obj; `encoded` is its stored form when the caller has it already. */
+  async create(obj: ApiObject, encoded = this.encode(obj)): Promise<ApiObject> {
     const meta = obj.metadata!;
     try {
-      const res = await this.storage.create(this.key(meta.namespace ?? '', meta.name!), this.encode(obj), meta.uid ?? '');
+      const res = await this.storage.create(this.key(meta.namespace ?? '', meta.name!), encoded, meta.uid ?? '');
       return this.decode(res.kv!);
     } catch (err) {
       throw storageError(err, this.gr, meta.name!);
     }
   }
 
-  /** Writes obj if the stored object is still at expectedRevision. */
-  async update(obj: ApiObject, expectedRevision: number): Promise<ApiObject> {
+  /** Writes obj if the stored object is still at expectedRevision; `encoded` as for create. */
+  async update(obj: ApiObject, expectedRevision: number, encoded = this.encode(obj)): Promise<ApiObject> {
     const meta = obj.metadata!;
     try {
-      const res = await this.storage.update(this.key(meta.namespace ?? '', meta.name!), this.encode(obj), { modRevision: expectedRevision });
+      const res = await this.storage.update(this.key(meta.namespace ?? '', meta.name!), encoded, { modRevision: expectedRevision });
       return this.decode(res.kv!);
     } catch (err) {
       throw storageError(err, this.gr, meta.name!);

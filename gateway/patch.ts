@@ -7,7 +7,7 @@ import { isObject } from '../internal/apimachinery/meta.js';
 import { StatusError, badRequest, notFound, staleConflict, invalid, unsupportedMediaType } from '../internal/apimachinery/status.js';
 import { forbiddenField } from '../internal/apimachinery/validation.js';
 import { GROUP_META } from '../internal/names/index.js';
-import { apply, applyJsonPatch, mergePatch, rootType, strategicMergePatch, type TypeNode } from '../internal/patch/index.js';
+import { apply, applyJsonPatch, mergePatch, rootType, strategicMergePatch, type ApplyOptions, type TypeNode } from '../internal/patch/index.js';
 import type { Backends } from './backends.js';
 import type { ResourceRequest } from './context.js';
 import { readObject, readRaw } from './body.js';
@@ -17,7 +17,7 @@ import { authorizeRequest } from './authorization.js';
 import { cborEnabled, writeObject } from './respond.js';
 import { decodeCbor } from './negotiation.js';
 import { checkJsonDepth, checkValueDepth } from '../internal/apimachinery/depth.js';
-import { kindType, managerOptions, recordOwnership, type FieldOwner } from './store/fields.js';
+import { kindType, managerOptions, type FieldOwner } from './store/fields.js';
 import { applyManager, updateManager } from './managers.js';
 import { storeFor, writeOptions } from './stores.js';
 
@@ -33,10 +33,6 @@ const builtIn = (r: ResourceRequest): boolean => rootType({ group: r.def.group, 
 
 /** The request's manager and sub-resource, as field ownership records them. */
 const ownerOf = (r: ResourceRequest, manager: string): FieldOwner => ({ manager, subresource: r.info.subresource });
-
-/** Records ownership of what a write through the request changes. */
-const recordFor = (r: ResourceRequest, manager: string, live: ApiObject, next: ApiObject) =>
-  recordOwnership(r.def, r.objects.apiVersion, ownerOf(r, manager), live, next);
 
 const optionsFor = (r: ResourceRequest, manager: string) => managerOptions(r.def, r.objects.apiVersion, ownerOf(r, manager));
 
@@ -127,16 +123,15 @@ export async function patchObject(r: ResourceRequest, backends: Backends,
   const patch = parseJson(raw);
   if (type !== JSON_PATCH && !isObject(patch)) throw badRequest('the patch must be a JSON object');
   const duplicates = type === JSON_PATCH || directive === 'Ignore' ? [] : duplicateJsonFields(raw.toString('utf8'));
-  let validated = false;
   const result = await storeFor(r, backends).update(r.info.namespace, r.info.name, (current) => {
     const next = restrict(patchDocument(type, current, patch, t), current);
     checkPatched(r, current, next);
-    // The stored object has no unknown fields: any in the result came with the patch. Checked once, not per retry.
-    if (!validated) enforceFieldValidation(r.ctx, directive, directive === 'Ignore' ? [] : unknownFields(r.def, next), duplicates);
-    validated = true;
-    recordFor(r, manager, current, next);
     return isDeepStrictEqual(next, current) ? current : next;
-  }, { ...opts, conditional: isConditional(type, patch) });
+  }, {
+    ...opts, manager: () => manager, conditional: isConditional(type, patch),
+    // The stored object has no unknown fields: any the store's walk finds came with the patch.
+    unknownFields: (paths) => enforceFieldValidation(r.ctx, directive, paths, duplicates),
+  });
   writeObject(r.ctx, r.def, 200, result);
 }
 
@@ -146,6 +141,8 @@ export interface PartialWrite {
   readonly rv?: string;
   /** The object as the request wants it, from the stored one. */
   next(current: ApiObject): ApiObject;
+  /** The manager the store records the change under; absent for apply, which records its own. */
+  readonly manager?: string;
 }
 
 /**
@@ -170,42 +167,34 @@ export async function readPartialPatch(r: ResourceRequest, toView: (obj: ApiObje
   const manager = updateManager(r, 'PatchOptions');
   const patch = parseJson(await readRaw(r.ctx));
   if (!isObject(patch)) throw badRequest('the patch must be a JSON object');
-  return {
-    rv: rv(patch),
-    next: (current) => recordFor(r, manager, current, fromView(mergePatch(toView(current), patch) as ApiObject, current)),
-  };
+  return { rv: rv(patch), manager, next: (current) => fromView(mergePatch(toView(current), patch) as ApiObject, current) };
 }
 
 /** Reads a PUT of a partial view: the whole view, ownership recorded on the object. */
 export async function readPartialUpdate(r: ResourceRequest, fromView: (view: ApiObject, current: ApiObject) => ApiObject): Promise<PartialWrite> {
   const manager = updateManager(r, 'UpdateOptions');
   const { obj: view } = await readObject(r.ctx);
-  return { rv: view.metadata?.resourceVersion || undefined, next: (current) => recordFor(r, manager, current, fromView(view, current)) };
+  return { rv: view.metadata?.resourceVersion || undefined, manager, next: (current) => fromView(view, current) };
 }
 
-/** Server-side apply: merges into the object, or creates it (with create permission) when absent. */
+/** Server-side apply: one read-modify-write that merges into the object, or creates it (with create permission) when absent. */
 async function applyObject(r: ResourceRequest, backends: Backends, config: ApiObject, force: boolean): Promise<void> {
   const opts = { ...optionsFor(r, applyManager(r)), force };
-  const store = storeFor(r, backends);
-  if (!(await r.objects.find(r.info.namespace, r.info.name))) {
-    // Only the object itself is created by an apply, never through one of its sub-resources.
-    if (r.info.subresource) throw notFound(r.objects.gr, r.info.name);
-    writeObject(r.ctx, r.def, 201, await createApplied(r, backends, apply({}, config, opts)));
-    return;
-  }
-  const result = await store.update(r.info.namespace, r.info.name, (current) => {
+  const { obj, created } = await storeFor(r, backends).upsert(r.info.namespace, r.info.name, (current) => {
     const next = apply(current, config, opts);
     checkPatched(r, current, next);
     return isDeepStrictEqual(next, current) ? current : next;
-  }, { ...writeOptions(r), conditional: isConditional(APPLY_PATCH, config) });
-  writeObject(r.ctx, r.def, 200, result);
+  }, () => createdByApply(r, backends, config, opts), { ...writeOptions(r), conditional: isConditional(APPLY_PATCH, config) });
+  writeObject(r.ctx, r.def, created ? 201 : 200, obj);
 }
 
-/** An apply that creates goes the way of a create, with create permission as well. */
-async function createApplied(r: ResourceRequest, backends: Backends, obj: ApiObject): Promise<ApiObject> {
+/** An apply that creates is a create: of the object itself (never through a sub-resource), with create permission as well. */
+async function createdByApply(r: ResourceRequest, backends: Backends, config: ApiObject, opts: ApplyOptions): Promise<ApiObject> {
+  if (r.info.subresource) throw notFound(r.objects.gr, r.info.name);
+  const obj = apply({}, config, opts);
   await authorizeRequest(backends, r.user, r.info, undefined, 'create');
   obj.metadata ??= {};
   if (obj.metadata.name !== r.info.name) throw badRequest(`the name of the object (${obj.metadata.name ?? ''}) does not match the name on the URL (${r.info.name})`);
   checkTypeAndScope(r, obj);
-  return storeFor(r, backends).create(obj, writeOptions(r));
+  return obj;
 }

@@ -17,8 +17,7 @@ import type { Registry } from '../internal/registry/index.js';
 import { NODE_PORT_RANGE, SERVICE_CIDR, usesNodePorts } from '../internal/registry/kinds/core-services.js';
 import { addressAt, isIP, isIPv4, parseCidr, sizeOf } from '../internal/registry/net.js';
 import { asList, asObj, objects, type Obj } from '../internal/registry/values.js';
-import { grpc } from '../internal/rpc/index.js';
-import { ignoreStorageCodes, ignoreStorageRace, type KeyValue, type StorageClient, type StorageEvent } from '../internal/storage/client.js';
+import type { KeyValue, StorageClient, StorageEvent } from '../internal/storage/client.js';
 import { collectionPrefix, objectKey } from '../internal/storage/keys.js';
 import type { WatchHub } from './hub.js';
 import { decodeStored, encodeStored } from './objects.js';
@@ -122,7 +121,7 @@ export class ServiceAllocator implements Allocator {
     const spec = specOf(svc);
     const claimed: string[] = [];
     const release: Release = async () => {
-      await Promise.all(claimed.map((key) => this.storage.delete(key).catch(ignoreStorageRace)));
+      await Promise.all(claimed.map((key) => this.storage.deleteIfAt(key)));
     };
     if (spec.type === 'ExternalName') return release;
     const owner = ownerOf(svc);
@@ -194,14 +193,9 @@ export class ServiceAllocator implements Allocator {
   private async claim<T>(pool: Pool<T>, value: T, owner: Owner, dryRun: boolean, claimed: string[]): Promise<boolean> {
     const key = pool.key(value);
     if (claimed.includes(key)) return false;
-    if (dryRun) return (await this.read(key)) === undefined;
+    if (dryRun) return (await this.storage.find(key)) === undefined;
     const record = pool.record(value, owner);
-    try {
-      await this.storage.create(key, encodeStored(record), record.metadata!.uid!);
-    } catch (err) {
-      ignoreStorageCodes(grpc.status.ALREADY_EXISTS)(err);
-      return false;
-    }
+    if (!(await this.storage.createIfAbsent(key, encodeStored(record), record.metadata!.uid!))) return false;
     claimed.push(key);
     return true;
   }
@@ -220,15 +214,9 @@ export class ServiceAllocator implements Allocator {
     return undefined;
   }
 
-  /** A stored value; undefined when there is none (other storage errors are thrown). */
-  private async read(key: string): Promise<KeyValue | undefined> {
-    const res = await this.storage.get(key).catch((err) => { ignoreStorageCodes(grpc.status.NOT_FOUND)(err); return undefined; });
-    return res?.kv ?? undefined;
-  }
-
   /** Stores an object the server makes for itself, unless it exists. */
   private async createOnce(key: string, obj: ApiObject): Promise<void> {
-    await this.storage.create(key, encodeStored(obj), obj.metadata!.uid!).catch(ignoreStorageCodes(grpc.status.ALREADY_EXISTS));
+    await this.storage.createIfAbsent(key, encodeStored(obj), obj.metadata!.uid!);
   }
 
   /**
@@ -256,12 +244,12 @@ export class ServiceAllocator implements Allocator {
 
   /** An object the server keeps for itself: created when absent, its `fields` brought back when they differ. */
   private async keepCurrent(key: string, obj: ApiObject, fields: readonly string[]): Promise<void> {
-    const kv = await this.read(key);
+    const kv = await this.storage.find(key);
     if (!kv) return this.createOnce(key, obj);
     const stored = decodeStored(kv);
     if (fields.every((f) => isDeepStrictEqual(stored[f], obj[f]))) return;
     for (const f of fields) stored[f] = obj[f];
-    await this.storage.update(key, encodeStored(stored), { modRevision: kv.modRevision }).catch(ignoreStorageRace);
+    await this.storage.updateIfAt(key, encodeStored(stored), kv.modRevision);
   }
 
   /** The `kubernetes` service on the range's first address, its port leading to the API's (which a restart may change). */
@@ -278,7 +266,7 @@ export class ServiceAllocator implements Allocator {
     };
     const def = this.registry.lookup('', 'v1', 'services')!;
     def.prepareForCreate?.(svc);
-    if (!(await this.read(svcKey))) await this.claim(IP_POOL, ip, ownerOf(svc), false, []);
+    if (!(await this.storage.find(svcKey))) await this.claim(IP_POOL, ip, ownerOf(svc), false, []);
     await this.keepCurrent(svcKey, svc, ['spec']);
   }
 
@@ -326,17 +314,17 @@ export class ServiceAllocator implements Allocator {
 
   /** Deletes a record of `owner` unless the service of that name (perhaps created anew) still uses its value. */
   private async releaseUnused(key: string, owner: Owner, olderThan?: number): Promise<void> {
-    const record = await this.read(key);
+    const record = await this.storage.find(key);
     if (!record) return;
     const obj = decodeStored(record);
     if (!sameOwner(recordOwner(obj), owner)) return;
     if (olderThan !== undefined && Date.parse(obj.metadata?.creationTimestamp ?? '') > olderThan) return;
     // Only a service known to be gone (not one storage could not answer for) lets go of its values.
-    const current = await this.read(objectKey('', 'services', owner.namespace, owner.name));
+    const current = await this.storage.find(objectKey('', 'services', owner.namespace, owner.name));
     const uses = held(current ? decodeStored(current) : undefined);
     const value = key.slice(key.lastIndexOf('/') + 1);
     if (uses.ips.includes(value) || uses.nodePorts.includes(Number(value))) return;
-    await this.storage.delete(key, { modRevision: record.modRevision }).catch(ignoreStorageRace);
+    await this.storage.deleteIfAt(key, record.modRevision);
   }
 
   /** Records whose service is gone, or no longer uses their value, once past the grace of an in-flight create. */

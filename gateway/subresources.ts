@@ -123,7 +123,7 @@ async function serveScale(r: ResourceRequest, backends: Backends): Promise<void>
   const written = await storeFor(r, backends).update(r.info.namespace, r.info.name, (current) => {
     if (write.rv && write.rv !== current.metadata?.resourceVersion) throw staleConflict(r.objects.gr, r.info.name);
     return write.next(current);
-  }, { ...opts, conditional: Boolean(write.rv) });
+  }, { ...opts, manager: write.manager === undefined ? undefined : () => write.manager!, conditional: Boolean(write.rv) });
   writeBody(r.ctx, 200, toScale(written), formatOf(r.ctx).mediaType);
 }
 

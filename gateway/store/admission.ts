@@ -19,6 +19,8 @@ export interface Admission {
   user: UserInfo;
   /** The object as it will be written; undefined for a delete. */
   obj?: ApiObject;
+  /** The JSON of `obj`, when the caller has it already. */
+  json?: Buffer;
   /** The stored object of an update or delete. */
   old?: ApiObject;
   dryRun: boolean;
@@ -36,7 +38,7 @@ export async function admit(call: AdmissionCall, a: Admission): Promise<ApiObjec
     kind: { group: def.group, version: def.version, kind: def.kind },
     resource: { group: def.group, version: def.version, resource: def.resource },
     subresource: a.subresource ?? '', name: meta.name ?? '', namespace: meta.namespace ?? '', operation: a.operation, user: a.user,
-    object: obj ? Buffer.from(JSON.stringify(obj)) : Buffer.alloc(0),
+    object: a.json ?? (obj ? Buffer.from(JSON.stringify(obj)) : Buffer.alloc(0)),
     oldObject: old ? Buffer.from(JSON.stringify(old)) : Buffer.alloc(0),
     dryRun: a.dryRun, options: Buffer.from(JSON.stringify(a.options ?? {})),
   });

@@ -29,22 +29,9 @@ export function managerOptions(def: KindDef, apiVersion: string, owner: FieldOwn
   };
 }
 
-/**
- * Records the fields a create (`live` undefined) or update changes under the
- * owner, in `next.metadata.managedFields`; answers `next`. Ownership is computed
- * on the object as it will be stored (unknown fields dropped, defaults applied),
- * so a write omitting a defaulted field does not take it from its owner; only
- * `managedFields` is set on `next`.
- */
-export function recordOwnership(def: KindDef, apiVersion: string, owner: FieldOwner, live: ApiObject | undefined, next: ApiObject): ApiObject {
-  const stored = structuredClone(next);
-  if (!live) def.prepareForCreate?.(stored);
-  else if (owner.subresource === 'status') def.prepareForStatusUpdate?.(stored, live);
-  else def.prepareForUpdate?.(stored, live);
-  stored.metadata = { ...stored.metadata, managedFields: next.metadata?.managedFields };
-  const recorded = recordUpdate(live, stored, managerOptions(def, apiVersion, owner)).metadata?.managedFields;
-  next.metadata ??= {};
-  if (recorded === undefined) delete next.metadata.managedFields;
-  else next.metadata.managedFields = recorded;
-  return next;
+/** Records the fields a create (`live` undefined) or update changes under the owner, in
+ * `next.metadata.managedFields`. `next` is the object as it will be stored (unknown fields
+ * dropped, defaults applied), so a write omitting a defaulted field does not take it from its owner. */
+export function recordOwnership(def: KindDef, apiVersion: string, owner: FieldOwner, live: ApiObject | undefined, next: ApiObject): void {
+  recordUpdate(live, next, managerOptions(def, apiVersion, owner));
 }

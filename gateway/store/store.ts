@@ -4,13 +4,14 @@
 // Service's IPs and ports), and writes through the typed storage client.
 import type { ApiObject } from '../../internal/apimachinery/meta.js';
 import { generateName } from '../../internal/apimachinery/meta.js';
-import { StatusError, alreadyExists } from '../../internal/apimachinery/status.js';
+import { StatusError, alreadyExists, notFound } from '../../internal/apimachinery/status.js';
 import type { KindDef } from '../../internal/registry/index.js';
 import type { UserInfo__Output as UserInfo } from '../../internal/rpc/gen/svc/authn/v1/UserInfo.js';
 import type { KeyValue } from '../../internal/storage/client.js';
 import type { Objects } from '../objects.js';
 import type { Allocator, Release } from '../serviceallocator.js';
 import { admit, type AdmissionCall } from './admission.js';
+import { recordOwnership, type FieldOwner } from './fields.js';
 import {
   checkDeletePreconditions, heldByFinalizers, isFinalized, markedForDeletion, prepareCreate, prepareUpdate, propagationFinalizer,
   validateObject, writeRules, type DeleteOptions, type WriteRules,
@@ -34,6 +35,11 @@ export interface WriteOptions {
   dryRun: boolean;
   /** The sub-resource written through ('' or absent: the object itself). */
   subresource?: string;
+  /** Names the manager the fields the write changes are recorded under; absent when the write records its
+   * own (apply). Asked once the body is read, so the options are checked after the body is. */
+  manager?: () => string;
+  /** Hears (once) the fields of the written object the kind's schema does not know, which are dropped. */
+  unknownFields?: (paths: string[]) => void;
 }
 
 export interface UpdateOptions extends WriteOptions {
@@ -43,6 +49,9 @@ export interface UpdateOptions extends WriteOptions {
 
 /** Computes the object an update wants from the stored one. */
 export type Change = (current: ApiObject) => ApiObject | Promise<ApiObject>;
+
+/** The object an apply creates when none is stored, once the caller's own checks of a create passed. */
+export type Creation = () => ApiObject | Promise<ApiObject>;
 
 const nothingToRelease: Release = async () => undefined;
 
@@ -55,14 +64,18 @@ export class Store {
 
   /** Creates a decoded object: server fields, defaults, validation, admission, then the write (not with dryRun). */
   async create(obj: ApiObject, opts: WriteOptions): Promise<ApiObject> {
-    prepareCreate(this.def, obj, opts.user);
+    const findings = prepareCreate(this.def, obj, opts.user);
+    opts.unknownFields?.(findings.unknownFields);
+    this.recordFields(opts, undefined, obj);
     const release = await this.allocate(obj, undefined, opts.dryRun);
     try {
-      validateObject(this.def, obj);
+      validateObject(this.def, obj, undefined, 'spec', findings.clean);
       await this.deps.guard?.(obj);
-      const admitted = (await admit(this.deps.admission, { def: this.def, operation: 'CREATE', user: opts.user, obj, dryRun: opts.dryRun }))!;
+      // A new object has no resourceVersion: unless its kind converts, its stored form is its JSON, which admission reads too.
+      const encoded = this.def.toStorage ? undefined : this.objects.encode(obj);
+      const admitted = (await admit(this.deps.admission, { def: this.def, operation: 'CREATE', user: opts.user, obj, json: encoded, dryRun: opts.dryRun }))!;
       if (admitted !== obj) validateObject(this.def, admitted); // mutated by admission: validated again
-      if (!opts.dryRun) return await this.createWithName(admitted);
+      if (!opts.dryRun) return await this.createWithName(admitted, admitted === obj ? encoded : undefined);
       await this.refuseTakenName(admitted);
       return admitted;
     } catch (err) {
@@ -78,15 +91,39 @@ export class Store {
    * the write is conditional (then it is the client's 409).
    */
   async update(namespace: string, name: string, change: Change, opts: UpdateOptions): Promise<ApiObject> {
+    return (await this.readModifyWrite(namespace, name, change, opts)).obj;
+  }
+
+  /** An update that creates the object when none is stored (server-side apply): one read, then the write. */
+  upsert(namespace: string, name: string, change: Change, create: Creation, opts: UpdateOptions): Promise<{ obj: ApiObject; created: boolean }> {
+    return this.readModifyWrite(namespace, name, change, opts, create);
+  }
+
+  private async readModifyWrite(namespace: string, name: string, change: Change, opts: UpdateOptions,
+    create?: Creation): Promise<{ obj: ApiObject; created: boolean }> {
     const rules = writeRules(opts.subresource ?? '');
     for (let attempt = 1; ; attempt++) {
-      const { obj: current, kv } = await this.objects.get(namespace, name);
+      const stored = await this.objects.find(namespace, name);
+      if (!stored) {
+        if (!create) throw notFound(this.objects.gr, name);
+        const created = await this.create(await create(), opts).then((obj) => obj, (err) => {
+          // Created meanwhile by another writer: this one becomes an update of it.
+          if (err instanceof StatusError && err.reason === 'AlreadyExists' && attempt < MAX_WRITE_ATTEMPTS) return undefined;
+          throw err;
+        });
+        if (created) return { obj: created, created: true };
+        continue;
+      }
+      const { obj: current, kv } = stored;
       const next = await change(current);
-      prepareUpdate(this.def, next, current, rules);
+      const findings = prepareUpdate(this.def, next, current, rules);
+      if (attempt === 1) opts.unknownFields?.(findings.unknownFields);
+      this.recordFields(opts, current, next);
       const release = rules === 'spec' ? await this.allocate(next, current, opts.dryRun) : nothingToRelease;
       try {
-        const written = await this.validateAdmitWrite(next, current, kv, rules, opts);
-        return written === current ? (await release(), current) : written;
+        const written = await this.validateAdmitWrite(next, current, kv, rules, findings.clean, opts);
+        if (written === current) await release();
+        return { obj: written, created: false };
       } catch (err) {
         await release();
         const lostRace = err instanceof StatusError && err.reason === 'Conflict';
@@ -116,6 +153,13 @@ export class Store {
     }
   }
 
+  /** The fields the write changes, under its manager, once the object is as it will be stored. */
+  private recordFields(opts: WriteOptions, live: ApiObject | undefined, obj: ApiObject): void {
+    if (opts.manager === undefined) return;
+    const owner: FieldOwner = { manager: opts.manager(), subresource: opts.subresource ?? '' };
+    recordOwnership(this.def, this.objects.apiVersion, owner, live, obj);
+  }
+
   /** Claims the values of shared pools a spec write needs (a Service's cluster IP and node ports). */
   private allocate(obj: ApiObject, old: ApiObject | undefined, dryRun: boolean): Promise<Release> {
     return this.deps.allocator ? this.deps.allocator.allocate(obj, old, dryRun) : Promise.resolve(nothingToRelease);
@@ -128,31 +172,34 @@ export class Store {
     if (taken && !meta.generateName) throw alreadyExists(this.objects.gr, meta.name!);
   }
 
-  /** Creates the object; a generated name that is taken is drawn again. */
-  private async createWithName(obj: ApiObject): Promise<ApiObject> {
+  /** Creates the object (`encoded`: its stored form, if at hand); a generated name that is taken is drawn again. */
+  private async createWithName(obj: ApiObject, encoded?: Buffer): Promise<ApiObject> {
     const meta = obj.metadata!;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.objects.create(obj);
+        return await this.objects.create(obj, encoded);
       } catch (err) {
         const retry = err instanceof StatusError && err.reason === 'AlreadyExists' && meta.generateName && attempt < MAX_GENERATE_ATTEMPTS;
         if (!retry) throw err;
         meta.name = generateName(meta.generateName!);
+        encoded = undefined;
       }
     }
   }
 
   /** The end of an update: validation, admission and the write, unless nothing changed (then `current`). */
-  private async validateAdmitWrite(next: ApiObject, current: ApiObject, kv: KeyValue, rules: WriteRules, opts: UpdateOptions): Promise<ApiObject> {
-    validateObject(this.def, next, current, rules);
+  private async validateAdmitWrite(next: ApiObject, current: ApiObject, kv: KeyValue, rules: WriteRules, schemaChecked: boolean,
+    opts: UpdateOptions): Promise<ApiObject> {
+    validateObject(this.def, next, current, rules, schemaChecked);
     if (rules === 'spec') await this.deps.guard?.(next, current);
     const admitted = (await admit(this.deps.admission, {
       def: this.def, operation: 'UPDATE', user: opts.user, obj: next, old: current, dryRun: opts.dryRun, subresource: opts.subresource,
     }))!;
     if (admitted !== next) validateObject(this.def, admitted, current, rules);
-    if (this.objects.encode(admitted).equals(kv.value)) return current;
+    const encoded = this.objects.encode(admitted);
+    if (encoded.equals(kv.value)) return current;
     if (opts.dryRun) return admitted;
-    const written = await this.objects.update(admitted, kv.modRevision);
+    const written = await this.objects.update(admitted, kv.modRevision, encoded);
     if (isFinalized(written)) await this.objects.removeIfAt(written);
     return written;
   }

@@ -6,7 +6,7 @@ import { generateName, isObject, newUid, nowTimestamp } from '../../internal/api
 import { conflict, invalid, staleConflict, type GroupResource, type StatusCause } from '../../internal/apimachinery/status.js';
 import * as v from '../../internal/apimachinery/validation.js';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '../../internal/names/index.js';
-import { nameCauses, type KindDef, type Requester } from '../../internal/registry/index.js';
+import { nameCauses, type KindDef, type Requester, type SchemaReport } from '../../internal/registry/index.js';
 import { groupResource } from '../objects.js';
 
 /** Which of the kind's rules a write answers to: its spec rules, its status rules, or none
@@ -23,8 +23,20 @@ export function writeRules(subresource: string): WriteRules {
   return PARTIAL_SUBRESOURCES.has(subresource) ? 'metadata' : 'spec';
 }
 
-/** Metadata rules every kind shares, then the kind's own rules; 422 Invalid on any cause. */
-export function validateObject(def: KindDef, obj: ApiObject, old?: ApiObject, rules: WriteRules = 'spec'): void {
+/** What the walk of the schema in prepare found. */
+export interface SchemaFindings {
+  /** Fields the schema does not know (dropped), as `spec.foo`. */
+  unknownFields: string[];
+  /** The walk found no cause: validation need not walk the schema again. */
+  clean: boolean;
+}
+
+const findingsOf = (report: SchemaReport | undefined): SchemaFindings =>
+  ({ unknownFields: report?.unknownFields.map((p) => p.replace(/^\./, '')) ?? [], clean: (report?.causes.length ?? 0) === 0 });
+
+/** Metadata rules every kind shares, then the kind's own rules; 422 Invalid on any cause. `schemaChecked`: the
+ * object is as prepare's clean walk left it (but for the server's own changes), so its schema is not walked again. */
+export function validateObject(def: KindDef, obj: ApiObject, old?: ApiObject, rules: WriteRules = 'spec', schemaChecked = false): void {
   const meta = obj.metadata ?? {};
   const causes: StatusCause[] = [];
   if (!meta.name) causes.push(v.required(meta.generateName !== undefined ? 'metadata.generateName' : 'metadata.name'));
@@ -33,25 +45,26 @@ export function validateObject(def: KindDef, obj: ApiObject, old?: ApiObject, ru
   if (!def.namespaced && meta.namespace) causes.push(v.forbiddenField('metadata.namespace', 'not allowed on this type'));
   causes.push(...v.labels('metadata.labels', meta.labels), ...v.annotations('metadata.annotations', meta.annotations));
   if (old) causes.push(...v.metadataUpdate(meta, old.metadata ?? {}));
-  if (rules === 'status' && old) causes.push(...(def.validateStatusUpdate?.(obj, old) ?? []));
-  if (rules === 'spec') causes.push(...(def.validate?.(obj, old) ?? []));
+  if (rules === 'status' && old) causes.push(...(def.validateStatusUpdate?.(obj, old, schemaChecked) ?? []));
+  if (rules === 'spec') causes.push(...(def.validate?.(obj, old, schemaChecked) ?? []));
   if (causes.length) throw invalid(def.kind, groupResource(def), meta.name ?? meta.generateName ?? '', causes);
 }
 
 /** The server's fields of a new object (identity, a drawn name), then the kind's defaults and fields. */
-export function prepareCreate(def: KindDef, obj: ApiObject, requester: Requester): void {
+export function prepareCreate(def: KindDef, obj: ApiObject, requester: Requester): SchemaFindings {
   const meta = obj.metadata!;
   Object.assign(meta, { uid: newUid(), creationTimestamp: nowTimestamp() });
   for (const f of ['resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) delete meta[f];
   if (!meta.name && meta.generateName) meta.name = generateName(meta.generateName);
-  def.prepareForCreate?.(obj, requester);
+  return findingsOf(def.prepareForCreate?.(obj, requester));
 }
 
 /** What the stored object keeps whatever an update sends, then the kind's update strategy for its rules. */
-export function prepareUpdate(def: KindDef, next: ApiObject, current: ApiObject, rules: WriteRules): void {
+export function prepareUpdate(def: KindDef, next: ApiObject, current: ApiObject, rules: WriteRules): SchemaFindings {
   carryServerFields(next, current);
-  if (rules === 'status') def.prepareForStatusUpdate?.(next, current);
-  else if (rules === 'spec') def.prepareForUpdate?.(next, current);
+  if (rules === 'status') return findingsOf(def.prepareForStatusUpdate?.(next, current));
+  if (rules === 'spec') return findingsOf(def.prepareForUpdate?.(next, current));
+  return { unknownFields: [], clean: false };
 }
 
 /** Fields a client cannot change through an update: what it sends for creationTimestamp is ignored (the

@@ -5,7 +5,7 @@
 // generation counted on spec changes, schema checked before the kind's rules.
 import type { ApiObject } from '../apimachinery/meta.js';
 import type { StatusCause } from '../apimachinery/status.js';
-import { checkSchema } from './schemacheck.js';
+import { checkSchema, type SchemaReport } from './schemacheck.js';
 import { resolve, schemaFor, type Schema } from './openapi.js';
 import type { ResourceEntry } from './resources.js';
 import type { KindDef, NameRule, Requester, TableColumn } from './types.js';
@@ -69,9 +69,10 @@ export function defineKind(entry: ResourceEntry, spec: KindSpec = {}): KindDef {
   };
   const statusSubresource = entry.subresources.some((s) => s.name === 'status');
   const tracksGeneration = spec.tracksGeneration ?? Boolean(schema()?.properties?.spec);
-  /** Drops unknown fields and nulls as decoding does; the causes wait for validate. */
-  const normalize = (obj: ApiObject) => { const s = schema(); if (s) checkSchema(obj, s); };
-  const schemaCauses = (value: unknown, s: Schema | undefined, path = '') => (s ? checkSchema(value, s, { prune: false, path }).causes : []);
+  /** Drops unknown fields and nulls as decoding does; answers what the walk found (validate reports the causes). */
+  const normalize = (obj: ApiObject): SchemaReport | undefined => { const s = schema(); return s ? checkSchema(obj, s) : undefined; };
+  const schemaCauses = (value: unknown, s: Schema | undefined, path = '', checked = false) =>
+    (s && !checked ? checkSchema(value, s, { prune: false, path }).causes : []);
   const hasTypeErrors = (causes: StatusCause[]) => causes.some((c) => c.reason === 'FieldValueTypeInvalid');
 
   const def: KindDef = {
@@ -84,15 +85,16 @@ export function defineKind(entry: ResourceEntry, spec: KindSpec = {}): KindDef {
     ...pick(spec, ['nameRule', 'tableColumns', 'selectableFields', 'returnDeletedObject', 'ephemeral', 'storageVersion', 'storageGroup', 'toStorage', 'fromStorage', 'spellGroups']),
 
     prepareForCreate(obj, requester) {
-      normalize(obj);
+      const report = normalize(obj);
       if (statusSubresource) obj.status = spec.initialStatus?.(obj) ?? zeroStatus(schema());
       spec.defaults?.(obj);
       spec.create?.(obj, requester);
       if (tracksGeneration) obj.metadata = { ...obj.metadata, generation: 1 };
+      return report;
     },
 
     prepareForUpdate(obj, old) {
-      normalize(obj);
+      const report = normalize(obj);
       if (statusSubresource) {
         if (old.status === undefined) delete obj.status;
         else obj.status = clone(old.status);
@@ -103,10 +105,11 @@ export function defineKind(entry: ResourceEntry, spec: KindSpec = {}): KindDef {
         const generation = old.metadata?.generation ?? 1;
         obj.metadata = { ...obj.metadata, generation: deepEqual(specOf(obj), specOf(old)) ? generation : generation + 1 };
       }
+      return report;
     },
 
     prepareForStatusUpdate(obj, old) {
-      normalize(obj);
+      const report = normalize(obj);
       const status = obj.status;
       // The writer's ownership of the status it sets stays; the rest is as stored.
       const managedFields = obj.metadata?.managedFields;
@@ -115,16 +118,17 @@ export function defineKind(entry: ResourceEntry, spec: KindSpec = {}): KindDef {
       else obj.status = status;
       if (managedFields !== undefined) obj.metadata = { ...obj.metadata, managedFields };
       spec.defaults?.(obj);
+      return report;
     },
 
-    validate(obj, old) {
-      const causes = schemaCauses(obj, schema());
+    validate(obj, old, schemaChecked) {
+      const causes = schemaCauses(obj, schema(), '', schemaChecked);
       return hasTypeErrors(causes) ? causes : merge(causes, spec.validate?.(obj, old) ?? []);
     },
 
-    validateStatusUpdate(obj, old) {
+    validateStatusUpdate(obj, old, schemaChecked) {
       const statusSchema = schema()?.properties?.status;
-      const causes = obj.status === undefined ? [] : schemaCauses(obj.status, statusSchema, 'status');
+      const causes = obj.status === undefined ? [] : schemaCauses(obj.status, statusSchema, 'status', schemaChecked);
       return hasTypeErrors(causes) ? causes : merge(causes, spec.validateStatus?.(obj, old) ?? []);
     },
   };

@@ -2,6 +2,7 @@
 import type { ApiObject } from '../apimachinery/meta.js';
 import type { StatusCause } from '../apimachinery/status.js';
 import type { Schema } from './openapi.js';
+import type { SchemaReport } from './schemacheck.js';
 
 export interface TableColumn {
   name: string;
@@ -71,18 +72,21 @@ export interface KindDef {
   spellGroups?(obj: ApiObject, spell: (group: string) => string): void;
   /** Fields a field selector may name besides metadata.name and metadata.namespace. */
   selectableFields?: Record<string, (obj: ApiObject) => string | undefined>;
-  /** Drops unknown fields, resets status, applies defaults and sets server-owned fields of a new object. */
-  prepareForCreate?(obj: ApiObject, requester?: Requester): void;
-  /** Spec write: drops unknown fields, keeps the stored status, applies defaults, counts the generation. */
-  prepareForUpdate?(obj: ApiObject, old: ApiObject): void;
-  /** `/status` write: keeps everything of `old` but `status`. */
-  prepareForStatusUpdate?(obj: ApiObject, old: ApiObject): void;
+  /** Drops unknown fields, resets status, applies defaults and sets server-owned fields of a new object;
+   * answers what its walk of the schema found (undefined for a kind without a schema). */
+  prepareForCreate?(obj: ApiObject, requester?: Requester): SchemaReport | undefined;
+  /** Spec write: drops unknown fields, keeps the stored status, applies defaults, counts the generation; answers as prepareForCreate. */
+  prepareForUpdate?(obj: ApiObject, old: ApiObject): SchemaReport | undefined;
+  /** `/status` write: keeps everything of `old` but `status`; answers as prepareForCreate. */
+  prepareForStatusUpdate?(obj: ApiObject, old: ApiObject): SchemaReport | undefined;
   /** Sets what a delete held by finalizers changes besides deletionTimestamp (a namespace turns Terminating). */
   prepareForDelete?(obj: ApiObject): void;
-  /** Schema and kind rules of a create (old undefined) or spec write; metadata is validated by the caller. */
-  validate?(obj: ApiObject, old?: ApiObject): StatusCause[];
-  /** Schema and kind rules of a `/status` write. */
-  validateStatusUpdate?(obj: ApiObject, old: ApiObject): StatusCause[];
+  /** Schema and kind rules of a create (old undefined) or spec write; metadata is validated by the caller.
+   * `schemaChecked`: the walk of prepare found no cause and only the server's own steps changed the object
+   * since, so the schema is not walked again. */
+  validate?(obj: ApiObject, old?: ApiObject, schemaChecked?: boolean): StatusCause[];
+  /** Schema and kind rules of a `/status` write; `schemaChecked` as for validate. */
+  validateStatusUpdate?(obj: ApiObject, old: ApiObject, schemaChecked?: boolean): StatusCause[];
   /** Name rule of the kind; default DNS-1123 subdomain. */
   nameRule?: NameRule;
   /** A delete answers the deleted object instead of a Status, as the platform's store does for a few kinds (`ReturnDeletedObject`). */

@@ -35,6 +35,23 @@ export class StorageClient {
   delete(key: string, preconditions: Preconditions = {}): Promise<WriteResponse> {
     return unary(this.raw, this.raw.Delete, { key, preconditions });
   }
+  /** The key's value, or undefined when there is none. */
+  async find(key: string): Promise<KeyValue | undefined> {
+    const res = await this.get(key).catch((err) => { ignoreStorageCodes(grpc.status.NOT_FOUND)(err); return undefined; });
+    return res?.kv ?? undefined;
+  }
+  /** Creates the key unless it exists; answers whether it did. */
+  createIfAbsent(key: string, value: Buffer, uid: string): Promise<boolean> {
+    return this.create(key, value, uid).then(() => true, (err) => { ignoreStorageCodes(grpc.status.ALREADY_EXISTS)(err); return false; });
+  }
+  /** Writes the key if it is still at modRevision; answers false when it changed or went away since. */
+  updateIfAt(key: string, value: Buffer, modRevision: number): Promise<boolean> {
+    return this.update(key, value, { modRevision }).then(() => true, (err) => { ignoreStorageRace(err); return false; });
+  }
+  /** Removes the key if it is still at modRevision (0: whatever it holds); answers false when it changed or went away since. */
+  deleteIfAt(key: string, modRevision = 0): Promise<boolean> {
+    return this.delete(key, { modRevision }).then(() => true, (err) => { ignoreStorageRace(err); return false; });
+  }
   currentRevision(): Promise<CurrentRevision> {
     return unary(this.raw, this.raw.CurrentRevision, {});
   }
@@ -51,12 +68,12 @@ export class StorageClient {
 }
 
 /** A handler for a storage call that lets the given status codes pass (an expected outcome) and rethrows the rest. */
-export const ignoreStorageCodes = (...codes: grpc.status[]) => (err: unknown): void => {
+const ignoreStorageCodes = (...codes: grpc.status[]) => (err: unknown): void => {
   if (!(isServiceError(err) && codes.includes(err.code))) throw err;
 };
 
 /** A write that lost to a concurrent one, or found its key gone: the next event or pass sees the new state. */
-export const ignoreStorageRace = ignoreStorageCodes(grpc.status.NOT_FOUND, grpc.status.FAILED_PRECONDITION);
+const ignoreStorageRace = ignoreStorageCodes(grpc.status.NOT_FOUND, grpc.status.FAILED_PRECONDITION);
 
 /** The storage error kind carried in trailing metadata `storage-error`. */
 export const STORAGE_ERROR_KEY = 'storage-error';

@@ -5,7 +5,11 @@ import type { Measured } from './load.js';
 import type { ApiFigures, EtcdFigures, WatchPhase } from './figures.js';
 import { grid, num, ratio } from './table.js';
 
-const PROCESSES = ['gateway', 'authn', 'authz', 'admission', 'storage', 'controller-manager', 'nats-server'];
+/** The order processes are shown in; any other process the cluster runs follows. */
+const ORDER = ['gateway', 'authn', 'authz', 'admission', 'storage', 'controller-manager', 'nats-server'];
+/** Every process the cluster ran (the idle phase saw each one). */
+const processesOf = (api: ApiFigures): string[] => Object.keys(api.idle).sort((a, b) => rank(a) - rank(b));
+const rank = (p: string) => (ORDER.includes(p) ? ORDER.indexOf(p) : ORDER.length);
 /** Main-thread wake-ups per second above which an idle process is taken to poll faster than once a second. */
 const IDLE_WAKEUPS_PER_SEC = 1.5;
 const MIB = 1024 * 1024;
@@ -34,11 +38,12 @@ function byProcess(api: ApiFigures): string {
     ['create, 1 client', api.create.c1], ['create, 32 clients', api.create.c32], ['get, 1 client', api.get.c1], ['get, 32 clients', api.get.c32],
     ['list 10k, JSON', api.list?.json], ['list 10k, Protobuf', api.list?.protobuf],
   ];
+  const processes = processesOf(api);
   const watch = (name: string, w: WatchPhase | undefined): string[] =>
-    [name, num(w?.cpuMsPerWrite), ...PROCESSES.map((p) => num(w?.cpuMsPerWriteByProcess[p])), num(w ? w.clientCpuShare : undefined)];
+    [name, num(w?.cpuMsPerWrite), ...processes.map((p) => num(w?.cpuMsPerWriteByProcess[p])), num(w ? w.clientCpuShare : undefined)];
   return grid('CPU ms per request by process (per list; per create with 1,000 watchers); client = the load generator itself',
-    ['phase', 'sum', ...PROCESSES, 'client'], [
-      ...rows.map(([name, m]) => [name, num(m?.cpuMsPerOp), ...PROCESSES.map((p) => num(m?.cpuMsPerOpByProcess[p])), num(m?.clientCpuMsPerOp)]),
+    ['phase', 'sum', ...processes, 'client'], [
+      ...rows.map(([name, m]) => [name, num(m?.cpuMsPerOp), ...processes.map((p) => num(m?.cpuMsPerOpByProcess[p])), num(m?.clientCpuMsPerOp)]),
       watch('watch, per create', api.watch?.alone),
       watch('watch + stalled, per create', api.watch?.withStalled),
     ]) + '\n(watch rows: client = share of one core the load generator used; near 1 it, not the server, may be what limits)';
@@ -79,9 +84,10 @@ function memory(api: ApiFigures): string {
   if (!m) return 'Memory: not measured';
   const scale = 100_000 / m.objects;
   const growth = (p: string) => (m.afterMb[p] - m.beforeMb[p]) * scale;
-  const sum = PROCESSES.reduce((s, p) => s + (growth(p) || 0), 0);
+  const processes = processesOf(api);
+  const sum = processes.reduce((s, p) => s + (growth(p) || 0), 0);
   const jsonMb = (m.jsonBytes * scale) / MIB;
-  const rows = PROCESSES.map((p) => [p, num(m.beforeMb[p]), num(m.afterMb[p]), num(growth(p)), ratio(growth(p), jsonMb)]);
+  const rows = processes.map((p) => [p, num(m.beforeMb[p]), num(m.afterMb[p]), num(growth(p)), ratio(growth(p), jsonMb)]);
   return grid(`Memory: ${m.objects.toLocaleString('en-US')} ConfigMaps of ~${Math.round(m.jsonBytes / m.objects)} B JSON `
     + `(${num(m.jsonBytes / MIB)} MiB) written through storage in ${num(m.writeSeconds)} s${m.settled ? '' : ' (processes still busy when measured)'}; `
     + `growth per 100k${m.objects < 100_000 ? ' (scaled: the write budget ran out)' : ''}`,
@@ -91,7 +97,7 @@ function memory(api: ApiFigures): string {
 
 function idle(api: ApiFigures): string {
   return grid('Idle (5 s, no requests): CPU, and how often the main thread woke up',
-    ['process', 'CPU ms/s', 'wake-ups/s'], PROCESSES.filter((p) => api.idle[p]).map((p) => [p, num(api.idle[p].cpuMsPerSec), num(api.idle[p].wakeupsPerSec)]));
+    ['process', 'CPU ms/s', 'wake-ups/s'], processesOf(api).map((p) => [p, num(api.idle[p].cpuMsPerSec), num(api.idle[p].wakeupsPerSec)]));
 }
 
 function targets(api: ApiFigures, etcd: EtcdFigures | undefined): Target[] {
@@ -100,7 +106,7 @@ function targets(api: ApiFigures, etcd: EtcdFigures | undefined): Target[] {
   const l = api.list;
   const w = api.watch;
   const m = api.memory;
-  const memSum = m && PROCESSES.reduce((s, p) => s + ((m.afterMb[p] - m.beforeMb[p]) || 0), 0) * MIB;
+  const memSum = m && processesOf(api).reduce((s, p) => s + ((m.afterMb[p] - m.beforeMb[p]) || 0), 0) * MIB;
   // nats-server is not ours: its own timers are left out of the idle mark.
   const pollers = Object.entries(api.idle).filter(([p, i]) => p !== 'nats-server' && i.wakeupsPerSec > IDLE_WAKEUPS_PER_SEC).map(([p]) => p);
   const lt = (a: number | undefined, b: number) => (a === undefined || !Number.isFinite(a) ? undefined : a <= b);

@@ -2,6 +2,7 @@
 // etcd first, then the API (the report sets each of its figures beside etcd's and
 // beside the targets), then the parts, each as one aligned table. A benchmark module
 // that is missing or fails is skipped with the reason; a failure makes the exit code 1.
+import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { rowsTable } from './table.js';
 import { report } from './report.js';
@@ -9,13 +10,13 @@ import type { ApiFigures, EtcdFigures } from './figures.js';
 
 type Row = Record<string, unknown>;
 
-interface Bench { module: string; fn: string; area: string }
+interface Bench { module: string; fn: string }
 
 /** The API and its peer, set side by side in one report. */
-const PEER: Bench = { module: 'etcd', fn: 'benchEtcd', area: 'peer' };
-const API: Bench = { module: 'api', fn: 'benchApi', area: 'api' };
+const PEER: Bench = { module: 'etcd', fn: 'benchEtcd' };
+const API: Bench = { module: 'api', fn: 'benchApi' };
 /** Benchmarks of parts, each printed as its own table. */
-const PARTS: Bench[] = [
+const PARTS: Array<Bench & { area: string }> = [
   { module: 'storage', fn: 'benchStorage', area: 'Storage in-process: LevelDB, group commit, NATS hop' },
   { module: 'protobuf', fn: 'benchProtobuf', area: 'Protobuf and JSON codecs' },
   { module: 'cel', fn: 'benchCel', area: 'CEL' },
@@ -50,6 +51,7 @@ async function run<T>(b: Bench): Promise<T | undefined> {
   }
 }
 
+const loadAtStart = loadavg()[0];
 const etcd = await run<EtcdFigures>(PEER);
 const api = await run<ApiFigures>(API);
 const parts: Array<[string, Row[]]> = [];
@@ -62,5 +64,6 @@ if (api) {
   console.log(`\n${report(api, etcd)}`);
   if (api.problems.length) failures++;
 }
-console.log('\nFigures are noisy when other work shares the machine; CPU ms per request is the steadier measure.');
+console.log(`\n${cpus().length} cores; 1-minute load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end. `
+  + 'Figures are noisy when other work shares the machine; CPU ms per request is the steadier measure.');
 process.exit(failures > 0 ? 1 : 0);

@@ -134,6 +134,19 @@ describe('gateway store', () => {
     expect((await failure(racing(true))).code).to.equal(409);
   });
 
+  it('upserts in one read-modify-write: creates when absent, updates when present, and updates what a racing writer created', async () => {
+    const change = (c: ApiObject) => ({ ...c, data: { applied: 'yes' } });
+    const first = await storeOf().upsert('ns', 'up', change, () => cm('up'), { ...write, conditional: false });
+    expect([first.created, first.obj.data]).to.deep.equal([true, { a: '1' }]);
+    const second = await storeOf().upsert('ns', 'up', change, () => cm('up'), { ...write, conditional: false });
+    expect([second.created, second.obj.data]).to.deep.equal([false, { applied: 'yes' }]);
+    const raced = await storeOf().upsert('ns', 'up-raced', change, async () => {
+      await storeOf().create(cm('up-raced', { other: '1' }), write);
+      return cm('up-raced');
+    }, { ...write, conditional: false });
+    expect([raced.created, raced.obj.data]).to.deep.equal([false, { applied: 'yes' }]);
+  });
+
   it('runs the kind\'s update strategy: a spec write counts a generation and keeps the status', async () => {
     const store = storeOf(deployments);
     const deployment: ApiObject = {
@@ -167,6 +180,31 @@ describe('gateway store', () => {
     expect((await storeOf().delete('ns', 'pre', { preconditions: { uid: created.metadata?.uid } }, write)).removed).to.equal(true);
   });
 
+  it('walks the schema once: unknown fields are dropped and heard, type errors are 422, ownership is recorded under the manager', async () => {
+    const heard: string[][] = [];
+    const created = await storeOf().create({ ...cm('walked'), extra: 1, metadata: { name: 'walked', namespace: 'ns', bogus: true } } as ApiObject,
+      { ...write, manager: () => 'tester', unknownFields: (paths) => heard.push(paths) });
+    expect(heard).to.deep.equal([['metadata.bogus', 'extra']]);
+    expect(created).to.not.have.property('extra');
+    expect(created.metadata).to.not.have.property('bogus');
+    const entries = created.metadata?.managedFields as Array<{ manager: string; operation: string; fieldsV1: unknown }>;
+    expect(entries.map((e) => [e.manager, e.operation])).to.deep.equal([['tester', 'Update']]);
+    expect(entries[0].fieldsV1).to.deep.equal({ 'f:data': { '.': {}, 'f:a': {} } });
+    const err = await failure(storeOf().create({ ...cm('typed'), data: { a: 1 } } as unknown as ApiObject, write));
+    expect([err.code, err.details?.causes?.[0]?.field]).to.deep.equal([422, 'data[a]']);
+  });
+
+  it('records an update under its manager once per attempt, on the object as stored', async () => {
+    await storeOf().create(cm('owned'), { ...write, manager: () => 'creator' });
+    let asked = 0;
+    const updated = await storeOf().update('ns', 'owned', (c) => ({ ...c, data: { ...(c.data as object), b: '2' } }),
+      { ...write, conditional: false, manager: () => { asked++; return 'editor'; } });
+    const entries = updated.metadata?.managedFields as Array<{ manager: string; fieldsV1: unknown }>;
+    expect(entries.map((e) => e.manager)).to.deep.equal(['creator', 'editor']);
+    expect(entries[1].fieldsV1).to.deep.equal({ 'f:data': { 'f:b': {} } });
+    expect(asked).to.equal(1);
+  });
+
   it('runs the guard on creates and spec updates, and releases claimed values when a write fails', async () => {
     const guarded: string[] = [];
     let released = 0;
@@ -180,5 +218,19 @@ describe('gateway store', () => {
     answer = () => ({ ...allowed(), allowed: false, code: 403, reason: 'Forbidden', message: 'no' });
     await failure(storeOf(configmaps, deps).create(cm('g2'), write));
     expect(released).to.equal(1);
+  });
+
+  it('storage client: absent, present and raced keys are outcomes, not errors', async () => {
+    const key = 'core/configmaps/ns/outcomes';
+    expect(await client.find(key)).to.equal(undefined);
+    expect(await client.createIfAbsent(key, Buffer.from('{}'), 'u1')).to.equal(true);
+    expect(await client.createIfAbsent(key, Buffer.from('{}'), 'u2')).to.equal(false);
+    const kv = (await client.find(key))!;
+    expect(kv.uid).to.equal('u1');
+    expect(await client.updateIfAt(key, Buffer.from('{"a":1}'), kv.modRevision)).to.equal(true);
+    expect(await client.updateIfAt(key, Buffer.from('{"a":2}'), kv.modRevision)).to.equal(false);
+    expect(await client.deleteIfAt(key, kv.modRevision)).to.equal(false);
+    expect(await client.deleteIfAt(key)).to.equal(true);
+    expect(await client.deleteIfAt(key)).to.equal(false);
   });
 });

@@ -78,6 +78,13 @@ const withoutManagedFields = (obj: ApiObject): ApiObject => {
   return copy;
 };
 
+/** The object without its managedFields, sharing every other member: for comparisons, which write nothing. */
+const managedFieldsHidden = (obj: ApiObject): ApiObject => {
+  if (!obj.metadata || obj.metadata.managedFields === undefined) return obj;
+  const { managedFields: _managed, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
+};
+
 const excluding = (c: Comparison, ignored?: FieldSet): Comparison => (ignored ? {
   added: c.added.recursiveDifference(ignored), removed: c.removed.recursiveDifference(ignored), modified: c.modified.recursiveDifference(ignored),
 } : c);
@@ -141,7 +148,7 @@ export function recordUpdate(live: ApiObject | undefined, next: ApiObject, opts:
   const fromRequest = opts.subresource || reset ? undefined : tryDecodeManaged(requested);
   const managed: Managed = reset ? new Map() : (fromRequest?.size ? fromRequest : tryDecodeManaged(live?.metadata?.managedFields) ?? new Map());
   // Objects written before any ownership was recorded stay untracked until their first apply.
-  if (managed.size > 0 || !live || reset) updateManaged(managed, live ? withoutManagedFields(live) : {}, withoutManagedFields(next), opts);
+  if (managed.size > 0 || !live || reset) updateManaged(managed, live ? managedFieldsHidden(live) : {}, managedFieldsHidden(next), opts);
   return setManaged(next, managed, live);
 }
 
