@@ -10,7 +10,7 @@
 // ServiceAccount, Pod or Node changed or gone, the configuration reloaded):
 // a new one drops everything; without NATS nothing is kept. Concurrent
 // requests with the same credentials share one call.
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, randomBytes } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { NATS_AUTHN_GENERATION_SUBJECT } from '../internal/names/index.js';
@@ -31,7 +31,7 @@ interface Entry {
 }
 
 export class AuthenticationCache {
-  private readonly secret = randomBytes(32);
+  private readonly secret = createSecretKey(randomBytes(32));
   private readonly entries: Lru<Entry>;
   private readonly pending = new Map<string, Promise<Response>>();
   private readonly generation: GenerationFollower;
@@ -115,24 +115,59 @@ export class AuthenticationCache {
     this.entries.set(byPath, { response, expires });
   }
 
-  /** The HMAC of what an answer depends on: every Authorization value, the client chain and the header names, counted and length-prefixed. */
+  /** The HMAC of what an answer depends on: every Authorization value, the client chain (by its digest) and the header
+   * names, counted and length-prefixed. */
   private keyOf(request: AuthenticateRequest): string {
-    const hmac = createHmac('sha256', this.secret);
-    const count = (n: number) => {
-      const bytes = Buffer.alloc(4);
-      bytes.writeUInt32BE(n);
-      hmac.update(bytes);
-    };
     const authorization = (request.headers ?? []).filter((h) => h.name === 'authorization').flatMap((h) => h.values ?? []);
-    const chain = (request.peerCertificates ?? []).map((cert) => (typeof cert === 'string' ? Buffer.from(cert, 'utf8') : Buffer.from(cert)));
     const names = (request.headers ?? []).map((h) => h.name ?? '').sort();
-    for (const parts of [authorization.map((v) => Buffer.from(v, 'utf8')), chain, names.map((n) => Buffer.from(n, 'utf8'))]) {
-      count(parts.length);
-      for (const part of parts) {
-        count(part.length);
-        hmac.update(part);
-      }
-    }
-    return hmac.digest('base64');
+    const chain = request.peerCertificates ?? [];
+    // A connection without a token asks with its chain and header names alone: those keys are kept per connection
+    // (never one with a token, which would then be held in memory).
+    const known = authorization.length === 0 ? keysByChain.get(chain) : undefined;
+    const namesKey = names.join('\n');
+    const kept = known?.get(namesKey);
+    if (kept !== undefined) return kept;
+    const hmac = createHmac('sha256', this.secret);
+    hmac.update(lengthPrefixed(authorization.map((v) => Buffer.from(v, 'utf8'))));
+    hmac.update(chainDigest(chain));
+    hmac.update(lengthPrefixed(names.map((n) => Buffer.from(n, 'utf8'))));
+    const key = hmac.digest('base64');
+    if (authorization.length === 0) keepKey(chain, namesKey, key);
+    return key;
   }
+}
+
+/** The parts, counted and each prefixed with its length, as one buffer. */
+function lengthPrefixed(parts: Buffer[]): Buffer {
+  const out = Buffer.allocUnsafe(4 + parts.reduce((n, p) => n + 4 + p.length, 0));
+  let at = out.writeUInt32BE(parts.length, 0);
+  for (const part of parts) {
+    at = out.writeUInt32BE(part.length, at);
+    at += part.copy(out, at);
+  }
+  return out;
+}
+
+/** Keys of the requests without a token, per client chain (one array per connection) and set of header names. */
+const keysByChain = new WeakMap<object, Map<string, string>>();
+/** Sets of header names remembered per connection: a client varies them little. */
+const KEYS_PER_CONNECTION = 8;
+
+function keepKey(chain: object, namesKey: string, key: string): void {
+  let keys = keysByChain.get(chain);
+  if (!keys) keysByChain.set(chain, keys = new Map());
+  if (keys.size >= KEYS_PER_CONNECTION) keys.clear();
+  keys.set(namesKey, key);
+}
+
+/** Digests of client chains: a connection presents one chain, the same array for each of its requests, so its
+ * certificates are hashed once per connection rather than per request. */
+const chainDigests = new WeakMap<object, Buffer>();
+
+function chainDigest(chain: Array<string | Uint8Array>): Buffer {
+  const known = chainDigests.get(chain);
+  if (known) return known;
+  const digest = createHash('sha256').update(lengthPrefixed(chain.map((cert) => (typeof cert === 'string' ? Buffer.from(cert, 'utf8') : Buffer.from(cert))))).digest();
+  chainDigests.set(chain, digest);
+  return digest;
 }

@@ -3,7 +3,9 @@
 // every new generation on NATS. A decision is kept per (user, attributes) while
 // its generation is current (or, for answers that hold as long as the service's
 // process, while the process is the same) and its TTL runs; a new generation
-// drops what it may have turned, a new process everything. Without NATS, or
+// drops what it may have turned, a new process everything. A decision the service
+// says holds for any object name is kept without the name, so requests on other
+// names of the same kind find it. Without NATS, or
 // before this process's announcements were heard here, no announcement can be
 // trusted to arrive: nothing is kept, every request asks.
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -22,6 +24,28 @@ interface Entry {
 }
 
 const LIMIT = 10_000;
+/** Stands for the name in the key of a decision that holds for any name; no object is named so (names have no NUL). */
+const ANY_NAME = '\u0000any';
+
+/** Users as they key decisions: the gateway's authentication cache hands out the same user object for a
+ * credential's requests, so each is serialized once. */
+const userKeys = new WeakMap<object, string>();
+
+function userKey(user: AuthorizeRequest['user']): string {
+  if (!user) return '';
+  let key = userKeys.get(user);
+  if (key === undefined) userKeys.set(user, key = JSON.stringify(user));
+  return key;
+}
+
+/** The key of a request's decision: the user and every attribute, the name replaced when given. */
+function keyOf(request: AuthorizeRequest, name?: string): string {
+  const r = request.resource;
+  const attributes = r
+    ? [r.namespace, r.verb, r.group, r.version, r.resource, r.subresource, name ?? r.name, r.fieldSelector, r.labelSelector]
+    : [request.nonResource?.path, request.nonResource?.verb];
+  return `${userKey(request.user)}${r ? 'r' : 'n'}${JSON.stringify(attributes)}`;
+}
 
 export class DecisionCache {
   private readonly entries = new Lru<Entry>(LIMIT);
@@ -53,17 +77,25 @@ export class DecisionCache {
       this.lookups.inc({ result: 'bypass' });
       return ask(request);
     }
-    const key = JSON.stringify(request);
-    const hit = this.entries.get(key);
-    if (hit && hit.expires > Date.now()) {
+    const key = keyOf(request);
+    const anyNameKey = request.resource?.name ? keyOf(request, ANY_NAME) : undefined;
+    const hit = (anyNameKey !== undefined ? this.live(anyNameKey) : undefined) ?? this.live(key);
+    if (hit) {
       this.lookups.inc({ result: 'hit' });
       return hit.response;
     }
-    if (hit) this.entries.delete(key);
     this.lookups.inc({ result: 'miss' });
     const response = await ask(request);
-    this.keep(key, response);
+    this.keep(response.anyName && anyNameKey !== undefined ? anyNameKey : key, response);
     return response;
+  }
+
+  /** The entry kept under key while it holds; an expired one goes. */
+  private live(key: string): Entry | undefined {
+    const entry = this.entries.get(key);
+    if (!entry || entry.expires > Date.now()) return entry;
+    this.entries.delete(key);
+    return undefined;
   }
 
   /** A generation announced or answered: what it may have turned goes. */

@@ -5,7 +5,7 @@
 // read once at start, so answers hold as long as the process runs.
 import { readFileSync } from 'node:fs';
 import { GROUP_AUTHENTICATED, group, ownGroup } from '../names/index.js';
-import { verdict, type Attributes, type Authorizer, type Verdict } from './types.js';
+import { forAnyName, verdict, type Attributes, type Authorizer, type Verdict } from './types.js';
 
 export const ABAC_VERSION = `${group('abac.authorization')}/v1beta1`;
 
@@ -121,6 +121,7 @@ export class AbacAuthorizer implements Authorizer {
 
   async authorize(attributes: Attributes): Promise<Verdict> {
     const allowed = this.policies.some((p) => policyMatches(p, attributes));
-    return verdict(allowed ? 'ALLOW' : 'NO_OPINION', allowed ? '' : 'No policy matched.', undefined, 'process');
+    // ABAC policies name no objects.
+    return forAnyName(verdict(allowed ? 'ALLOW' : 'NO_OPINION', allowed ? '' : 'No policy matched.', undefined, 'process'));
   }
 }

@@ -1,13 +1,13 @@
 // The authorizers that need no configuration; their answers hold as long as the
-// process runs.
+// process runs, whatever the object's name.
 import { GROUP_MASTERS } from '../names/index.js';
-import { verdict, type Attributes, type Authorizer, type RuleLister, type RulesAnswer, type Verdict } from './types.js';
+import { forAnyName, verdict, type Attributes, type Authorizer, type RuleLister, type RulesAnswer, type Verdict } from './types.js';
 
 const NO_RULES: RulesAnswer = { resourceRules: [], nonResourceRules: [], incomplete: false };
 
 export class AlwaysAllowAuthorizer implements Authorizer, RuleLister {
   async authorize(): Promise<Verdict> {
-    return verdict('ALLOW', '', undefined, 'process');
+    return forAnyName(verdict('ALLOW', '', undefined, 'process'));
   }
 
   async rulesFor(): Promise<RulesAnswer> {
@@ -19,7 +19,7 @@ export class AlwaysAllowAuthorizer implements Authorizer, RuleLister {
  * chain may still allow, and a chain where none does denies. */
 export class AlwaysDenyAuthorizer implements Authorizer, RuleLister {
   async authorize(): Promise<Verdict> {
-    return verdict('NO_OPINION', 'Everything is forbidden.', undefined, 'process');
+    return forAnyName(verdict('NO_OPINION', 'Everything is forbidden.', undefined, 'process'));
   }
 
   async rulesFor(): Promise<RulesAnswer> {
@@ -38,6 +38,6 @@ export class PrivilegedGroupAuthorizer implements Authorizer, RuleLister {
 
   async authorize(attributes: Attributes): Promise<Verdict> {
     const member = attributes.user.groups.some((g) => this.groups.includes(g));
-    return verdict(member ? 'ALLOW' : 'NO_OPINION', '', undefined, 'process');
+    return forAnyName(verdict(member ? 'ALLOW' : 'NO_OPINION', '', undefined, 'process'));
   }
 }

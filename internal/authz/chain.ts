@@ -31,6 +31,8 @@ export class UnionAuthorizer implements Authorizer, RuleLister {
     const reasons: string[] = [];
     const errors: string[] = [];
     let validity: Validity = 'process';
+    // Holds for any name only if no link consulted looked at the name, those that passed it on included.
+    let anyName = true;
     for (const authorizer of this.authorizers) {
       let answer: Verdict;
       try {
@@ -39,11 +41,12 @@ export class UnionAuthorizer implements Authorizer, RuleLister {
         answer = verdict('NO_OPINION', '', (err as Error).message, 'uncacheable');
       }
       validity = narrower(validity, answer.validity ?? 'policy');
+      anyName &&= answer.anyName === true;
       if (answer.error) errors.push(answer.error);
       if (answer.reason) reasons.push(answer.reason);
-      if (answer.decision !== 'NO_OPINION') return { ...answer, error: errors.join('; ') || undefined, validity };
+      if (answer.decision !== 'NO_OPINION') return { ...answer, error: errors.join('; ') || undefined, validity, anyName };
     }
-    return verdict('NO_OPINION', reasons.join('\n'), errors.join('; ') || undefined, validity);
+    return { ...verdict('NO_OPINION', reasons.join('\n'), errors.join('; ') || undefined, validity), anyName };
   }
 
   close(): void {

@@ -41,7 +41,7 @@ export function authorizeHandler(authorizer: Authorizer, generation?: AnswerGene
     const answer = await authorizer.authorize(attributesOf(request));
     return {
       decision: answer.decision, reason: answer.reason, evaluationError: answer.error ?? '',
-      ...validityFields(generation ? answer.validity ?? 'policy' : 'uncacheable'), generation: at,
+      ...validityFields(generation ? answer.validity ?? 'policy' : 'uncacheable'), generation: at, anyName: answer.anyName === true,
     };
   };
 }

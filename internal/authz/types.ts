@@ -30,6 +30,8 @@ export interface Verdict {
   error?: string;
   /** How long the verdict stays true; `policy` when not said. */
   validity?: Validity;
+  /** The same verdict holds whatever the object's name (the other attributes the same); false when not said. */
+  anyName?: boolean;
 }
 
 /** One link of the chain: allow, deny, or no opinion to pass the request on. */
@@ -41,6 +43,9 @@ export interface Authorizer {
 
 export const verdict = (decision: Decision, reason = '', error?: string, validity?: Validity): Verdict =>
   ({ decision, reason, error, ...(validity ? { validity } : {}) });
+
+/** The verdict, said to hold whatever the object's name. */
+export const forAnyName = (v: Verdict): Verdict => ({ ...v, anyName: true });
 
 const rank = (v: Validity): number => (v === 'uncacheable' ? 0 : typeof v === 'object' ? 1 : v === 'policy' ? 2 : 3);
 

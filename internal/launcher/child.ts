@@ -8,7 +8,7 @@
 // restarted however it ends.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { announcedAddress, hostPort } from './announce.js';
+import { announcedAddress } from './announce.js';
 
 export interface ChildSpec {
   name: string;
@@ -51,7 +51,7 @@ export class Child {
   readonly tail: string[] = [];
   /** The lines printed by the current process only (cleared at each start), up to TAIL_LINES. */
   readonly current: string[] = [];
-  /** Where it serves (`host:port`), as it announced at its first start; kept across restarts. */
+  /** Where it serves (`host:port` or `unix:///path`), as it announced at its first start; kept across restarts. */
   address?: string;
   /** Whether the current process announced its address yet. */
   private announced = false;
@@ -117,7 +117,7 @@ export class Child {
     const announced = announcedAddress(line);
     if (!announced) return;
     this.announced = true;
-    this.address ??= hostPort(announced);
+    this.address ??= announced;
   }
 
   /** Whether the current process serves: it said where (if it announces), and the check passes there. */

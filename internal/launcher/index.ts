@@ -4,11 +4,13 @@
 // by side, then the gateway) are waited on until healthy; the controller-manager
 // is not: it lists every resource before its controllers run, which takes long at
 // size, and the API serves without it. All are stopped together. Every child that
-// serves binds its own address (port 0 unless one is given) and announces it; its
-// peers are given the address it announced, and its health is checked there.
+// serves binds its own address (a Unix socket under the data dir for a gRPC service,
+// port 0 for the gateway, unless one is given) and announces it; its peers are given
+// the address it announced, and its health is checked there.
 import https from 'node:https';
 import net from 'node:net';
-import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FlagError, flagArgs, parseDuration, recordFlag, splitArgs, type FlagSet } from '../config/flags.js';
@@ -67,9 +69,22 @@ export interface Launched {
 const portOf = (address: string): string => address.slice(address.lastIndexOf(':') + 1);
 const hostOf = (address: string): string => address.slice(0, address.lastIndexOf(':')).replace(/^\[(.*)\]$/, '$1');
 
-/** What needs no other service's address: the data dir, and port 0 for a gRPC service given no address. */
+/** The longest Unix socket path the kernel takes (sun_path holds 108 bytes with the terminating NUL). */
+const MAX_SOCKET_PATH = 107;
+
+/** Where the services' Unix sockets go: under the data dir, or a private temporary directory when that path
+ * would be too long for a socket. */
+function socketDir(dataDir: string): string {
+  const dir = join(dataDir, 'run');
+  const longest = Math.max(...GRPC_SERVICES.map((s) => join(dir, `${s}.sock`).length));
+  return longest <= MAX_SOCKET_PATH ? dir : mkdtempSync(join(tmpdir(), 'svc-apiserver-'));
+}
+
+/** What needs no other service's address: the data dir, and for a gRPC service given no address a Unix socket
+ * (its peers all run on this machine: no TCP/IP stack between them). */
 function planServices(perService: Record<ServiceName, Map<string, string>>, dataDir: string): void {
-  for (const s of GRPC_SERVICES) if (!perService[s].has('listen')) perService[s].set('listen', '127.0.0.1:0');
+  const sockets = socketDir(dataDir);
+  for (const s of GRPC_SERVICES) if (!perService[s].has('listen')) perService[s].set('listen', `unix://${join(sockets, `${s}.sock`)}`);
   for (const s of SERVICE_ORDER) if (SERVICE_FLAGS[s]['data-dir']) perService[s].set('data-dir', dataDir);
 }
 

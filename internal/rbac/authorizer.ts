@@ -26,15 +26,18 @@ export class RBACAuthorizer implements Authorizer {
     const request = requestOf(attributes);
     const errors: Error[] = [];
     let allowedBy = '';
+    let anyName = false;
     this.resolver.visitRulesFor(attributes.user, attributes.resource?.namespace ?? '', (source, rule, err) => {
       if (rule && ruleAllows(rule, request)) {
         allowedBy = source;
+        anyName = (rule.resourceNames ?? []).length === 0;
         return false;
       }
       if (err) errors.push(err);
       return true;
     });
-    if (allowedBy) return verdict('ALLOW', `RBAC: allowed by ${allowedBy}`);
+    // A rule without resourceNames allows every name; one with them, or no rule (another name may be listed), does not say.
+    if (allowedBy) return { ...verdict('ALLOW', `RBAC: allowed by ${allowedBy}`), anyName };
     return verdict('NO_OPINION', errors.length ? `RBAC: ${aggregateMessage(errors)}` : '');
   }
 

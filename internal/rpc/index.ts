@@ -1,16 +1,22 @@
 // gRPC plumbing shared by every service: loading the APIs of proto/, servers
-// with health checking and a server span per call, clients that carry the
-// trace context in their metadata.
+// with health checking, the multiplex (many unary calls on one stream) and a
+// server span per call, clients that carry the trace context in their metadata
+// and send small unary calls over the multiplex.
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import { fileURLToPath } from 'node:url';
-import { SpanKind, beginSpan, extractContext, injectContext, recordFailure, runIn, shutdownTracing } from '../tracing/index.js';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { dirname } from 'node:path';
+import { SpanKind, beginSpan, extractContext, injectContext, recordFailure, runIn, shutdownTracing, type Context } from '../tracing/index.js';
 import type { ProtoGrpcType as StorageProto } from './gen/storage.js';
 import type { ProtoGrpcType as AuthnProto } from './gen/authn.js';
 import type { ProtoGrpcType as AuthzProto } from './gen/authz.js';
 import type { ProtoGrpcType as AdmissionProto } from './gen/admission.js';
 import type { ProtoGrpcType as MetricsProto } from './gen/metrics.js';
+import type { ProtoGrpcType as MultiplexProto } from './gen/multiplex.js';
+import { ClientMultiplexer, MultiplexServer, type FailureFields, type Frame, type FrameCodec } from './multiplex.js';
 
 export { grpc };
 export const PROTO_DIR = fileURLToPath(new URL('../../../proto', import.meta.url));
@@ -20,10 +26,10 @@ const loaderOptions: protoLoader.Options = {
 };
 const definition = protoLoader.loadSync(
   ['svc/storage/v1/storage.proto', 'svc/authn/v1/authn.proto', 'svc/authz/v1/authz.proto', 'svc/admission/v1/admission.proto',
-    'svc/metrics/v1/metrics.proto'],
+    'svc/metrics/v1/metrics.proto', 'svc/rpc/v1/multiplex.proto'],
   loaderOptions,
 );
-type ApiTypes = StorageProto & AuthnProto & AuthzProto & AdmissionProto & MetricsProto;
+type ApiTypes = StorageProto & AuthnProto & AuthzProto & AdmissionProto & MetricsProto & MultiplexProto;
 /** The loaded gRPC APIs: `api.svc.storage.v1.Storage`, ... */
 export const api = grpc.loadPackageDefinition(definition) as unknown as ApiTypes;
 
@@ -51,7 +57,7 @@ const UNREACHABLE = new Set([grpc.status.UNAVAILABLE, grpc.status.DEADLINE_EXCEE
 /** A call that failed because the service could not be reached in time (down, restarting, overloaded), not because of what was asked. */
 export const isUnreachable = (err: unknown): boolean => isServiceError(err) && UNREACHABLE.has(err.code);
 
-type UnaryHandler = (request: any, call: grpc.ServerUnaryCall<any, any>) => Promise<any>;
+type UnaryHandler = (request: any) => Promise<any>;
 type StreamHandler = (call: grpc.ServerWritableStream<any, any>) => void | Promise<void>;
 export type Handlers = Record<string, UnaryHandler | StreamHandler>;
 
@@ -62,15 +68,19 @@ const MAX_DETAILS_CHARS = 1024;
 const boundedDetails = (message: string): string =>
   message.length <= MAX_DETAILS_CHARS ? message : `${message.slice(0, MAX_DETAILS_CHARS)}... (${message.length - MAX_DETAILS_CHARS} more characters)`;
 
-function toServiceError(err: unknown): Partial<grpc.ServiceError> {
-  if (err instanceof RpcError) {
-    const metadata = new grpc.Metadata();
-    for (const [k, v] of Object.entries(err.trailers)) metadata.set(k, v);
-    return { code: err.code, details: boundedDetails(err.message), metadata };
-  }
+/** The status and trailers a handler's failure is answered with. */
+function failureOf(err: unknown): FailureFields {
+  if (err instanceof RpcError) return { code: err.code, details: boundedDetails(err.message), trailers: err.trailers };
   // A service this one calls could not be reached: so this one is unavailable too, and its callers retry.
-  if (isUnreachable(err)) return { code: grpc.status.UNAVAILABLE, details: boundedDetails((err as grpc.ServiceError).details) };
-  return { code: grpc.status.INTERNAL, details: boundedDetails((err as Error)?.message ?? String(err)) };
+  if (isUnreachable(err)) return { code: grpc.status.UNAVAILABLE, details: boundedDetails((err as grpc.ServiceError).details), trailers: {} };
+  return { code: grpc.status.INTERNAL, details: boundedDetails((err as Error)?.message ?? String(err)), trailers: {} };
+}
+
+function toServiceError(err: unknown): Partial<grpc.ServiceError> {
+  const { code, details, trailers: fields } = failureOf(err);
+  const metadata = new grpc.Metadata();
+  for (const [k, v] of Object.entries(fields)) metadata.set(k, v);
+  return { code, details, metadata };
 }
 
 function parentOf(call: { metadata: grpc.Metadata }) {
@@ -104,8 +114,22 @@ function decodedRequest<T>(request: T): T {
   return request;
 }
 
-/** Wraps handlers written as async functions into grpc-js handlers with a server span each (when one is sampled). */
-function wrap(serviceName: string, service: grpc.ServiceDefinition, handlers: Handlers): grpc.UntypedServiceImplementation {
+/** Runs a unary handler on a decoded request under a server span (when one is sampled). */
+function runUnary(spanName: string, handler: UnaryHandler, request: unknown, parent: Context): Promise<unknown> {
+  const { span, context } = beginSpan(spanName, SpanKind.SERVER, parent);
+  return runIn(context, async () => handler(decodedRequest(request))).then((res) => {
+    span?.end();
+    return res;
+  }, (err) => {
+    recordFailure(span, err);
+    span?.end();
+    throw err;
+  });
+}
+
+/** Wraps handlers written as async functions into grpc-js handlers with a server span each (when one is sampled);
+ * the unary ones are served on the multiplex too. */
+function wrap(serviceName: string, service: grpc.ServiceDefinition, handlers: Handlers, multiplex: MultiplexServer): grpc.UntypedServiceImplementation {
   const impl: grpc.UntypedServiceImplementation = {};
   for (const [method, def] of Object.entries(service)) {
     const handler = handlers[method] ?? handlers[def.originalName ?? method];
@@ -123,16 +147,12 @@ function wrap(serviceName: string, service: grpc.ServiceDefinition, handlers: Ha
       };
     } else {
       impl[method] = (call: grpc.ServerUnaryCall<any, any>, callback: grpc.sendUnaryData<any>) => {
-        const { span, context } = beginSpan(spanName, SpanKind.SERVER, parentOf(call));
-        runIn(context, async () => (handler as UnaryHandler)(decodedRequest(call.request), call)).then((res) => {
-          span?.end();
-          callback(null, res);
-        }, (err) => {
-          recordFailure(span, err);
-          span?.end();
-          callback(toServiceError(err));
-        });
+        runUnary(spanName, handler as UnaryHandler, call.request, parentOf(call)).then((res) => callback(null, res), (err) => callback(toServiceError(err)));
       };
+      multiplex.add(def.path, {
+        deserialize: def.requestDeserialize, serialize: def.responseSerialize,
+        run: (request, parent) => runUnary(spanName, handler as UnaryHandler, request, parent),
+      });
     }
   }
   return impl;
@@ -150,23 +170,52 @@ const serverOptions: grpc.ServerOptions = {
   'grpc.max_send_message_length': 64 * 1024 * 1024,
 };
 
-/** Binds a gRPC server with the given services and the standard health service. */
+const UNIX_SCHEME = 'unix://';
+/** The path of a `unix:///path` address; undefined for `host:port`. */
+export const unixPath = (address: string): string | undefined =>
+  (address.startsWith(UNIX_SCHEME) ? address.slice(UNIX_SCHEME.length) : undefined);
+
+/** Whether a server accepts connections on the Unix socket at path. */
+function socketAnswers(path: string): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = net.connect(path, () => { socket.end(); done(true); });
+    socket.on('error', () => done(false));
+  });
+}
+
+/** A socket file left by a process that ended without closing it (a crash) is removed, so a restart binds the
+ * same path again; one a live server answers on stays, and the bind fails as for a port in use. */
+async function clearStaleSocket(path: string): Promise<void> {
+  if (!existsSync(path) || await socketAnswers(path)) return;
+  rmSync(path, { force: true });
+}
+
+/** Binds a gRPC server with the given services and the standard health service, on `host:port` or `unix:///path`. */
 export async function serve(address: string,
   services: Array<{ name: string; definition: grpc.ServiceDefinition; handlers: Handlers }>): Promise<RunningServer> {
   const server = new grpc.Server(serverOptions);
   const health = new HealthImplementation({ '': 'SERVING' });
+  const multiplex = new MultiplexServer(failureOf);
   for (const s of services) {
-    server.addService(tolerantDefinition(s.definition), wrap(s.name, s.definition, s.handlers));
+    const definition = tolerantDefinition(s.definition);
+    server.addService(definition, wrap(s.name, definition, s.handlers, multiplex));
     health.setStatus(s.name, 'SERVING');
   }
+  server.addService(api.svc.rpc.v1.Multiplex.service, { Calls: multiplex.handler });
   health.addToServer(server);
+  const socket = unixPath(address);
+  if (socket) {
+    mkdirSync(dirname(socket), { recursive: true });
+    await clearStaleSocket(socket);
+  }
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
   return {
     server, port, health,
     stop: () => new Promise<void>((resolve) => {
       const timer = setTimeout(() => { server.forceShutdown(); resolve(); }, 2000);
-      server.tryShutdown(() => { clearTimeout(timer); resolve(); });
+      // The multiplexed streams stay open for good: they end once their calls are answered, then the server can stop.
+      void multiplex.drain().then(() => server.tryShutdown(() => { clearTimeout(timer); resolve(); }));
     }),
   };
 }
@@ -192,12 +241,44 @@ export const clientOptions: grpc.ClientOptions = {
 /** A generated unary method: overloaded, so typed loosely; callers name the answer type. */
 type UnaryMethod = (...args: any[]) => unknown;
 
-/** Calls a unary method and resolves with its answer; rejects with the ServiceError. */
-export function unary<Res>(client: grpc.Client, method: UnaryMethod, req: object, timeoutMs = 30_000): Promise<Res> {
+const frameMethod = api.svc.rpc.v1.Multiplex.service.Calls;
+const frameCodec: FrameCodec = {
+  path: frameMethod.path,
+  serialize: (frame) => frameMethod.requestSerialize(frame),
+  deserialize: (bytes) => frameMethod.responseDeserialize(bytes) as Frame,
+};
+/** Methods whose answers may be megabytes: each on a stream of its own, so none holds up the small calls behind it. */
+const BULK_METHOD = /\/List$/;
+const multiplexers = new WeakMap<grpc.Client, ClientMultiplexer>();
+
+/** The client's multiplexer, made on first use; closing the client ends its stream, which would keep it open. */
+function multiplexerOf(client: grpc.Client): ClientMultiplexer {
+  let multiplexer = multiplexers.get(client);
+  if (!multiplexer) {
+    const created = new ClientMultiplexer(client, frameCodec);
+    const close = client.close.bind(client);
+    client.close = () => { created.close(); close(); };
+    multiplexers.set(client, multiplexer = created);
+  }
+  return multiplexer;
+}
+
+/** One plain unary call: a stream of its own. */
+function plainUnary<Res>(client: grpc.Client, method: UnaryMethod, req: object, timeoutMs: number): Promise<Res> {
   return new Promise((resolve, reject) => {
     method.call(client, req, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err: grpc.ServiceError | null, res?: Res) =>
       (err ? reject(err) : resolve(res as Res)));
   });
+}
+
+/** Calls a unary method and resolves with its answer; rejects with the ServiceError. Small calls go over the
+ * peer's multiplex while it serves one. */
+export function unary<Res>(client: grpc.Client, method: UnaryMethod, req: object, timeoutMs = 30_000): Promise<Res> {
+  const def = method as unknown as { path?: string; requestSerialize(r: object): Buffer; responseDeserialize(b: Buffer): unknown };
+  if (!def.path || BULK_METHOD.test(def.path)) return plainUnary(client, method, req, timeoutMs);
+  const multiplexer = multiplexerOf(client);
+  if (multiplexer.unsupported) return plainUnary(client, method, req, timeoutMs);
+  return multiplexer.call(def as { path: string } & typeof def, req, timeoutMs, () => plainUnary<Res>(client, method, req, timeoutMs));
 }
 
 /** A client of the standard health service of the server at address. */
@@ -218,7 +299,7 @@ export function checkHealth(address: string, service = '', timeoutMs = 1000): Pr
 
 /**
  * Runs a program's gRPC server: binds (exit 1 with a clear message when it cannot),
- * announces `<program> listening on host:port`, and on SIGINT/SIGTERM runs
+ * announces `<program> listening on host:port` (or `unix:///path`), and on SIGINT/SIGTERM runs
  * `beforeStop`, stops the server, runs `afterStop`, flushes traces and exits 0.
  */
 export async function runServer(program: string, listen: string,
@@ -228,7 +309,8 @@ export async function runServer(program: string, listen: string,
     process.stderr.write(`${program}: cannot listen on ${listen}: ${err.message}\n`);
     process.exit(1);
   });
-  process.stdout.write(`${program} listening on ${listen.slice(0, listen.lastIndexOf(':'))}:${server.port}\n`);
+  const where = unixPath(listen) ? listen : `${listen.slice(0, listen.lastIndexOf(':'))}:${server.port}`;
+  process.stdout.write(`${program} listening on ${where}\n`);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

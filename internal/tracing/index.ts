@@ -8,7 +8,7 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span,
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { maySample, samplingFromEnv, sdkSampler, type Sampling } from './sampling.js';
 
-export { SpanKind, SpanStatusCode, trace };
+export { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace };
 export type { Span, Context };
 
 const TRACEPARENT = 'traceparent';

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import net from 'node:net';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkHealth } from '../../internal/rpc/index.js';
 import { waitFor } from '../lib/cluster.js';
@@ -61,7 +62,8 @@ describe('launcher: svc-apiserver starts, supervises and stops every service', f
       expect(await waitFor(() => /svc-apiserver: controller-manager running after \d+\.\ds/.test(launchers[0].stdout), 60_000)).to.equal(true);
       const lines = launchers[0].stdout.split('\n');
       for (const name of ['nats', ...SERVICES]) expect(lines.some((l) => l.startsWith(`[${name}] `)), name).to.equal(true);
-      expect(lines.some((l) => /^\[storage\] storage listening on 127\.0\.0\.1:\d+$/.test(l))).to.equal(true);
+      // The gRPC services are reached on Unix sockets under the data dir.
+      expect(lines.some((l) => l === `[storage] storage listening on unix://${join(launchers[0].dataDir, 'run', 'storage.sock')}`), launchers[0].stdout).to.equal(true);
     });
 
     it('answers /readyz and a create with the credentials of admin.kubeconfig, each instance with its own data', async () => {
@@ -122,11 +124,12 @@ describe('launcher: svc-apiserver starts, supervises and stops every service', f
     it('restarts a service that dies on the address its peers were given; while another process holds it, says so', async () => {
       const l = launcher!;
       const [address] = l.announced('authz');
-      const port = Number(address.split(':')[1]);
+      const socket = address.slice('unix://'.length);
       const authz = () => childrenOf(l.pid).filter((k) => k.cmdline.includes('/cmd/authz/main.js '));
-      const listen = (server: net.Server) => new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
-      // Kill authz and take its port before the restart (a second later) does; a loaded machine may be slower
-      // than the restart, or lend the freed port to an outgoing connection: then wait and try again, a few times.
+      // The killed process leaves its socket file behind: the squatter removes it, as a restart would.
+      const listen = (server: net.Server) => new Promise<void>((resolve, reject) => { rmSync(socket, { force: true }); server.once('error', reject).listen(socket, resolve); });
+      // Kill authz and take its socket before the restart (a second later) does; a loaded machine may be slower
+      // than the restart: then wait and try again, a few times.
       let squatter: net.Server | undefined;
       for (let attempt = 1; !squatter; attempt++) {
         const starts = l.announced('authz').length;

@@ -74,11 +74,12 @@ describe('service outages', function () {
     }
   });
 
-  // Each time a name not asked for before: no kept authorization decision answers for it.
+  // Each time a namespace not asked for before: no kept authorization decision answers for it (one kept for a
+  // name may answer for every name of the kind).
   let fresh = 0;
   const checks = {
     admission: { ask: () => c.request('POST', CMS, { body: { metadata: { name: `fresh-${fresh++}` } } }), ok: 201, says: 'the admission service is unavailable' },
-    authz: { ask: () => c.request('GET', `${CMS}/fresh-${fresh++}`), ok: 404, says: 'the authorization service is unavailable' },
+    authz: { ask: () => c.request('GET', `/api/v1/namespaces/fresh-${fresh++}/configmaps/x`), ok: 404, says: 'the authorization service is unavailable' },
   };
   for (const [service, check] of Object.entries(checks) as [keyof typeof checks, typeof checks.authz][]) {
     it(`answers 503 with Retry-After while the ${service} service is down, and serves again once it is back`, async () => {

@@ -1,6 +1,7 @@
 // A whole server for integration tests: a real nats-server and every service as
-// its own process on free loopback ports, data in a temp dir, reached over HTTPS
-// with the generated admin certificate. Every process is stopped by PID.
+// its own process, the gRPC services on Unix sockets in a temp dir (as the launcher
+// runs them) and the gateway on a free loopback port, data in a temp dir, reached
+// over HTTPS with the generated admin certificate. Every process is stopped by PID.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
@@ -9,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkHealth } from '../../internal/rpc/index.js';
 import { pkiPaths } from '../../internal/pki/index.js';
-import { announcedAddress } from '../../internal/launcher/announce.js';
+import { announcedAddress, portOf } from '../../internal/launcher/announce.js';
 import { startNats, type RunningNats } from './nats.js';
 
 const GRPC_SERVICES = ['storage', 'authn', 'authz', 'admission'] as const;
@@ -32,6 +33,8 @@ export interface ClusterOptions {
   dataDir?: string;
   /** Leaves the controller-manager out (its requests would share small in-flight limits). */
   withoutControllerManager?: boolean;
+  /** Options of the node runtime of every service (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
+  nodeArgs?: string[];
 }
 
 export class Cluster {
@@ -43,6 +46,8 @@ export class Cluster {
   private nats?: RunningNats;
   private ownsDataDir: boolean;
   readonly dataDir: string;
+  /** Where the gRPC services' sockets are: short, as a socket path must be. */
+  private readonly socketDir = mkdtempSync(join(tmpdir(), 'svc-sock-'));
 
   constructor(private readonly opts: ClusterOptions = {}) {
     this.ownsDataDir = !opts.dataDir;
@@ -54,8 +59,8 @@ export class Cluster {
     try {
       this.nats = await startNats();
       this.natsUrl = this.nats.url;
-      // Port 0 everywhere: each service binds a free port itself and says which, so no port is raced for.
-      for (const s of GRPC_SERVICES) this.addresses[s] = '127.0.0.1:0';
+      // A socket of its own for each gRPC service; the gateway binds a free port itself and says which.
+      for (const s of GRPC_SERVICES) this.addresses[s] = `unix://${join(this.socketDir, `${s}.sock`)}`;
       for (const s of GRPC_SERVICES) await this.startService(s);
       await this.startService('gateway');
       if (!this.opts.withoutControllerManager) await this.startService('controller-manager');
@@ -83,7 +88,7 @@ export class Cluster {
   /** Starts one service; waits for it to serve (the gateway: ready) unless `untilServing` is false. */
   async startService(s: Service, untilServing = true): Promise<void> {
     if (s === 'authn' || s === 'gateway') await import('../../internal/pki/index.js').then((m) => m.ensurePki(this.dataDir));
-    const proc = spawn(process.execPath, [entry(s), ...this.args(s)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.opts.env } });
+    const proc = spawn(process.execPath, [...(this.opts.nodeArgs ?? []), entry(s), ...this.args(s)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.opts.env } });
     const log: string[] = this.logs.get(s) ?? [];
     this.logs.set(s, log);
     const earlier = log.length; // a restarted service announces itself anew
@@ -102,8 +107,8 @@ export class Cluster {
     // Whole lines only: a port cut in two by a chunk boundary would be another port.
     const announced = output.split('\n').slice(0, -1).map(announcedAddress).find((a) => a !== undefined);
     if (!announced) return false;
-    if (s === 'gateway') this.port = announced.port;
-    else this.addresses[s] = `127.0.0.1:${announced.port}`;
+    if (s === 'gateway') this.port = portOf(announced);
+    else this.addresses[s] = announced;
     return true;
   }
 
@@ -146,6 +151,7 @@ export class Cluster {
     for (const s of [...this.procs.keys()]) await this.kill(s);
     await this.nats?.stop();
     if (this.ownsDataDir) rmSync(this.dataDir, { recursive: true, force: true });
+    rmSync(this.socketDir, { recursive: true, force: true });
   }
 
   get kubeconfig(): string {

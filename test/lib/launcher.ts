@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { waitFor } from './cluster.js';
-import { announcedAddress, hostPort } from '../../internal/launcher/announce.js';
+import { announcedAddress } from '../../internal/launcher/announce.js';
 
 export const MAIN = fileURLToPath(new URL('../../cmd/svc-apiserver/main.js', import.meta.url));
 export const SERVICES = ['storage', 'authn', 'authz', 'admission', 'gateway', 'controller-manager'];
@@ -46,7 +46,7 @@ export class Launcher {
   /** Every address a child announced, in order (one per start of it). */
   announced(name: string): string[] {
     return this.stdout.split('\n').slice(0, -1).filter((l) => l.startsWith(`[${name}] `)).map(announcedAddress)
-      .flatMap((a) => (a ? [hostPort(a)] : []));
+      .flatMap((a) => (a ? [a] : []));
   }
 
   /** Resolves true once the launcher says it is ready, false if it exits or the timeout passes first. */

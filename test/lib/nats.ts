@@ -1,7 +1,7 @@
 // A real nats-server for tests: listens on 127.0.0.1 (a free port unless one is
 // given, e.g. to restart a server where clients reconnect) and is killed by PID.
 import { spawn } from 'node:child_process';
-import { announcedAddress } from '../../internal/launcher/announce.js';
+import { announcedAddress, portOf } from '../../internal/launcher/announce.js';
 
 export interface RunningNats {
   url: string;
@@ -38,7 +38,7 @@ export async function startNats(options: { port?: number } = {}): Promise<Runnin
       clearTimeout(timer);
       child.off('exit', onExit).off('error', fail);
       child.stderr.off('data', onData).resume();
-      resolve(listening.port);
+      resolve(portOf(listening));
     };
     child.once('error', fail).once('exit', onExit);
     child.stderr.setEncoding('utf8').on('data', onData);

@@ -257,6 +257,23 @@ describe('gateway decision cache', () => {
     cache.close();
   });
 
+  it('keeps a decision that holds for any name without the name; another is kept per name', async () => {
+    const nats = new FakeNats(NATS_AUTHZ_GENERATION_SUBJECT);
+    nats.announce = 'z1.0';
+    const cache = new DecisionCache(nats as unknown as NatsConnection);
+    await cache.start();
+    const get = (name: string, verb = 'get') => ({ ...attributes, resource: { namespace: 'ns', verb, group: '', version: 'v1', resource: 'configmaps', subresource: '', name, fieldSelector: '', labelSelector: '' } }) as AuthorizeRequest;
+    const asked: string[] = [];
+    const ask = (anyName: boolean) => async (r: AuthorizeRequest) => { asked.push(`${r.resource!.verb} ${r.resource!.name}`); return decision({ anyName }); };
+    for (const name of ['a', 'b', 'c']) await cache.authorize(get(name), ask(true));
+    expect(asked).to.deep.equal(['get a']);
+    await cache.authorize(get('a', 'delete'), ask(false));
+    await cache.authorize(get('b', 'delete'), ask(false));
+    await cache.authorize(get('a', 'delete'), ask(false));
+    expect(asked).to.deep.equal(['get a', 'delete a', 'delete b']);
+    cache.close();
+  });
+
   it('keeps nothing before the service\'s announcements are heard', async () => {
     const cache = new DecisionCache(new FakeNats(NATS_AUTHZ_GENERATION_SUBJECT) as unknown as NatsConnection);
     await cache.start();

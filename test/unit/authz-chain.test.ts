@@ -182,6 +182,27 @@ describe('authorizers beyond RBAC', () => {
     });
   });
 
+  describe('decisions for any name', () => {
+    const fixed = (v: Verdict) => ({ authorize: async () => v });
+    const a = asUser('u', resource('get', 'configmaps', { name: 'one' }));
+    it('hold for any name only when every authorizer consulted says so, those with no opinion included', async () => {
+      const chain = (...vs: Verdict[]) => new UnionAuthorizer(vs.map(fixed)).authorize(a);
+      const any = (v: Verdict): Verdict => ({ ...v, anyName: true });
+      expect((await chain(any(verdict('NO_OPINION')), any(verdict('ALLOW')))).anyName).to.equal(true);
+      expect((await chain(verdict('NO_OPINION'), any(verdict('ALLOW')))).anyName).to.equal(false);
+      expect((await chain(any(verdict('ALLOW')), verdict('ALLOW'))).anyName).to.equal(true);
+      expect((await chain(any(verdict('NO_OPINION')), verdict('NO_OPINION'))).anyName).to.equal(false);
+    });
+
+    it('the Node authorizer looks at names for nodes only; ABAC never does', async () => {
+      const node = new NodeAuthorizer(new NodeGraph());
+      expect((await node.authorize(a)).anyName).to.equal(true);
+      expect((await node.authorize(asUser('system:node:n1', resource('get', 'configmaps', { name: 'one' }), ['system:nodes']))).anyName).to.not.equal(true);
+      const abac = new AbacAuthorizer(parsePolicies('{"user": "u"}'));
+      expect((await abac.authorize(a))).to.include({ decision: 'ALLOW', anyName: true });
+    });
+  });
+
   describe('validity of a chain', () => {
     const fixed = (v: Verdict) => ({ authorize: async () => v });
     it('holds as long as the shortest-lived answer it rests on', async () => {

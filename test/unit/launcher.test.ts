@@ -3,7 +3,7 @@
 // back on it after a crash.
 import { expect } from 'chai';
 import net from 'node:net';
-import { announcedAddress, hostPort } from '../../internal/launcher/announce.js';
+import { announcedAddress } from '../../internal/launcher/announce.js';
 import { Child } from '../../internal/launcher/child.js';
 import { waitFor } from '../lib/cluster.js';
 
@@ -33,10 +33,11 @@ const accepts = (address?: string) => new Promise<boolean>((done) => {
 
 describe('launcher: announced addresses', () => {
   it('reads the announcements of the services, the gateway and nats-server, and nothing else', () => {
-    expect(announcedAddress('storage listening on 127.0.0.1:41233')).to.deep.equal({ host: '127.0.0.1', port: 41233 });
-    expect(announcedAddress('gateway serving on https://0.0.0.0:6443 (kubeconfig /d/admin.kubeconfig)')).to.deep.equal({ host: '0.0.0.0', port: 6443 });
-    expect(announcedAddress('[1] 2026/11/24 02:00:00.000000 [INF] Listening for client connections on 127.0.0.1:4222')).to.deep.equal({ host: '127.0.0.1', port: 4222 });
-    expect(hostPort(announcedAddress('authz listening on [::1]:7000')!)).to.equal('[::1]:7000');
+    expect(announcedAddress('storage listening on 127.0.0.1:41233')).to.equal('127.0.0.1:41233');
+    expect(announcedAddress('gateway serving on https://0.0.0.0:6443 (kubeconfig /d/admin.kubeconfig)')).to.equal('0.0.0.0:6443');
+    expect(announcedAddress('[1] 2026/11/24 02:00:00.000000 [INF] Listening for client connections on 127.0.0.1:4222')).to.equal('127.0.0.1:4222');
+    expect(announcedAddress('authz listening on [::1]:7000')).to.equal('[::1]:7000');
+    expect(announcedAddress('authn listening on unix:///run/svc/authn.sock')).to.equal('unix:///run/svc/authn.sock');
     expect(announcedAddress('storage: cannot listen on 127.0.0.1:7000: address in use')).to.equal(undefined);
   });
 });

@@ -5,7 +5,7 @@
 // writes pass here and are narrowed by the NodeRestriction admission plugin.
 import { GROUP_NODES, NAMESPACE_NODE_LEASE, group } from '../../names/index.js';
 import { fieldRequirements } from '../attributes.js';
-import { verdict, type Attributes, type Authorizer, type ResourceAttributes, type RuleLister, type RulesAnswer, type UserInfo, type Verdict } from '../types.js';
+import { forAnyName, verdict, type Attributes, type Authorizer, type ResourceAttributes, type RuleLister, type RulesAnswer, type UserInfo, type Verdict } from '../types.js';
 import { vertex, type NodeGraph, type VertexType } from './graph.js';
 import { rulesAllow } from './rules.js';
 
@@ -49,7 +49,7 @@ export class NodeAuthorizer implements Authorizer, RuleLister {
 
   async authorize(attributes: Attributes): Promise<Verdict> {
     const node = nodeIdentity(attributes.user);
-    if (node === undefined) return verdict('NO_OPINION', '', undefined, 'process');
+    if (node === undefined) return forAnyName(verdict('NO_OPINION', '', undefined, 'process'));
     if (!node) return none(`unknown node for user ${JSON.stringify(attributes.user.username)}`);
     const r = attributes.resource;
     if (!r) return none();

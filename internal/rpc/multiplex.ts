@@ -1,0 +1,190 @@
+// Many unary calls over one long-lived stream per peer (proto svc/rpc/v1/multiplex.proto).
+// A unary call in grpc-js opens an HTTP/2 stream, sends and parses headers, runs
+// the interceptors, arms a deadline and ends with trailers, on both sides: most of
+// what a small call costs. Over the multiplex a call is one frame each way on a
+// stream that stays open. Servers answer it beside their services; a client tries
+// it once per peer and falls back to plain calls when the peer does not serve it.
+import * as grpc from '@grpc/grpc-js';
+import { ROOT_CONTEXT, extractContext, injectContext, runIn, type Context } from '../tracing/index.js';
+
+export interface Frame {
+  id: number;
+  method: string;
+  payload: Buffer;
+  code: number;
+  details: string;
+  trailers: Record<string, string>;
+  context: Record<string, string>;
+}
+
+/** How the Frame message is (de)serialized: the stream's own method definition. */
+export interface FrameCodec {
+  path: string;
+  serialize(frame: Partial<Frame>): Buffer;
+  deserialize(bytes: Buffer): Frame;
+}
+
+/** A unary method as the multiplex serves it: bytes in, a decoded request run under its trace context, bytes out. */
+export interface ServedMethod {
+  deserialize(bytes: Buffer): unknown;
+  serialize(response: unknown): Buffer;
+  run(request: unknown, parent: Context): Promise<unknown>;
+}
+
+/** A failure as a frame carries it. */
+export interface FailureFields {
+  code: grpc.status;
+  details: string;
+  trailers: Record<string, string>;
+}
+
+interface ServedStream {
+  call: grpc.ServerDuplexStream<Frame, Partial<Frame>>;
+  inFlight: number;
+  ended: boolean;
+}
+
+/** The server side: answers each request frame with the method it names, concurrently. */
+export class MultiplexServer {
+  private readonly methods = new Map<string, ServedMethod>();
+  private readonly streams = new Set<ServedStream>();
+  private draining = false;
+  private drained?: () => void;
+
+  constructor(private readonly failure: (err: unknown) => FailureFields) {}
+
+  add(path: string, method: ServedMethod): void {
+    this.methods.set(path, method);
+  }
+
+  /** The grpc-js handler of `Calls`. */
+  readonly handler = (call: grpc.ServerDuplexStream<Frame, Partial<Frame>>): void => {
+    const stream: ServedStream = { call, inFlight: 0, ended: false };
+    this.streams.add(stream);
+    call.on('data', (frame: Frame) => this.serve(stream, frame));
+    // The client half-closed (it closes its channel): answer what is in flight, then end.
+    call.on('end', () => this.endWhenIdle(stream));
+    call.on('error', () => this.forget(stream));
+    call.on('close', () => this.forget(stream));
+    if (this.draining) this.endWhenIdle(stream);
+  };
+
+  /** Ends every stream once the calls in flight on it are answered; frames arriving meanwhile are refused as
+   * UNAVAILABLE (the caller tries again, reaching the next process). */
+  drain(): Promise<void> {
+    this.draining = true;
+    const done = new Promise<void>((resolve) => { this.drained = resolve; });
+    for (const stream of this.streams) this.endWhenIdle(stream);
+    this.checkDrained();
+    return done;
+  }
+
+  private serve(stream: ServedStream, frame: Frame): void {
+    const reply = (fields: Partial<Frame>): void => {
+      if (!stream.ended && !stream.call.cancelled) stream.call.write({ id: frame.id, ...fields });
+    };
+    const method = this.methods.get(frame.method);
+    if (this.draining) return reply({ code: grpc.status.UNAVAILABLE, details: 'the server is shutting down' });
+    if (!method) return reply({ code: grpc.status.UNIMPLEMENTED, details: `unknown method ${frame.method}` });
+    stream.inFlight++;
+    const parent = frame.context && Object.keys(frame.context).length ? extractContext((k) => frame.context[k]) : ROOT_CONTEXT;
+    method.run(method.deserialize(frame.payload), parent).then(
+      (response) => reply({ payload: method.serialize(response) }),
+      (err) => reply(this.failure(err)),
+    ).finally(() => {
+      stream.inFlight--;
+      if (this.draining) this.endWhenIdle(stream);
+    });
+  }
+
+  private endWhenIdle(stream: ServedStream): void {
+    if (stream.ended || stream.inFlight > 0) return;
+    stream.ended = true;
+    if (!stream.call.cancelled) stream.call.end();
+    this.forget(stream);
+  }
+
+  private forget(stream: ServedStream): void {
+    this.streams.delete(stream);
+    this.checkDrained();
+  }
+
+  private checkDrained(): void {
+    if (this.draining && this.streams.size === 0) this.drained?.();
+  }
+}
+
+/** A ServiceError as grpc-js makes them, for failures the multiplex reports. */
+export function serviceError(code: grpc.status, details: string, trailers: Record<string, string> = {}): grpc.ServiceError {
+  const metadata = new grpc.Metadata();
+  for (const [k, v] of Object.entries(trailers)) metadata.set(k, v);
+  return Object.assign(new Error(`${code} ${grpc.status[code]}: ${details}`), { code, details, metadata });
+}
+
+interface Pending {
+  resolve(response: unknown): void;
+  reject(err: Error): void;
+  deserialize(bytes: Buffer): unknown;
+  /** The same call as a plain unary call, for a peer that does not serve the multiplex. */
+  fallback(): Promise<unknown>;
+  timer: NodeJS.Timeout;
+}
+
+/** The client side for one peer: one stream, opened on the first call and again after it ends. */
+export class ClientMultiplexer {
+  private stream?: grpc.ClientDuplexStream<Partial<Frame>, Frame>;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  /** The peer answered UNIMPLEMENTED: every call is a plain one from now on. */
+  unsupported = false;
+
+  constructor(private readonly client: grpc.Client, private readonly codec: FrameCodec) {}
+
+  call<Res>(method: { path: string; requestSerialize(req: object): Buffer; responseDeserialize(bytes: Buffer): unknown },
+    request: object, timeoutMs: number, fallback: () => Promise<Res>): Promise<Res> {
+    const id = this.nextId++;
+    const frame: Partial<Frame> = { id, method: method.path, payload: method.requestSerialize(request) };
+    injectContext((k, v) => { (frame.context ??= {})[k] = v; });
+    return new Promise<Res>((resolve, reject) => {
+      const timer = setTimeout(() => this.settle(id, (p) => p.reject(serviceError(grpc.status.DEADLINE_EXCEEDED, 'Deadline exceeded'))), timeoutMs);
+      this.pending.set(id, { resolve: resolve as (r: unknown) => void, reject, deserialize: method.responseDeserialize, fallback, timer });
+      this.open().write(frame);
+    });
+  }
+
+  /** Ends the stream; calls still waiting fail as CANCELLED. */
+  close(): void {
+    this.stream?.cancel();
+  }
+
+  private open(): grpc.ClientDuplexStream<Partial<Frame>, Frame> {
+    if (this.stream) return this.stream;
+    // Outside any request's trace context: the stream outlives the call that opened it.
+    const stream = runIn(ROOT_CONTEXT, () => this.client.makeBidiStreamRequest(this.codec.path, this.codec.serialize, this.codec.deserialize));
+    this.stream = stream;
+    stream.on('data', (frame: Frame) => this.settle(frame.id, (p) => {
+      if (frame.code === grpc.status.OK) p.resolve(p.deserialize(frame.payload));
+      else p.reject(serviceError(frame.code, frame.details, frame.trailers));
+    }));
+    stream.on('error', (err: grpc.ServiceError) => this.ended(stream, err));
+    stream.on('end', () => this.ended(stream, serviceError(grpc.status.UNAVAILABLE, 'the multiplexed stream ended')));
+    return stream;
+  }
+
+  private ended(stream: grpc.ClientDuplexStream<Partial<Frame>, Frame>, err: grpc.ServiceError): void {
+    if (this.stream !== stream) return;
+    this.stream = undefined;
+    if (err.code === grpc.status.UNIMPLEMENTED) this.unsupported = true;
+    for (const id of [...this.pending.keys()]) {
+      this.settle(id, (p) => (this.unsupported ? p.fallback().then(p.resolve, p.reject) : p.reject(err)));
+    }
+  }
+
+  private settle(id: number, how: (p: Pending) => void): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.pending.delete(id);
+    clearTimeout(p.timer);
+    how(p);
+  }
+}
