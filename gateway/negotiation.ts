@@ -145,21 +145,28 @@ export function serialize(body: unknown, mediaType: string, pretty = false): str
 
 /** Decodes a request body by its Content-Type; 415 for a type the server does not read. */
 export function decodeBody(raw: Buffer, contentType: string | undefined, cborEnabled = false, duplicates?: string[]): unknown {
-  return checkValueDepth(decodeBodyAs(raw, contentType, cborEnabled, duplicates));
+  const type = (contentType ?? 'application/json').split(';')[0].trim().toLowerCase();
+  // JSON's nesting is the nesting of its text, which is checked before parsing; other forms are walked once decoded.
+  if (type === 'application/json' || type === '') return decodeJson(raw.toString('utf8'), duplicates);
+  return checkValueDepth(decodeBodyAs(raw, type, cborEnabled, duplicates));
 }
 
-function decodeBodyAs(raw: Buffer, contentType: string | undefined, cborEnabled: boolean, duplicates?: string[]): unknown {
-  const type = (contentType ?? 'application/json').split(';')[0].trim().toLowerCase();
+function decodeJson(text: string, duplicates?: string[]): unknown {
+  checkJsonDepth(text);
+  try {
+    const value = JSON.parse(text);
+    if (duplicates) for (const field of duplicateJsonFields(text)) duplicates.push(field);
+    return value;
+  } catch (err) {
+    throw badRequest(`the request body could not be decoded: ${(err as Error).message}`);
+  }
+}
+
+function decodeBodyAs(raw: Buffer, type: string, cborEnabled: boolean, duplicates?: string[]): unknown {
   if (PROTOBUF_TYPES.includes(type)) return decodeEnvelope(raw);
   const text = raw.toString('utf8');
   try {
     if (type === MEDIA_CBOR && cborEnabled) return decodeCbor(raw);
-    if (type === 'application/json' || type === '') {
-      checkJsonDepth(text);
-      const value = JSON.parse(text);
-      duplicates?.push(...duplicateJsonFields(text));
-      return value;
-    }
     if (type === 'application/yaml' || type === 'application/x-yaml' || type === 'text/yaml') {
       const parsed = parseYamlWithDuplicates(text);
       duplicates?.push(...parsed.duplicates);

@@ -12,11 +12,10 @@
 // of its own would cost several hundred bytes of bookkeeping per object.
 import type { KeyValue, StorageClient, StorageEvent } from '../internal/storage/client.js';
 import { SortedRecords } from '../internal/storage/cache.js';
-import { decodeStored } from '../internal/storage/objects.js';
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import type { KindDef } from '../internal/registry/index.js';
 import type { HubWatcher } from './hub.js';
-import { goEscape } from './negotiation.js';
+import { storedJson } from './storedjson.js';
 
 /** What a collection needs of the hub: its events and whether it can vouch for them. */
 export interface ChangeStream {
@@ -33,7 +32,7 @@ const FILL_PAGE = 1000;
 const CATCH_UP_MS = 1000;
 
 /** An object's JSON as the cache keeps it and a JSON get writes it. */
-export const cachedJson = (kv: KeyValue): string => goEscape(JSON.stringify(decodeStored(kv)));
+export const cachedJson = (kv: KeyValue): string => storedJson(kv.value, kv.modRevision);
 
 /** A cached object as an object of the kind's version (converted from the storage version where they differ). */
 export function decodeCached(def: KindDef, json: string): ApiObject {
