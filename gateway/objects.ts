@@ -9,7 +9,6 @@ import type { KeyValue, StorageClient } from '../internal/storage/client.js';
 import { collectionPrefix, objectKey } from '../internal/storage/keys.js';
 import { storageError } from './backends.js';
 import { decodeStored, decodeValue, encodeStored } from '../internal/storage/objects.js';
-import { keepStoredForm } from './storedjson.js';
 
 export { decodeStored, encodeStored };
 
@@ -45,20 +44,14 @@ export class Objects {
 
   /** A stored value as an object of this version. */
   decode(kv: KeyValue, revision = kv.modRevision): ApiObject {
-    return this.fromValue(kv.value, revision);
-  }
-
-  private fromValue(value: Buffer, revision: number): ApiObject {
-    const obj = decodeValue(value, revision);
-    return this.def.fromStorage ? this.def.fromStorage(obj) : obj;
+    return this.written(kv.value, revision);
   }
 
   /** Stored bytes as an object of this version at `revision`. A write's answer is made from the bytes it
    * sent: storage keeps them as they are, so they need not come back. */
   private written(encoded: Buffer, revision: number): ApiObject {
-    const obj = this.fromValue(encoded, revision);
-    if (!this.def.fromStorage && !this.def.toStorage) keepStoredForm(obj, encoded, revision);
-    return obj;
+    const obj = decodeValue(encoded, revision);
+    return this.def.fromStorage ? this.def.fromStorage(obj) : obj;
   }
 
   key(namespace: string, name: string): string {

@@ -9,7 +9,6 @@ import { Readable } from 'node:stream';
 import { goEscape, isProtobuf, negotiate, serialize, type ResponseFormat } from './negotiation.js';
 import { EncodedForms, decodeCached } from './objectcache.js';
 import type { RequestInfo } from './requestinfo.js';
-import { keptJson } from './storedjson.js';
 import { encodeListPieces, encodeObject, messageNameFor } from '../internal/apimachinery/protobuf/index.js';
 import { apiVersionOf, splitApiVersion } from '../internal/apimachinery/meta.js';
 
@@ -115,11 +114,8 @@ export function presentedStatus(ctx: Koa.Context, status: Status): Status {
 
 /** Writes one object as the client asked: the object, a one-row Table, or its metadata. */
 export function writeObject(ctx: Koa.Context, def: KindDef, status: number, obj: ApiObject): void {
-  const format = formatOf(ctx, def);
-  // A write's answer as JSON is the text it stored, with its resourceVersion.
-  const kept = rawJson(ctx, def, format) ? keptJson(obj) : undefined;
-  if (kept !== undefined) return writeJsonText(ctx, status, kept);
   obj = presented(ctx, obj, def);
+  const format = formatOf(ctx, def);
   if (format.as === 'PartialObjectMetadataList') throw metadataMisfit(def, false);
   const body = format.as === 'Table' ? toTable(ctx, def, [obj], { resourceVersion: obj.metadata?.resourceVersion }, format.metaVersion!)
     : format.as === 'PartialObjectMetadata' ? partialMetadata(obj, format.metaVersion!) : obj;
@@ -151,12 +147,7 @@ function rawJson(ctx: Koa.Context, def: KindDef, format: ResponseFormat): boolea
 /** Writes one object from its cached JSON, which a plain JSON answer is already. */
 export function writeCachedObject(ctx: Koa.Context, def: KindDef, json: string): void {
   if (!rawJson(ctx, def, formatOf(ctx, def))) return writeObject(ctx, def, 200, decodeCached(def, json));
-  writeJsonText(ctx, 200, json);
-}
-
-/** Writes JSON text that is in the platform encoder's form already, and ends it as that encoder does. */
-function writeJsonText(ctx: Koa.Context, status: number, json: string): void {
-  ctx.status = status;
+  ctx.status = 200;
   ctx.type = 'application/json';
   ctx.body = Buffer.from(`${json}\n`, 'utf8');
 }

@@ -1,5 +1,5 @@
-// The API JSON of a stored value, made from the stored text itself. Stored values are
-// JSON.stringify's output without the resourceVersion (encodeStored), which decoding
+// The API JSON of a stored value, made from the stored bytes themselves. Stored values
+// are JSON.stringify's output without the resourceVersion (encodeStored), which decoding
 // puts back at the end of the metadata: splicing it in there gives the very text that
 // decoding and encoding again would, at a fraction of the cost. Text not in that form
 // (spaces, escapes or numbers JSON.stringify would not write, no metadata object, a
@@ -8,7 +8,6 @@ import { decodeValue } from '../internal/storage/objects.js';
 import { goEscape } from './negotiation.js';
 
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const COLON = 0x3a;
 const COMMA = 0x2c;
 const OPEN = 0x7b;
@@ -16,77 +15,72 @@ const CLOSE = 0x7d;
 const OPEN_LIST = 0x5b;
 const CLOSE_LIST = 0x5d;
 /** The characters JSON.stringify writes after a backslash, `u` aside. */
-const SHORT_ESCAPES = new Set([...'"\\bfnrt'].map((c) => c.charCodeAt(0)));
+const SHORT_ESCAPES = '"\\bfnrt';
 /** Control characters JSON.stringify writes with a short escape rather than `\u`. */
 const SHORT_ESCAPED = new Set([0x08, 0x09, 0x0a, 0x0c, 0x0d]);
-const NUMBER_CHAR = /[-+.0-9eE]/;
-
-/** The stored bytes and revision a write's answer was decoded from, while the answer is about. */
-const storedForms = new WeakMap<object, { value: Buffer; revision: number }>();
-
-/** Notes that `obj` is `value` decoded at `revision`, unchanged: its JSON can be spliced rather than encoded. */
-export function keepStoredForm(obj: object, value: Buffer, revision: number): void {
-  storedForms.set(obj, { value, revision });
-}
-
-/** The API JSON of an object decoded from a stored form and kept so (see keepStoredForm), else undefined. */
-export function keptJson(obj: object): string | undefined {
-  const form = storedForms.get(obj);
-  return form && storedJson(form.value, form.revision);
-}
+const NUMBER = /-?[0-9][-+.0-9eE]*/y;
+const LITERAL = /true|false|null/y;
 
 /** The object's API JSON, with the platform encoder's escapes, as a get writes it. */
 export function storedJson(value: Buffer, revision: number): string {
   const text = value.toString('utf8');
-  const at = metadataEnd(text);
+  const bytes = byteText(value, text);
+  const at = metadataEnd(bytes);
   if (at < 0) return goEscape(JSON.stringify(decodeValue(value, revision)));
-  const comma = text.charCodeAt(at - 1) === OPEN ? '' : ',';
-  return goEscape(`${text.slice(0, at)}${comma}"resourceVersion":"${revision}"${text.slice(at)}`);
+  const field = `${bytes.charCodeAt(at - 1) === OPEN ? '' : ','}"resourceVersion":"${revision}"`;
+  return goEscape(bytes === text ? text.slice(0, at) + field + text.slice(at) : value.toString('utf8', 0, at) + field + value.toString('utf8', at));
 }
 
-/** Where the string opening at `i` ends (its closing quote), or -1 when JSON.stringify would not have written it so. */
-function stringEnd(text: string, i: number): number {
-  for (i++; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === QUOTE) return i;
-    if (c < 0x20) return -1;
-    if (c !== BACKSLASH) continue;
-    const next = text.charCodeAt(++i);
-    if (SHORT_ESCAPES.has(next)) continue;
+/** The stored bytes one char a byte, so that indices are byte offsets: the UTF-8 text itself when it is all ASCII. The
+ * bytes of other characters are all above ASCII, so they are never read as quotes, brackets or backslashes. */
+const byteText = (value: Buffer, text: string): string => (text.length === value.length ? text : value.toString('latin1'));
+
+/**
+ * Where the string opening at `i` ends (its closing quote), or -1 when JSON.stringify would not have written it so.
+ * `bytes` is the stored text one char a byte (see byteText). `escapes` holds the position of the next
+ * backslash at or after `i` (or -1), kept between calls so that the text is searched for them once.
+ */
+function stringEnd(bytes: string, i: number, escapes: { next: number }): number {
+  for (;;) {
+    const quote = bytes.indexOf('"', i + 1);
+    if (escapes.next >= 0 && escapes.next <= i) escapes.next = bytes.indexOf('\\', i + 1);
+    const backslash = escapes.next;
+    if (quote < 0 || backslash < 0 || quote < backslash) return quote;
+    const next = bytes[backslash + 1];
+    const hex = bytes.slice(backslash + 2, backslash + 6);
     // `\u` is written for the other control characters only, in lower-case hex.
-    const code = parseInt(text.slice(i + 1, i + 5), 16);
-    if (next !== 0x75 || !(code < 0x20) || SHORT_ESCAPED.has(code) || text.slice(i + 1, i + 5) !== code.toString(16).padStart(4, '0')) return -1;
-    i += 4;
+    const code = SHORT_ESCAPES.includes(next) ? 0x08 : next === 'u' && /^[0-9a-f]{4}$/.test(hex) ? parseInt(hex, 16) : -1;
+    if (code < 0 || code >= 0x20 || (next === 'u' && SHORT_ESCAPED.has(code))) return -1;
+    i = next === 'u' ? backslash + 5 : backslash + 1;
   }
-  return -1;
 }
 
 /** The end of a number or literal token starting at `i`, or -1 when it is not as JSON.stringify writes it. */
-function tokenEnd(text: string, i: number): number {
-  for (const literal of ['true', 'false', 'null']) if (text.startsWith(literal, i)) return i + literal.length;
-  let end = i;
-  while (end < text.length && NUMBER_CHAR.test(text[end])) end++;
-  const token = text.slice(i, end);
-  return end > i && String(Number(token)) === token ? end : -1;
+function tokenEnd(bytes: string, i: number): number {
+  LITERAL.lastIndex = i;
+  if (LITERAL.test(bytes)) return LITERAL.lastIndex;
+  NUMBER.lastIndex = i;
+  const token = NUMBER.exec(bytes)?.[0];
+  return token !== undefined && String(Number(token)) === token ? i + token.length : -1;
 }
 
 /** The index of the closing brace of the top-level metadata object, or -1 when the text is not in stored form. */
-function metadataEnd(text: string): number {
-  if (text.charCodeAt(0) !== OPEN) return -1;
+function metadataEnd(bytes: string): number {
+  if (bytes.charCodeAt(0) !== OPEN) return -1;
   let depth = 0;
   let metadata: 'before' | 'next' | 'in' | 'after' = 'before';
   let end = -1;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
+  const escapes = { next: bytes.indexOf('\\') };
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes.charCodeAt(i);
     if (c === QUOTE) {
-      const close = stringEnd(text, i);
+      const close = stringEnd(bytes, i, escapes);
       if (close < 0) return -1;
-      if (text.charCodeAt(close + 1) === COLON) {
-        const key = close - i === 9 || close - i === 16 ? text.slice(i + 1, close) : '';
-        if (depth === 1 && key === 'metadata') {
-          if (metadata !== 'before' || text.charCodeAt(close + 2) !== OPEN) return -1;
+      if (bytes.charCodeAt(close + 1) === COLON) {
+        if (depth === 1 && close - i === 9 && bytes.startsWith('metadata', i + 1)) {
+          if (metadata !== 'before' || bytes.charCodeAt(close + 2) !== OPEN) return -1;
           metadata = 'next';
-        } else if (depth === 2 && metadata === 'in' && key === 'resourceVersion') return -1;
+        } else if (depth === 2 && metadata === 'in' && close - i === 16 && bytes.startsWith('resourceVersion', i + 1)) return -1;
       }
       i = close;
     } else if (c === OPEN || c === OPEN_LIST) {
@@ -98,9 +92,9 @@ function metadataEnd(text: string): number {
         metadata = 'after';
         end = i;
       }
-      if (depth === 0) return i === text.length - 1 && metadata === 'after' ? end : -1;
+      if (depth === 0) return i === bytes.length - 1 && metadata === 'after' ? end : -1;
     } else if (c !== COLON && c !== COMMA) {
-      const after = tokenEnd(text, i);
+      const after = tokenEnd(bytes, i);
       if (after < 0) return -1;
       i = after - 1;
     }

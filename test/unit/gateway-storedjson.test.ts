@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { keepStoredForm, keptJson, storedJson } from '../../gateway/storedjson.js';
+import { storedJson } from '../../gateway/storedjson.js';
 import { encodeJson } from '../../gateway/negotiation.js';
 import { decodeValue, encodeStored } from '../../internal/storage/objects.js';
 import type { ApiObject } from '../../internal/apimachinery/meta.js';
@@ -30,13 +30,5 @@ describe('gateway stored JSON', () => {
       '{"metadata":null}', '{"metadata":{"a":{"resourceVersion":"1"}},"spec":{"metadata":{}}}',
     ];
     for (const text of odd) expect(storedJson(Buffer.from(text), 7)).to.equal(decodedThenEncoded(Buffer.from(text), 7));
-  });
-
-  it('answers the kept text of an object decoded from a stored form, and nothing for others', () => {
-    const value = encodeStored(objects[0]);
-    const answer = decodeValue(value, 9);
-    keepStoredForm(answer, value, 9);
-    expect(keptJson(answer)).to.equal(decodedThenEncoded(value, 9));
-    expect(keptJson(structuredClone(answer))).to.equal(undefined);
   });
 });
