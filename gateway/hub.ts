@@ -43,8 +43,16 @@ const SUBJECT_PREFIX = `${NATS_EVENTS_PREFIX}.`;
 const keyOfSubject = (subject: string): string =>
   subject.slice(SUBJECT_PREFIX.length).split('.').map(decodeSubjectToken).join('/');
 
+/** The collection part of a key or prefix (`<group>/<resource>/`); '' for a prefix wider than one collection. */
+function collectionOf(keyOrPrefix: string): string {
+  const first = keyOrPrefix.indexOf('/');
+  const second = first < 0 ? -1 : keyOrPrefix.indexOf('/', first + 1);
+  return second < 0 ? '' : keyOrPrefix.slice(0, second + 1);
+}
+
 export class WatchHub implements RevisionFeed {
-  private readonly registrations = new Set<Registration>();
+  /** The registrations by the collection they are under ('' for wider ones), so an event is matched only against its own. */
+  private readonly registrations = new Map<string, Set<Registration>>();
   private readonly waiters = new Set<RevisionWaiter>();
   private subscription?: Subscription;
   /** The newest revision the hub has seen or knows is covered by storage history. */
@@ -88,8 +96,23 @@ export class WatchHub implements RevisionFeed {
 
   register(prefix: string, watcher: HubWatcher): () => void {
     const reg = { prefix, watcher };
-    this.registrations.add(reg);
-    return () => this.registrations.delete(reg);
+    const collection = collectionOf(prefix);
+    let regs = this.registrations.get(collection);
+    if (!regs) this.registrations.set(collection, (regs = new Set()));
+    regs.add(reg);
+    return () => {
+      regs.delete(reg);
+      if (regs.size === 0 && this.registrations.get(collection) === regs) this.registrations.delete(collection);
+    };
+  }
+
+  /** The registrations whose prefix the key is under. */
+  private targetsOf(key: string): Registration[] {
+    const targets: Registration[] = [];
+    for (const collection of [collectionOf(key), '']) {
+      for (const r of this.registrations.get(collection) ?? []) if (key.startsWith(r.prefix)) targets.push(r);
+    }
+    return targets;
   }
 
   close(): void {
@@ -108,7 +131,7 @@ export class WatchHub implements RevisionFeed {
     if (revision <= this.revision) return;
     this.advance(revision);
     const key = keyOfSubject(msg.subject);
-    const targets = [...this.registrations].filter((r) => key.startsWith(r.prefix));
+    const targets = this.targetsOf(key);
     if (targets.length === 0) return; // decoded only when someone watches
     const event = decodeEvent(msg.data);
     const parent = extractContext((k) => msg.headers?.get(k) || undefined);
@@ -118,7 +141,7 @@ export class WatchHub implements RevisionFeed {
   }
 
   private failAll(reason: string): void {
-    const regs = [...this.registrations];
+    const regs = [...this.registrations.values()].flatMap((set) => [...set]);
     this.registrations.clear();
     for (const r of regs) r.watcher.onFail(reason);
   }

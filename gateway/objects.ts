@@ -8,7 +8,7 @@ import type { KindDef } from '../internal/registry/index.js';
 import type { KeyValue, StorageClient } from '../internal/storage/client.js';
 import { collectionPrefix, objectKey } from '../internal/storage/keys.js';
 import { storageError } from './backends.js';
-import { decodeStored, encodeStored } from '../internal/storage/objects.js';
+import { decodeStored, decodeValue, encodeStored } from '../internal/storage/objects.js';
 
 export { decodeStored, encodeStored };
 
@@ -44,7 +44,13 @@ export class Objects {
 
   /** A stored value as an object of this version. */
   decode(kv: KeyValue, revision = kv.modRevision): ApiObject {
-    const obj = decodeStored(kv, revision);
+    return this.written(kv.value, revision);
+  }
+
+  /** Stored bytes as an object of this version at `revision`. A write's answer is made from the bytes it
+   * sent: storage keeps them as they are, so they need not come back. */
+  private written(encoded: Buffer, revision: number): ApiObject {
+    const obj = decodeValue(encoded, revision);
     return this.def.fromStorage ? this.def.fromStorage(obj) : obj;
   }
 
@@ -86,7 +92,7 @@ export class Objects {
     const meta = obj.metadata!;
     try {
       const res = await this.storage.create(this.key(meta.namespace ?? '', meta.name!), encoded, meta.uid ?? '');
-      return this.decode(res.kv!);
+      return this.written(encoded, res.kv!.modRevision);
     } catch (err) {
       throw storageError(err, this.gr, meta.name!);
     }
@@ -97,7 +103,7 @@ export class Objects {
     const meta = obj.metadata!;
     try {
       const res = await this.storage.update(this.key(meta.namespace ?? '', meta.name!), encoded, { modRevision: expectedRevision });
-      return this.decode(res.kv!);
+      return this.written(encoded, res.kv!.modRevision);
     } catch (err) {
       throw storageError(err, this.gr, meta.name!);
     }

@@ -93,7 +93,7 @@ function decodeShared(objects: Objects, kv: KeyValue, revision: number): ApiObje
 }
 
 /** Encoded events by the decoded object they carry: every watcher asking the same form shares one encoding. */
-const encodedEvents = new WeakMap<object, Map<string, string | Buffer>>();
+const encodedEvents = new WeakMap<object, Map<string, Buffer>>();
 
 /** The watch event a storage change becomes for a watcher with a selector. */
 export function toWatchEvent(objects: Objects, ev: StorageEvent, select?: (obj: ApiObject) => boolean): WatchEvent | undefined {
@@ -265,7 +265,7 @@ class WatchStream {
   }
 
   /** The event in this watch's form, shared with other watches of the same form (Tables are per request). */
-  private encoded(ev: WatchEvent): string | Buffer {
+  private encoded(ev: WatchEvent): Buffer {
     const object = ev.object as ApiObject;
     const { as, metaVersion } = this.format;
     if (as === 'Table' && ev.type !== 'ERROR' && ev.type !== 'BOOKMARK') {
@@ -283,10 +283,11 @@ class WatchStream {
     return bytes;
   }
 
-  private encode(type: WatchEventType, object: unknown): string | Buffer {
+  /** An event's bytes: JSON as bytes too, so the watchers sharing it write them without encoding the text each. */
+  private encode(type: WatchEventType, object: unknown): Buffer {
     if (isProtobuf(this.format.mediaType)) return encodeWatchEvent(type, object as Record<string, unknown>);
     if (this.format.mediaType === MEDIA_CBOR) return encodeCbor({ type, object });
-    return encodeJson({ type, object });
+    return Buffer.from(encodeJson({ type, object }), 'utf8');
   }
 
   /** Waits while the client has much unread; false once the watch is over. */

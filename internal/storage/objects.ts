@@ -10,7 +10,12 @@ export function encodeStored(obj: ApiObject): Buffer {
 
 /** A stored value as the API object, with its resourceVersion. */
 export function decodeStored(kv: KeyValue, revision = kv.modRevision): ApiObject {
-  const obj = JSON.parse(kv.value.toString('utf8')) as ApiObject;
+  return decodeValue(kv.value, revision);
+}
+
+/** Stored bytes as the API object at `revision`. */
+export function decodeValue(value: Buffer, revision: number): ApiObject {
+  const obj = JSON.parse(value.toString('utf8')) as ApiObject;
   obj.metadata = { ...obj.metadata, resourceVersion: String(revision) };
   return obj;
 }
