@@ -5,6 +5,9 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { endWithNewline } from '../internal/metrics/index.js';
 import type { RequestInfo } from './requestinfo.js';
 
+/** How often the event-loop delay is sampled: an idle process wakes no more than once a second for it. */
+const EVENT_LOOP_PRECISION_MS = 1000;
+
 export class GatewayMetrics {
   readonly registry = new Registry();
   private readonly requests = new Counter({
@@ -39,7 +42,9 @@ export class GatewayMetrics {
 
   /** `served` tells whether a request names a resource (and sub-resource) the server has: only those get their own series. */
   constructor(private readonly served: (info: RequestInfo) => boolean) {
-    collectDefaultMetrics({ register: this.registry });
+    // The event-loop delay monitor samples at this precision with a timer of its own; prom-client's
+    // 10 ms default wakes an idle gateway 100 times a second.
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: EVENT_LOOP_PRECISION_MS });
     for (const kind of ['readOnly', 'mutating']) this.dropped.inc({ request_kind: kind }, 0);
   }
 

@@ -73,8 +73,8 @@ interface Page {
 
 /** Reads a page of a collection, filtering by selectors until `limit` matches are found. */
 export async function listObjects(r: ResourceRequest, backends: Backends): Promise<ListResult> {
-  const page = await readPage(r, backends);
-  return { ...page, items: page.items ?? page.cached!.map(([, json]) => decodeCached(r.def, json)) };
+  const { cached, items, ...page } = await readPage(r, backends);
+  return { ...page, items: items ?? cached!.map(([, json]) => decodeCached(r.def, json)) };
 }
 
 async function readPage(r: ResourceRequest, backends: Backends): Promise<Page> {
