@@ -26,8 +26,15 @@ export interface ApiObject {
   [key: string]: unknown;
 }
 
+/** The current second's timestamp, made once a second rather than on every write that stamps one. */
+let stamp = { second: NaN, text: '' };
+
 /** RFC 3339 with second precision, as the API's `Time` fields. */
-export const nowTimestamp = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+export function nowTimestamp(): string {
+  const second = Math.floor(Date.now() / 1000);
+  if (second !== stamp.second) stamp = { second, text: new Date(second * 1000).toISOString().replace('.000Z', 'Z') };
+  return stamp.text;
+}
 
 export const newUid = (): string => randomUUID();
 
