@@ -9,7 +9,7 @@
 // the address it announced, and its health is checked there.
 import https from 'node:https';
 import net from 'node:net';
-import { readFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { readFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -72,20 +72,21 @@ const hostOf = (address: string): string => address.slice(0, address.lastIndexOf
 /** The longest Unix socket path the kernel takes (sun_path holds 108 bytes with the terminating NUL). */
 const MAX_SOCKET_PATH = 107;
 
-/** Where the services' Unix sockets go: under the data dir, or a private temporary directory when that path
- * would be too long for a socket. */
-function socketDir(dataDir: string): string {
+/** Where the services' Unix sockets go: under the data dir, or a private temporary directory (`temporary`,
+ * removed at the end) when that path would be too long for a socket. */
+function socketDir(dataDir: string): { dir: string; temporary: boolean } {
   const dir = join(dataDir, 'run');
   const longest = Math.max(...GRPC_SERVICES.map((s) => join(dir, `${s}.sock`).length));
-  return longest <= MAX_SOCKET_PATH ? dir : mkdtempSync(join(tmpdir(), 'svc-apiserver-'));
+  return longest <= MAX_SOCKET_PATH ? { dir, temporary: false } : { dir: mkdtempSync(join(tmpdir(), 'svc-apiserver-')), temporary: true };
 }
 
 /** What needs no other service's address: the data dir, and for a gRPC service given no address a Unix socket
- * (its peers all run on this machine: no TCP/IP stack between them). */
-function planServices(perService: Record<ServiceName, Map<string, string>>, dataDir: string): void {
+ * (its peers all run on this machine: no TCP/IP stack between them). Answers a directory to remove at the end. */
+function planServices(perService: Record<ServiceName, Map<string, string>>, dataDir: string): string | undefined {
   const sockets = socketDir(dataDir);
-  for (const s of GRPC_SERVICES) if (!perService[s].has('listen')) perService[s].set('listen', `unix://${join(sockets, `${s}.sock`)}`);
+  for (const s of GRPC_SERVICES) if (!perService[s].has('listen')) perService[s].set('listen', `unix://${join(sockets.dir, `${s}.sock`)}`);
   for (const s of SERVICE_ORDER) if (SERVICE_FLAGS[s]['data-dir']) perService[s].set('data-dir', dataDir);
+  return sockets.temporary ? sockets.dir : undefined;
 }
 
 /** A service's flags at one start: each peer's address as the peer announced it (unless given), and on a
@@ -125,11 +126,11 @@ export async function launch(argv: string[]): Promise<Launched> {
   mkdirSync(dataDir, { recursive: true });
   const pki = await ensurePki(dataDir);
   if (!perService.authn.has('client-ca-file')) perService.authn.set('client-ca-file', pki.caCert);
-  planServices(perService, dataDir);
+  const temporary = planServices(perService, dataDir);
   const children: Child[] = [];
   const byName = new Map<string, Child>();
   let stopping: Promise<void> | undefined;
-  const stop = () => (stopping ??= stopAll(children));
+  const stop = () => (stopping ??= stopAll(children).then(() => { if (temporary) rmSync(temporary, { recursive: true, force: true }); }));
   const timeoutMs = parseDuration(launcher.get('startup-timeout') ?? LAUNCHER_FLAGS['startup-timeout'].default!);
   // Until every child serves, a signal aborts the start-up and takes down what already runs.
   let interrupted: string | undefined;

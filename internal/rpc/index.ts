@@ -6,9 +6,6 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
 import { fileURLToPath } from 'node:url';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import net from 'node:net';
-import { dirname } from 'node:path';
 import { SpanKind, beginSpan, extractContext, injectContext, recordFailure, runIn, shutdownTracing, type Context } from '../tracing/index.js';
 import type { ProtoGrpcType as StorageProto } from './gen/storage.js';
 import type { ProtoGrpcType as AuthnProto } from './gen/authn.js';
@@ -16,6 +13,7 @@ import type { ProtoGrpcType as AuthzProto } from './gen/authz.js';
 import type { ProtoGrpcType as AdmissionProto } from './gen/admission.js';
 import type { ProtoGrpcType as MetricsProto } from './gen/metrics.js';
 import type { ProtoGrpcType as MultiplexProto } from './gen/multiplex.js';
+import { prepareSocket, unixPath } from './sockets.js';
 import { ClientMultiplexer, MultiplexServer, type FailureFields, type Frame, type FrameCodec } from './multiplex.js';
 
 export { grpc };
@@ -170,26 +168,6 @@ const serverOptions: grpc.ServerOptions = {
   'grpc.max_send_message_length': 64 * 1024 * 1024,
 };
 
-const UNIX_SCHEME = 'unix://';
-/** The path of a `unix:///path` address; undefined for `host:port`. */
-export const unixPath = (address: string): string | undefined =>
-  (address.startsWith(UNIX_SCHEME) ? address.slice(UNIX_SCHEME.length) : undefined);
-
-/** Whether a server accepts connections on the Unix socket at path. */
-function socketAnswers(path: string): Promise<boolean> {
-  return new Promise((done) => {
-    const socket = net.connect(path, () => { socket.end(); done(true); });
-    socket.on('error', () => done(false));
-  });
-}
-
-/** A socket file left by a process that ended without closing it (a crash) is removed, so a restart binds the
- * same path again; one a live server answers on stays, and the bind fails as for a port in use. */
-async function clearStaleSocket(path: string): Promise<void> {
-  if (!existsSync(path) || await socketAnswers(path)) return;
-  rmSync(path, { force: true });
-}
-
 /** Binds a gRPC server with the given services and the standard health service, on `host:port` or `unix:///path`. */
 export async function serve(address: string,
   services: Array<{ name: string; definition: grpc.ServiceDefinition; handlers: Handlers }>): Promise<RunningServer> {
@@ -203,11 +181,7 @@ export async function serve(address: string,
   }
   server.addService(api.svc.rpc.v1.Multiplex.service, { Calls: multiplex.handler });
   health.addToServer(server);
-  const socket = unixPath(address);
-  if (socket) {
-    mkdirSync(dirname(socket), { recursive: true });
-    await clearStaleSocket(socket);
-  }
+  await prepareSocket(address);
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
   return {
