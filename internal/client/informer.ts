@@ -18,10 +18,12 @@ export interface InformerOptions {
   /** What is kept of each object received (as the platform's informers let a controller drop what it never reads);
    * handlers and the store see only that. */
   transform?: (obj: ApiObject) => ApiObject;
+  /** What the store is keyed by (default `namespace/name`); a string the object already holds costs no memory of its own. */
+  key?: (obj: ApiObject) => string;
 }
 
 const RETRY_MS = 1000;
-const keyOf = (o: ApiObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+const nameKey = (o: ApiObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
 export class Informer {
   readonly store = new Map<string, ApiObject>();
@@ -33,10 +35,12 @@ export class Informer {
 
   private readonly as: Representation;
   private readonly transform: (obj: ApiObject) => ApiObject;
+  private readonly keyOf: (obj: ApiObject) => string;
 
   constructor(private readonly client: ApiClient, private readonly path: string, private readonly handlers: InformerHandlers, opts: InformerOptions = {}) {
     this.as = opts.as ?? 'object';
     this.transform = opts.transform ?? ((obj) => obj);
+    this.keyOf = opts.key ?? nameKey;
   }
 
   /** Lists, then follows; resolves once the first list is in (retrying until it is). */
@@ -60,7 +64,7 @@ export class Informer {
     const { items, resourceVersion } = await this.client.list(this.path, this.as, this.transform);
     const seen = new Set<string>();
     for (const obj of items) {
-      const key = keyOf(obj);
+      const key = this.keyOf(obj);
       seen.add(key);
       const old = this.store.get(key);
       this.store.set(key, obj);
@@ -101,7 +105,7 @@ export class Informer {
     if (ev.object.metadata?.resourceVersion) this.resourceVersion = ev.object.metadata.resourceVersion;
     if (ev.type === 'BOOKMARK') return true;
     const obj = this.transform(ev.object);
-    const key = keyOf(obj);
+    const key = this.keyOf(obj);
     if (ev.type === 'DELETED') {
       this.store.delete(key);
       this.handlers.deleted(obj);

@@ -32,11 +32,25 @@ const ownerRefs = (obj: ApiObject): OwnerReference[] => (obj.metadata?.ownerRefe
 const uidOf = (obj: ApiObject) => obj.metadata?.uid ?? '';
 const held = (obj: ApiObject): string | undefined =>
   obj.metadata?.deletionTimestamp ? obj.metadata.finalizers?.find((f) => POLICY_FINALIZERS.includes(f)) : undefined;
+/** One string per namespace name, where each object decoded would bring its own copy. */
+const namespaces = new Map<string, string>();
+const intern = (namespace: string | undefined): string | undefined => {
+  if (namespace === undefined) return undefined;
+  const known = namespaces.get(namespace);
+  if (known !== undefined) return known;
+  namespaces.set(namespace, namespace);
+  return namespace;
+};
 /** What the collector reads of an object: who it is, its owners, and what holds its deletion (not its managedFields,
- * labels or annotations, which are most of a metadata view's bytes). */
+ * labels or annotations, which are most of a metadata view's bytes); fields an object lacks take no slot. */
 function identity(obj: ApiObject): ApiObject {
   const { uid, name, namespace, resourceVersion, ownerReferences, finalizers, deletionTimestamp } = obj.metadata ?? {};
-  return { metadata: { uid, name, namespace, resourceVersion, ownerReferences, finalizers, deletionTimestamp } };
+  const metadata: NonNullable<ApiObject['metadata']> = { uid, name, resourceVersion };
+  if (namespace !== undefined) metadata.namespace = intern(namespace);
+  if (ownerReferences?.length) metadata.ownerReferences = ownerReferences;
+  if (finalizers?.length) metadata.finalizers = finalizers;
+  if (deletionTimestamp) metadata.deletionTimestamp = deletionTimestamp;
+  return { metadata };
 }
 const itemPath = ({ resource, obj }: Known) => `${collectionPath(resource, obj.metadata?.namespace)}/${obj.metadata?.name}`;
 
@@ -75,9 +89,9 @@ class OwnerIndex {
 }
 
 export class GarbageCollector {
-  private readonly informers: Informer[] = [];
+  /** An informer per resource, its store keyed by uid: the objects the collector knows to exist. */
+  private readonly followed: Array<{ resource: Resource; informer: Informer }> = [];
   private readonly index = new OwnerIndex();
-  private readonly live = new Map<string, Known>();
   /** Resources followed here by kind: a reference to another kind cannot be checked, and counts as a live owner. */
   private readonly kinds = new Map<string, Resource>();
   private readonly running = new Set<string>();
@@ -91,35 +105,43 @@ export class GarbageCollector {
   async start(resources: Resource[]): Promise<void> {
     for (const r of resources.filter((x) => x.verbs.includes('list') && x.verbs.includes('watch'))) {
       this.kinds.set(`${r.group}/${r.kind}`, r);
-      this.informers.push(new Informer(this.client, collectionPath(r), {
-        upsert: (obj) => this.upsert(r, obj),
+      const informer = new Informer(this.client, collectionPath(r), {
+        upsert: (obj) => this.upsert(obj),
         deleted: (obj) => this.deleted(obj),
-      }, { as: 'metadata', transform: identity }));
+      }, { as: 'metadata', transform: identity, key: uidOf });
+      this.followed.push({ resource: r, informer });
     }
-    await Promise.all(this.informers.map((i) => i.start()));
+    await Promise.all(this.followed.map((f) => f.informer.start()));
     this.synced = true;
-    for (const { obj } of [...this.live.values()]) this.considerPolicy(obj);
+    for (const { informer } of this.followed) for (const obj of [...informer.store.values()]) this.considerPolicy(obj);
     for (const uid of this.index.dependentsAll()) this.run(`dangling ${uid}`, () => this.afterOwnerGone(uid));
   }
 
   stop(): void {
-    for (const i of this.informers) i.stop();
+    for (const f of this.followed) f.informer.stop();
   }
 
-  private upsert(resource: Resource, obj: ApiObject): void {
+  /** The object with a uid, as its informer holds it. */
+  private live(uid: string): Known | undefined {
+    for (const { resource, informer } of this.followed) {
+      const obj = informer.store.get(uid);
+      if (obj) return { resource, obj };
+    }
+    return undefined;
+  }
+
+  private upsert(obj: ApiObject): void {
     const uid = uidOf(obj);
-    this.live.set(uid, { resource, obj });
     this.index.set(uid, ownerRefs(obj).map((r) => r.uid).filter((u): u is string => Boolean(u)));
     this.changed();
     if (!this.synced) return;
     this.considerPolicy(obj);
     // An owner this collector never saw may have gone while its watch was down: checked with the API.
-    if (ownerRefs(obj).some((r) => !this.live.has(r.uid ?? ''))) this.run(`dependent ${uid}`, () => this.afterOwnerGone(uid));
+    if (ownerRefs(obj).some((r) => !this.live(r.uid ?? ''))) this.run(`dependent ${uid}`, () => this.afterOwnerGone(uid));
   }
 
   private deleted(obj: ApiObject): void {
     const uid = uidOf(obj);
-    this.live.delete(uid);
     this.index.delete(uid);
     this.changed();
     if (!this.synced) return;
@@ -156,7 +178,7 @@ export class GarbageCollector {
    * of a kind not followed here cannot be checked and counts as existing.
    */
   private async ownerExists(ref: OwnerReference, namespace: string): Promise<boolean> {
-    if (this.live.has(ref.uid ?? '')) return true;
+    if (this.live(ref.uid ?? '')) return true;
     const { group } = splitApiVersion(ref.apiVersion ?? '');
     const resource = this.kinds.get(`${ownGroup(group)}/${ref.kind}`);
     if (!resource || !ref.name) return true;
@@ -168,7 +190,7 @@ export class GarbageCollector {
   /** Background: deletes a dependent whose owners are all gone, or drops the references to the gone ones. */
   private async afterOwnerGone(uid: string): Promise<void> {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-      const dependent = this.live.get(uid);
+      const dependent = this.live(uid);
       if (!dependent) return;
       const refs = ownerRefs(dependent.obj);
       const exists = await Promise.all(refs.map((r) => this.ownerExists(r, dependent.obj.metadata?.namespace ?? '')));
@@ -182,7 +204,7 @@ export class GarbageCollector {
 
   private async collect(uid: string, finalizer: string): Promise<void> {
     for (;;) {
-      const dependents = this.index.dependents(uid).map((d) => this.live.get(d)).filter((d): d is Known => d !== undefined);
+      const dependents = this.index.dependents(uid).map((d) => this.live(d)).filter((d): d is Known => d !== undefined);
       // Done once the informers show no dependent naming the owner any more.
       if (dependents.length === 0) break;
       // Woken by what these writes change (or others do): dependents held by finalizers of their own may take long to go.
@@ -212,7 +234,7 @@ export class GarbageCollector {
   /** Drops the policy's finalizer from the owner, which then goes when no finalizer is left. */
   private async dropFinalizer(uid: string, finalizer: string): Promise<void> {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-      const owner = this.live.get(uid);
+      const owner = this.live(uid);
       if (!owner) return;
       const finalizers = (owner.obj.metadata?.finalizers ?? []).filter((f) => f !== finalizer);
       const patch = { metadata: { finalizers: finalizers.length ? finalizers : null, resourceVersion: owner.obj.metadata?.resourceVersion } };

@@ -1,24 +1,12 @@
-// The watch cache: the current record of every key, in memory, so that reads which
-// accept any state at least as new as a revision are answered without LevelDB. The
-// store loads it from the current-value table at open and applies every commit to it
-// in the same tick as it moves its read view, so the cache's revision is always the
-// store's and a cached read is as consistent as a LevelDB one.
+// A sorted index of records in memory, keyed in LevelDB's order (the UTF-8 bytes of
+// the keys), for caches that answer gets and pages of a prefix: the gateway's object
+// cache keeps each object's JSON text in one.
 //
-// Keys are kept in LevelDB's order (their UTF-8 bytes) in a two-level sorted index:
-// leaves of at most LEAF_MAX sorted keys, found by binary search over the last key of
-// each leaf. An insert or delete shifts one leaf (and the leaf list on a split or
-// merge); a page is a binary search and a walk; the keys left under a prefix are
-// counted a leaf at a time.
-//
-// Memory grows with the live data only: one entry per key, no history, nothing per
-// reader. Per object: the key string, the record (18 bytes + uid + value) in a
-// Buffer of its own (a slice of Node's shared pool would be smaller but one live
-// record pins a whole slab) and two index slots. Measured with 200k objects of
-// 0.1 to 4 KiB: key + record + 0.25 KiB on V8's heap and external memory, and
-// key + record + about 0.6 KiB resident (allocator and backing-store bookkeeping);
-// e.g. 10k objects of 4 KiB take about 46 MB.
-import type { KeyValue } from './events.js';
-import { decodeRecord } from './records.js';
+// Keys are kept in a two-level sorted index: leaves of at most LEAF_MAX sorted keys,
+// found by binary search over the last key of each leaf. An insert or delete shifts
+// one leaf (and the leaf list on a split or merge); a page is a binary search and a
+// walk; the keys left under a prefix are counted a leaf at a time. Per entry: the key
+// string, the record and two array slots, nothing per reader.
 
 const LEAF_MAX = 512;
 /** A leaf shrunk below this merges with a neighbour, so sparse leaves do not pile up. */
@@ -56,7 +44,7 @@ function bisect(n: number, past: (i: number) => boolean): number {
 interface Leaf<V> { keys: string[]; records: V[] }
 interface Position { leaf: number; at: number }
 
-/** Keys in UTF-8 byte order with their records (any value: storage keeps record bytes, the gateway JSON text). */
+/** Keys in UTF-8 byte order with their records (any value). */
 export class SortedRecords<V = Buffer> {
   private readonly leaves: Array<Leaf<V>> = [];
   /** The last key of each leaf. */
@@ -184,56 +172,4 @@ export class SortedRecords<V = Buffer> {
     this.lasts.splice(leaf, 1);
     if (into.keys.length > LEAF_MAX) this.split(leaf);
   }
-}
-
-/** One key's record after a commit; undefined once deleted. */
-export type CachedChange = [key: string, record: Buffer | undefined];
-
-export class WatchCache {
-  private readonly records = new SortedRecords();
-
-  /** current: the store revision the records to load are at. */
-  constructor(private current: number) {}
-
-  /** The store revision the cache holds the state of. */
-  get revision(): number {
-    return this.current;
-  }
-
-  /** Adds a record read at open; LevelDB gives each its own buffer. */
-  load(key: string, record: Buffer): void {
-    this.records.set(key, record);
-  }
-
-  /** Applies one commit, in order, and moves to its revision. */
-  apply(revision: number, changes: CachedChange[]): void {
-    for (const [key, record] of changes) {
-      if (record) this.records.set(key, own(record));
-      else this.records.delete(key);
-    }
-    this.current = revision;
-  }
-
-  get(key: string): KeyValue | undefined {
-    const record = this.records.get(key);
-    return record && decodeRecord(key, record);
-  }
-
-  /** Up to `limit` (0: every) keys under a prefix (after `after`, when given), and how many more are under it. */
-  list(prefix: string, limit: number, after = ''): { items: KeyValue[]; remaining: number } {
-    const { entries, remaining } = this.records.page(prefix, limit || Infinity, after);
-    return { items: entries.map(([key, record]) => decodeRecord(key, record)), remaining };
-  }
-
-  /** How many keys are under a prefix (after `after`, when given). */
-  count(prefix: string, after = ''): number {
-    return this.records.count(prefix, after);
-  }
-}
-
-/** A copy in a buffer of its own: a slice of Node's shared pool would pin a whole slab. */
-function own(record: Buffer): Buffer {
-  const copy = Buffer.allocUnsafeSlow(record.length);
-  record.copy(copy);
-  return copy;
 }

@@ -4,15 +4,15 @@
 // before it in the same batch), gives them consecutive revisions and commits them
 // all in one synced LevelDB batch. Reads of the newest state use the LevelDB
 // snapshot taken right after the commit of the store revision they report, so a
-// read and its revision always agree. Reads that allow any state at least as new as
-// a revision are served by the watch cache (cache.ts), which moves with the snapshot.
+// read and its revision always agree. Nothing of the data is kept in memory: the
+// gateway serves reads from its own cache, and the readers left here (its fallback
+// reads, the start-up lists of reflectors, the preconditions of writes) read LevelDB.
 import { ClassicLevel } from 'classic-level';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { RpcError, grpc } from '../rpc/index.js';
 import { activeContext, trace, withSpan, type Context } from '../tracing/index.js';
 import { STORAGE_ERROR_KEY, type StorageErrorKind } from './client.js';
-import { WatchCache, type CachedChange } from './cache.js';
 import { change, refusal, type Write } from './changes.js';
 import { decodeEvent, encodeEvent, type KeyValue, type StorageEvent } from './events.js';
 import { LiveFeed } from './feed.js';
@@ -40,7 +40,7 @@ export interface GetResult { kv: KeyValue; revision: number }
 export interface WriteResult { kv: KeyValue; revision: number }
 export interface ListResult { items: KeyValue[]; revision: number; more: boolean; remaining: number }
 export interface ReadOptions {
-  /** Any state at least as new as the revision (0: the newest) will do: served from the watch cache. */
+  /** Any state at least as new as the revision (0: the newest) will do, even one past compaction: the newest is read. */
   allowCached?: boolean;
 }
 /** allowCached is ignored with continueAfter: a later page is read at exactly its revision. */
@@ -120,9 +120,9 @@ export class Store {
   private readonly compactionTimer?: NodeJS.Timeout;
   private closing?: Promise<void>;
 
-  private constructor(private readonly db: Level, private readonly cache: WatchCache, compacted: number,
+  private constructor(private readonly db: Level, revision: number, compacted: number,
     private readonly marks: Mark[], private readonly options: StoreOptions) {
-    this.view = new ReadView(db.snapshot(), cache.revision);
+    this.view = new ReadView(db.snapshot(), revision);
     this.compacted = compacted;
     this.windowMs = options.historyWindowMs ?? DEFAULT_WINDOW_MS;
     this.markIntervalMs = clamp(this.windowMs / 100, 10, 1000);
@@ -146,8 +146,7 @@ export class Store {
       return value ? readUint64(value) : 0;
     };
     const marks = (await db.iterator(MARK_RANGE).all()).map(([k, v]) => ({ time: markTime(k), revision: readUint64(v) }));
-    const cache = await loadCache(db, meta(META_REVISION));
-    return new Store(db, cache, meta(META_COMPACTED), marks, options);
+    return new Store(db, meta(META_REVISION), meta(META_COMPACTED), marks, options);
   }
 
   /** The newest committed revision. */
@@ -175,9 +174,8 @@ export class Store {
 
   async get(key: string, revision = 0, options: ReadOptions = {}): Promise<GetResult> {
     checkKey(key);
-    if (options.allowCached) return this.cachedGet(key, revision);
     const view = this.readView();
-    const at = this.readableRevision(revision);
+    const at = options.allowCached ? this.newestSince(revision) : this.readableRevision(revision);
     if (at === view.revision) {
       const record = this.db.getSync(currentKey(key), { snapshot: view.snapshot });
       if (!record) throw notFound(key);
@@ -201,16 +199,10 @@ export class Store {
     if (!prefix.endsWith('/')) throw invalid(`prefix "${prefix}" does not end with "/"`);
     if (!Number.isSafeInteger(limit) || limit < 0) throw invalid(`invalid limit ${limit}`);
     if (continueAfter && !continueAfter.startsWith(prefix)) throw invalid(`continue key "${continueAfter}" is not under "${prefix}"`);
-    if (options.allowCached && !continueAfter) return this.cachedList(prefix, revision, limit);
-    const view = this.readView();
-    const at = this.readableRevision(revision);
-    // The cache holds exactly the newest revision's state (it moves in the same tick as the view).
-    if (at === view.revision) {
-      const { items, remaining } = this.cache.list(prefix, limit, continueAfter);
-      return { items, revision: at, more: remaining > 0, remaining };
-    }
-    view.acquire();
+    const view = this.readView().acquire();
     try {
+      const at = options.allowCached && !continueAfter ? this.newestSince(revision) : this.readableRevision(revision);
+      if (at === view.revision) return { ...await this.listNewest(prefix, continueAfter, limit, view.snapshot), revision: at };
       const page = await this.listAt(prefix, continueAfter, limit, at, view.snapshot);
       const last = page.items[page.items.length - 1]?.key ?? continueAfter;
       const remaining = page.more ? await this.remainingAt(prefix, last, at) : 0;
@@ -218,6 +210,27 @@ export class Store {
     } finally {
       view.release();
     }
+  }
+
+  /** A page of the current values, and how many keys under the prefix follow it. */
+  private async listNewest(prefix: string, after: string, limit: number, snapshot: Snapshot) {
+    const entries = await this.db.iterator({ ...currentRange(prefix, after || undefined), snapshot, limit: limit || -1 }).all();
+    const items = entries.map(([dbKey, record]) => decodeRecord(keyOfCurrent(dbKey), record));
+    const last = items[items.length - 1]?.key;
+    const remaining = limit && items.length === limit ? await this.countCurrent(prefix, last!, snapshot) : 0;
+    return { items, more: remaining > 0, remaining };
+  }
+
+  /** How many keys under a prefix after `after` have a current value in a snapshot. */
+  private async countCurrent(prefix: string, after: string, snapshot: Snapshot): Promise<number> {
+    const keys = this.db.keys({ ...currentRange(prefix, after || undefined), snapshot });
+    let count = 0;
+    try {
+      for (let chunk = await keys.nextv(HISTORY_CHUNK); chunk.length > 0; chunk = await keys.nextv(HISTORY_CHUNK)) count += chunk.length;
+    } finally {
+      await keys.close();
+    }
+    return count;
   }
 
   /** Lists through the version index: per key, the newest version at or below the revision. */
@@ -240,17 +253,17 @@ export class Store {
 
   /**
    * How many keys under a prefix after `after` existed at an older revision: the
-   * cache's count now, corrected by the changes since that revision (a key's first
-   * change tells whether it existed then, its last whether it exists now), so the
-   * cost is the writes since then, not the size of the collection.
+   * count now, corrected by the changes since that revision (a key's first change
+   * tells whether it existed then, its last whether it exists now).
    */
   private async remainingAt(prefix: string, after: string, revision: number): Promise<number> {
     const now = this.readView().acquire();
-    let count = this.cache.count(prefix, after);
     const changed = new Map<string, { then: boolean; now: boolean }>();
     const afterBytes = Buffer.from(after);
     const history = this.db.iterator({ gt: historyKey(revision), lte: historyKey(now.revision), snapshot: now.snapshot });
+    let count: number;
     try {
+      count = await this.countCurrent(prefix, after, now.snapshot);
       for (let entries = await history.nextv(HISTORY_CHUNK); entries.length > 0; entries = await history.nextv(HISTORY_CHUNK)) {
         for (const [, payload] of entries) {
           const event = decodeEvent(payload);
@@ -269,25 +282,10 @@ export class Store {
     return count;
   }
 
-  private cachedGet(key: string, revision: number): GetResult {
-    const at = this.cachedRevision(revision);
-    const kv = this.cache.get(key);
-    if (!kv) throw notFound(key);
-    return { kv, revision: at };
-  }
-
-  /** A page of the newest state; the next pages are read at its revision, so the list stays one snapshot. */
-  private cachedList(prefix: string, revision: number, limit: number): ListResult {
-    const at = this.cachedRevision(revision);
-    const { items, remaining } = this.cache.list(prefix, limit);
-    return { items, revision: at, more: remaining > 0, remaining };
-  }
-
-  /** The revision a cached read at least as new as `revision` is served at; compacted revisions are fine. */
-  private cachedRevision(revision: number): number {
+  /** The revision a read of any state at least as new as `revision` is served at: the newest; compacted revisions are fine. */
+  private newestSince(revision: number): number {
     checkRevision(revision);
-    this.readView();
-    const at = this.cache.revision;
+    const at = this.view.revision;
     if (revision > at) throw outOfRange('future', `revision ${revision} is newer than the store (${at})`);
     return at;
   }
@@ -346,7 +344,7 @@ export class Store {
   }
 
   private async commit(writes: QueuedWrite[]): Promise<void> {
-    const { ops, applied, refused, revision, mark, cached } = this.plan(writes);
+    const { ops, applied, refused, revision, mark } = this.plan(writes);
     if (applied.length > 0) {
       try {
         await withSpan('storage commit', () => ({ 'storage.writes': applied.length, 'storage.revision': revision }), (span) => {
@@ -364,7 +362,6 @@ export class Store {
       if (mark) this.marks.push(mark);
       const superseded = this.view;
       this.view = new ReadView(this.db.snapshot(), revision);
-      this.cache.apply(revision, cached);
       superseded.supersede();
     }
     for (const { write, event } of applied) write.resolve({ kv: event.kv!, revision: event.revision });
@@ -384,10 +381,9 @@ export class Store {
     const ops: BatchOp[] = [];
     const applied: Array<{ write: QueuedWrite; event: StorageEvent; payload: Uint8Array }> = [];
     const refused: Array<[QueuedWrite, RpcError]> = [];
-    const cached: CachedChange[] = [];
     let revision = this.view.revision;
     for (const write of writes) {
-      const current = overlay.has(write.key) ? overlay.get(write.key) : this.cache.get(write.key);
+      const current = overlay.has(write.key) ? overlay.get(write.key) : this.currentValue(write.key);
       const refusedBy = refusal(write, current);
       if (refusedBy) {
         refused.push([write, refusedBy]);
@@ -399,10 +395,8 @@ export class Store {
       if (next) {
         const record = encodeRecord(next);
         ops.push({ type: 'put', key: currentKey(write.key), value: record }, { type: 'put', key: versionKey(write.key, revision), value: record });
-        cached.push([write.key, record]);
       } else {
         ops.push({ type: 'del', key: currentKey(write.key) }, { type: 'put', key: versionKey(write.key, revision, true), value: TOMBSTONE });
-        cached.push([write.key, undefined]);
       }
       ops.push({ type: 'put', key: historyKey(revision), value: asBuffer(payload) });
       applied.push({ write, event, payload });
@@ -413,7 +407,13 @@ export class Store {
     const due = this.windowMs > 0 && applied.length > 0 && (!last || now - last.time >= this.markIntervalMs);
     const mark = due ? { time: now, revision } : undefined;
     if (mark) ops.push({ type: 'put', key: markKey(mark.time), value: uint64(revision) });
-    return { ops, applied, refused, revision, mark, cached };
+    return { ops, applied, refused, revision, mark };
+  }
+
+  /** A key's committed value: only the writer changes current values, so the newest state is the view's. */
+  private currentValue(key: string): KeyValue | undefined {
+    const record = this.db.getSync(currentKey(key));
+    return record ? decodeRecord(key, record) : undefined;
   }
 
   // ---- watch
@@ -516,20 +516,6 @@ export class Store {
   private log(line: string): void {
     (this.options.log ?? console.error)(line);
   }
-}
-
-/** The watch cache at the stored revision: every current value, read in key order. */
-async function loadCache(db: Level, revision: number): Promise<WatchCache> {
-  const cache = new WatchCache(revision);
-  const current = db.iterator(currentRange(''));
-  try {
-    for (let entries = await current.nextv(HISTORY_CHUNK); entries.length > 0; entries = await current.nextv(HISTORY_CHUNK)) {
-      for (const [dbKey, record] of entries) cache.load(keyOfCurrent(dbKey), record);
-    }
-  } finally {
-    await current.close();
-  }
-  return cache;
 }
 
 const asBuffer = (bytes: Uint8Array): Buffer =>
