@@ -7,7 +7,7 @@ import { CLUSTER_INFO_CONFIGMAP, CLUSTER_INFO_KUBECONFIG_KEY, NAMESPACE_PUBLIC }
 import { clusterInfoKubeconfig } from '../internal/pki/index.js';
 import type { StorageClient } from '../internal/storage/client.js';
 import { objectKey } from '../internal/storage/keys.js';
-import { encodeStored } from './objects.js';
+import { createStoredOnce } from '../internal/storage/objects.js';
 
 /** Creates cluster-info when absent; an existing one is left as it is. */
 export async function ensureClusterInfo(storage: StorageClient, server: string, caPem: Buffer): Promise<void> {
@@ -16,5 +16,5 @@ export async function ensureClusterInfo(storage: StorageClient, server: string, 
     metadata: { name: CLUSTER_INFO_CONFIGMAP, namespace: NAMESPACE_PUBLIC, uid: newUid(), creationTimestamp: nowTimestamp() },
     data: { [CLUSTER_INFO_KUBECONFIG_KEY]: clusterInfoKubeconfig(server, caPem) },
   };
-  await storage.createIfAbsent(objectKey('', 'configmaps', NAMESPACE_PUBLIC, CLUSTER_INFO_CONFIGMAP), encodeStored(cm), cm.metadata!.uid!);
+  await createStoredOnce(storage, objectKey('', 'configmaps', NAMESPACE_PUBLIC, CLUSTER_INFO_CONFIGMAP), cm);
 }

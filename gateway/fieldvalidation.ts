@@ -116,11 +116,14 @@ function yamlPath(path: readonly unknown[]): string[] {
   return out;
 }
 
+/** A schema walk's unknown-field path (`.spec.foo`) as requests name it (`spec.foo`). */
+export const fieldPath = (path: string): string => path.replace(/^\./, '');
+
 /** The fields of a decoded body the kind's schema does not know, as `spec.foo`. */
 export function unknownFields(def: KindDef, obj: ApiObject): string[] {
   const schema = def.schema();
   if (!schema) return [];
-  return checkSchema(structuredClone(obj), schema, { prune: false, required: false }).unknownFields.map((p) => p.replace(/^\./, ''));
+  return checkSchema(structuredClone(obj), schema, { prune: false, required: false }).unknownFields.map(fieldPath);
 }
 
 /** Applies the directive: nothing, one Warning header per problem, or a 400 listing them. */

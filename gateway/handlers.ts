@@ -107,8 +107,7 @@ export async function updateObject(r: ResourceRequest, backends: Backends): Prom
 export async function deleteObject(r: ResourceRequest, backends: Backends): Promise<void> {
   const opts = writeOptions(r);
   const options = await readDeleteOptions(r.ctx, r.query);
-  const dryRun = opts.dryRun || (options.dryRun ?? []).includes('All');
-  const { obj, removed } = await storeFor(r, backends).delete(r.info.namespace, r.info.name, options, { ...opts, dryRun });
+  const { obj, removed } = await storeFor(r, backends).delete(r.info.namespace, r.info.name, options, opts);
   if (!removed || r.def.returnDeletedObject) return writeObject(r.ctx, r.def, 200, obj);
   writeBody(r.ctx, 200, presentedStatus(r.ctx, success(r.objects.gr, r.info.name, obj.metadata?.uid)), formatOf(r.ctx).mediaType);
 }
@@ -116,13 +115,12 @@ export async function deleteObject(r: ResourceRequest, backends: Backends): Prom
 export async function deleteCollection(r: ResourceRequest, backends: Backends): Promise<void> {
   const opts = writeOptions(r);
   const options = await readDeleteOptions(r.ctx, r.query);
-  const dryRun = opts.dryRun || (options.dryRun ?? []).includes('All');
   const store = storeFor(r, backends);
   const { items } = await listObjects(r, backends);
   const deleted: ApiObject[] = [];
   for (const item of items) {
     try {
-      deleted.push((await store.delete(item.metadata!.namespace ?? '', item.metadata!.name!, options, { ...opts, dryRun })).obj);
+      deleted.push((await store.delete(item.metadata!.namespace ?? '', item.metadata!.name!, options, opts)).obj);
     } catch (err) {
       if (!(err instanceof StatusError && err.code === 404)) throw err;
     }

@@ -6,7 +6,7 @@ import { INITIAL_NAMESPACES } from '../internal/names/index.js';
 import type { Registry } from '../internal/registry/index.js';
 import type { StorageClient } from '../internal/storage/client.js';
 import { objectKey } from '../internal/storage/keys.js';
-import { encodeStored } from './objects.js';
+import { createStoredOnce } from '../internal/storage/objects.js';
 
 const nsKey = (name: string) => objectKey('', 'namespaces', '', name);
 
@@ -16,6 +16,6 @@ export async function ensureInitialNamespaces(storage: StorageClient, registry: 
   for (const name of INITIAL_NAMESPACES) {
     const ns: ApiObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: newUid(), creationTimestamp: nowTimestamp() } };
     def.prepareForCreate?.(ns);
-    await storage.createIfAbsent(nsKey(name), encodeStored(ns), ns.metadata!.uid!);
+    await createStoredOnce(storage, nsKey(name), ns);
   }
 }

@@ -81,7 +81,7 @@ export class Objects {
 
   /** The stored object, or undefined when there is none. */
   async find(namespace: string, name: string): Promise<{ obj: ApiObject; kv: KeyValue } | undefined> {
-    return this.get(namespace, name).then(({ obj, kv }) => ({ obj, kv }), (err) => {
+    return this.get(namespace, name).catch((err) => {
       if (err instanceof StatusError && err.code === 404) return undefined;
       throw err;
     });
@@ -122,8 +122,7 @@ export class Objects {
   /** Removes the object if it is still as written (at its resourceVersion); gone or changed since is no failure. */
   async removeIfAt(obj: ApiObject): Promise<void> {
     const meta = obj.metadata!;
-    await this.delete(meta.namespace ?? '', meta.name!, Number(meta.resourceVersion)).catch((err) => {
-      if (!(err instanceof StatusError && (err.code === 404 || err.code === 409))) throw err;
-    });
+    await this.storage.deleteIfAt(this.key(meta.namespace ?? '', meta.name!), Number(meta.resourceVersion))
+      .catch((err) => { throw storageError(err, this.gr, meta.name!); });
   }
 }

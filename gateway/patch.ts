@@ -17,7 +17,7 @@ import { authorizeRequest } from './authorization.js';
 import { cborEnabled, writeObject } from './respond.js';
 import { decodeCbor } from './negotiation.js';
 import { checkJsonDepth, checkValueDepth } from '../internal/apimachinery/depth.js';
-import { kindType, managerOptions, type FieldOwner } from './store/fields.js';
+import { kindType, managerOptions } from './store/fields.js';
 import { applyManager, updateManager } from './managers.js';
 import { storeFor, writeOptions } from './stores.js';
 
@@ -31,10 +31,8 @@ const APPLY_PATCH_CBOR = 'application/apply-patch+cbor';
 /** Whether the kind is built in: strategic merge patch needs its patch strategies. */
 const builtIn = (r: ResourceRequest): boolean => rootType({ group: r.def.group, version: r.def.version, kind: r.def.kind }) !== undefined;
 
-/** The request's manager and sub-resource, as field ownership records them. */
-const ownerOf = (r: ResourceRequest, manager: string): FieldOwner => ({ manager, subresource: r.info.subresource });
-
-const optionsFor = (r: ResourceRequest, manager: string) => managerOptions(r.def, r.objects.apiVersion, ownerOf(r, manager));
+/** How field ownership records the request's manager, under its sub-resource. */
+const optionsFor = (r: ResourceRequest, manager: string) => managerOptions(r.def, r.objects.apiVersion, manager, r.info.subresource);
 
 function parseJson(raw: Buffer): unknown {
   const text = raw.toString('utf8');
@@ -142,7 +140,7 @@ export interface PartialWrite {
   /** The object as the request wants it, from the stored one. */
   next(current: ApiObject): ApiObject;
   /** The manager the store records the change under; absent for apply, which records its own. */
-  readonly manager?: string;
+  readonly manager?: () => string;
 }
 
 /**
@@ -167,14 +165,14 @@ export async function readPartialPatch(r: ResourceRequest, toView: (obj: ApiObje
   const manager = updateManager(r, 'PatchOptions');
   const patch = parseJson(await readRaw(r.ctx));
   if (!isObject(patch)) throw badRequest('the patch must be a JSON object');
-  return { rv: rv(patch), manager, next: (current) => fromView(mergePatch(toView(current), patch) as ApiObject, current) };
+  return { rv: rv(patch), manager: () => manager, next: (current) => fromView(mergePatch(toView(current), patch) as ApiObject, current) };
 }
 
 /** Reads a PUT of a partial view: the whole view, ownership recorded on the object. */
 export async function readPartialUpdate(r: ResourceRequest, fromView: (view: ApiObject, current: ApiObject) => ApiObject): Promise<PartialWrite> {
   const manager = updateManager(r, 'UpdateOptions');
   const { obj: view } = await readObject(r.ctx);
-  return { rv: view.metadata?.resourceVersion || undefined, manager, next: (current) => fromView(view, current) };
+  return { rv: view.metadata?.resourceVersion || undefined, manager: () => manager, next: (current) => fromView(view, current) };
 }
 
 /** Server-side apply: one read-modify-write that merges into the object, or creates it (with create permission) when absent. */

@@ -19,6 +19,7 @@ import { addressAt, isIP, isIPv4, parseCidr, sizeOf } from '../internal/registry
 import { asList, asObj, objects, type Obj } from '../internal/registry/values.js';
 import type { KeyValue, StorageClient, StorageEvent } from '../internal/storage/client.js';
 import { collectionPrefix, objectKey } from '../internal/storage/keys.js';
+import { createStoredOnce } from '../internal/storage/objects.js';
 import type { WatchHub } from './hub.js';
 import { decodeStored, encodeStored } from './objects.js';
 
@@ -195,7 +196,7 @@ export class ServiceAllocator implements Allocator {
     if (claimed.includes(key)) return false;
     if (dryRun) return (await this.storage.find(key)) === undefined;
     const record = pool.record(value, owner);
-    if (!(await this.storage.createIfAbsent(key, encodeStored(record), record.metadata!.uid!))) return false;
+    if (!(await createStoredOnce(this.storage, key, record))) return false;
     claimed.push(key);
     return true;
   }
@@ -212,11 +213,6 @@ export class ServiceAllocator implements Allocator {
       if (await this.claim(pool, value, owner, dryRun, claimed)) return value;
     }
     return undefined;
-  }
-
-  /** Stores an object the server makes for itself, unless it exists. */
-  private async createOnce(key: string, obj: ApiObject): Promise<void> {
-    await this.storage.createIfAbsent(key, encodeStored(obj), obj.metadata!.uid!);
   }
 
   /**
@@ -239,13 +235,16 @@ export class ServiceAllocator implements Allocator {
       status: { conditions: [{ type: 'Ready', status: 'True', reason: '', message: '', lastTransitionTime: nowTimestamp() }] },
     };
     def.prepareForCreate?.(cidr);
-    await this.createOnce(objectKey(NETWORKING, 'servicecidrs', '', SERVICE_CIDR_DEFAULT_NAME), cidr);
+    await createStoredOnce(this.storage, objectKey(NETWORKING, 'servicecidrs', '', SERVICE_CIDR_DEFAULT_NAME), cidr);
   }
 
   /** An object the server keeps for itself: created when absent, its `fields` brought back when they differ. */
   private async keepCurrent(key: string, obj: ApiObject, fields: readonly string[]): Promise<void> {
     const kv = await this.storage.find(key);
-    if (!kv) return this.createOnce(key, obj);
+    if (!kv) {
+      await createStoredOnce(this.storage, key, obj);
+      return;
+    }
     const stored = decodeStored(kv);
     if (fields.every((f) => isDeepStrictEqual(stored[f], obj[f]))) return;
     for (const f of fields) stored[f] = obj[f];

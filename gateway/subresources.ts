@@ -123,7 +123,7 @@ async function serveScale(r: ResourceRequest, backends: Backends): Promise<void>
   const written = await storeFor(r, backends).update(r.info.namespace, r.info.name, (current) => {
     if (write.rv && write.rv !== current.metadata?.resourceVersion) throw staleConflict(r.objects.gr, r.info.name);
     return write.next(current);
-  }, { ...opts, manager: write.manager === undefined ? undefined : () => write.manager!, conditional: Boolean(write.rv) });
+  }, { ...opts, manager: write.manager, conditional: Boolean(write.rv) });
   writeBody(r.ctx, 200, toScale(written), formatOf(r.ctx).mediaType);
 }
 
@@ -156,7 +156,6 @@ async function serveEviction(r: ResourceRequest, backends: Backends): Promise<vo
   const opts = writeOptions(r);
   const { obj: eviction } = await readObject(r.ctx);
   const options = (isObject(eviction.deleteOptions) ? eviction.deleteOptions : {}) as DeleteOptions;
-  await storeFor(r, backends).delete(r.info.namespace, r.info.name, options,
-    { ...opts, subresource: '', dryRun: opts.dryRun || (options.dryRun ?? []).includes('All') });
+  await storeFor(r, backends).delete(r.info.namespace, r.info.name, options, { ...opts, subresource: '' });
   writeBody(r.ctx, 201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }, formatOf(r.ctx).mediaType);
 }

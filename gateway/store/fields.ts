@@ -1,14 +1,7 @@
 // Field ownership of non-apply writes: the fields a create or update changes are
 // recorded under its manager in `metadata.managedFields`.
-import type { ApiObject } from '../../internal/apimachinery/meta.js';
-import { FieldSet, UNTYPED, recordUpdate, typeOf, type FieldManagerOptions, type TypeNode } from '../../internal/patch/index.js';
+import { FieldSet, UNTYPED, typeOf, type FieldManagerOptions, type TypeNode } from '../../internal/patch/index.js';
 import type { KindDef } from '../../internal/registry/index.js';
-
-/** Who writes, and through which sub-resource ('' for the object itself). */
-export interface FieldOwner {
-  manager: string;
-  subresource: string;
-}
 
 /** The kind's type for merging and ownership; kinds without a schema are untyped. */
 export function kindType(def: KindDef): TypeNode {
@@ -22,16 +15,10 @@ function ignoredFields(def: KindDef, subresource: string): FieldSet | undefined 
   return def.statusSubresource || def.subresources?.includes('status') ? FieldSet.of([{ field: 'status' }]) : undefined;
 }
 
-export function managerOptions(def: KindDef, apiVersion: string, owner: FieldOwner): FieldManagerOptions {
+/** How the manager's fields are recorded; `subresource` is '' for the object itself. */
+export function managerOptions(def: KindDef, apiVersion: string, manager: string, subresource: string): FieldManagerOptions {
   return {
-    type: kindType(def), apiVersion, kind: def.kind, manager: owner.manager,
-    ...(owner.subresource ? { subresource: owner.subresource } : {}), ignored: ignoredFields(def, owner.subresource),
+    type: kindType(def), apiVersion, kind: def.kind, manager,
+    ...(subresource ? { subresource } : {}), ignored: ignoredFields(def, subresource),
   };
-}
-
-/** Records the fields a create (`live` undefined) or update changes under the owner, in
- * `next.metadata.managedFields`. `next` is the object as it will be stored (unknown fields
- * dropped, defaults applied), so a write omitting a defaulted field does not take it from its owner. */
-export function recordOwnership(def: KindDef, apiVersion: string, owner: FieldOwner, live: ApiObject | undefined, next: ApiObject): void {
-  recordUpdate(live, next, managerOptions(def, apiVersion, owner));
 }

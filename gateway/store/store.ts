@@ -5,13 +5,14 @@
 import type { ApiObject } from '../../internal/apimachinery/meta.js';
 import { generateName } from '../../internal/apimachinery/meta.js';
 import { StatusError, alreadyExists, notFound } from '../../internal/apimachinery/status.js';
+import { recordUpdate } from '../../internal/patch/index.js';
 import type { KindDef } from '../../internal/registry/index.js';
 import type { UserInfo__Output as UserInfo } from '../../internal/rpc/gen/svc/authn/v1/UserInfo.js';
 import type { KeyValue } from '../../internal/storage/client.js';
 import type { Objects } from '../objects.js';
 import type { Allocator, Release } from '../serviceallocator.js';
 import { admit, type AdmissionCall } from './admission.js';
-import { recordOwnership, type FieldOwner } from './fields.js';
+import { managerOptions } from './fields.js';
 import {
   checkDeletePreconditions, heldByFinalizers, isFinalized, markedForDeletion, prepareCreate, prepareUpdate, propagationFinalizer,
   validateObject, writeRules, type DeleteOptions, type WriteRules,
@@ -106,7 +107,7 @@ export class Store {
       const stored = await this.objects.find(namespace, name);
       if (!stored) {
         if (!create) throw notFound(this.objects.gr, name);
-        const created = await this.create(await create(), opts).then((obj) => obj, (err) => {
+        const created = await this.create(await create(), opts).catch((err) => {
           // Created meanwhile by another writer: this one becomes an update of it.
           if (err instanceof StatusError && err.reason === 'AlreadyExists' && attempt < MAX_WRITE_ATTEMPTS) return undefined;
           throw err;
@@ -134,18 +135,19 @@ export class Store {
 
   /** Deletes one object: marks it when finalizers hold it, else removes it. */
   async delete(namespace: string, name: string, options: DeleteOptions, opts: WriteOptions): Promise<{ obj: ApiObject; removed: boolean }> {
+    const dryRun = opts.dryRun || (options.dryRun ?? []).includes('All');
     for (let attempt = 1; ; attempt++) {
       const { obj, kv } = await this.objects.get(namespace, name);
       checkDeletePreconditions(this.objects.gr, obj, options);
       await admit(this.deps.admission, {
-        def: this.def, operation: 'DELETE', user: opts.user, old: obj, dryRun: opts.dryRun,
+        def: this.def, operation: 'DELETE', user: opts.user, old: obj, dryRun,
         options: { kind: 'DeleteOptions', apiVersion: 'v1', ...options }, subresource: opts.subresource,
       });
       const policyFinalizer = propagationFinalizer(options);
       try {
-        if (!heldByFinalizers(obj, policyFinalizer)) return { obj: opts.dryRun ? obj : await this.objects.delete(namespace, name, kv.modRevision), removed: true };
+        if (!heldByFinalizers(obj, policyFinalizer)) return { obj: dryRun ? obj : await this.objects.delete(namespace, name, kv.modRevision), removed: true };
         const marked = markedForDeletion(this.def, obj, options, policyFinalizer);
-        if (!marked || opts.dryRun) return { obj: marked ?? obj, removed: false };
+        if (!marked || dryRun) return { obj: marked ?? obj, removed: false };
         return { obj: await this.objects.update(marked, kv.modRevision), removed: false };
       } catch (err) {
         if (!(err instanceof StatusError && err.reason === 'Conflict') || attempt >= MAX_WRITE_ATTEMPTS) throw err;
@@ -153,11 +155,12 @@ export class Store {
     }
   }
 
-  /** The fields the write changes, under its manager, once the object is as it will be stored. */
+  /** Records the fields a create (`live` undefined) or update changes under its manager, in
+   * `obj.metadata.managedFields`. `obj` is as it will be stored (unknown fields dropped, defaults
+   * applied), so a write omitting a defaulted field does not take it from its owner. */
   private recordFields(opts: WriteOptions, live: ApiObject | undefined, obj: ApiObject): void {
     if (opts.manager === undefined) return;
-    const owner: FieldOwner = { manager: opts.manager(), subresource: opts.subresource ?? '' };
-    recordOwnership(this.def, this.objects.apiVersion, owner, live, obj);
+    recordUpdate(live, obj, managerOptions(this.def, this.objects.apiVersion, opts.manager(), opts.subresource ?? ''));
   }
 
   /** Claims the values of shared pools a spec write needs (a Service's cluster IP and node ports). */

@@ -7,6 +7,7 @@ import { conflict, invalid, staleConflict, type GroupResource, type StatusCause 
 import * as v from '../../internal/apimachinery/validation.js';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '../../internal/names/index.js';
 import { nameCauses, type KindDef, type Requester, type SchemaReport } from '../../internal/registry/index.js';
+import { fieldPath } from '../fieldvalidation.js';
 import { groupResource } from '../objects.js';
 
 /** Which of the kind's rules a write answers to: its spec rules, its status rules, or none
@@ -32,7 +33,7 @@ export interface SchemaFindings {
 }
 
 const findingsOf = (report: SchemaReport | undefined): SchemaFindings =>
-  ({ unknownFields: report?.unknownFields.map((p) => p.replace(/^\./, '')) ?? [], clean: (report?.causes.length ?? 0) === 0 });
+  ({ unknownFields: report?.unknownFields.map(fieldPath) ?? [], clean: (report?.causes.length ?? 0) === 0 });
 
 /** Metadata rules every kind shares, then the kind's own rules; 422 Invalid on any cause. `schemaChecked`: the
  * object is as prepare's clean walk left it (but for the server's own changes), so its schema is not walked again. */
@@ -85,11 +86,8 @@ function carryServerFields(next: ApiObject, current: ApiObject): void {
 /** What a replacing write asserts about the stored object: a uid it carries must be the stored one (a
  * precondition, 409, as for delete) and a resourceVersion it names must be current. */
 export function checkUpdatePreconditions(gr: GroupResource, sent: ApiObject, current: ApiObject): void {
-  const uid = sent.metadata?.uid;
+  checkDeletePreconditions(gr, current, { preconditions: { uid: sent.metadata?.uid } });
   const stored = current.metadata!;
-  if (uid && uid !== stored.uid) {
-    throw conflict(gr, stored.name!, `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${stored.uid}`);
-  }
   const requested = sent.metadata?.resourceVersion;
   if (requested && requested !== stored.resourceVersion) throw staleConflict(gr, stored.name!);
 }
@@ -119,7 +117,7 @@ export function propagationFinalizer(opts: DeleteOptions): string | undefined {
   return opts.propagationPolicy === 'Foreground' ? FOREGROUND_FINALIZER : undefined;
 }
 
-export const hasSpecFinalizers = (obj: ApiObject) => isObject(obj.spec) && Array.isArray(obj.spec.finalizers) && obj.spec.finalizers.length > 0;
+const hasSpecFinalizers = (obj: ApiObject) => isObject(obj.spec) && Array.isArray(obj.spec.finalizers) && obj.spec.finalizers.length > 0;
 
 /** Whether finalizers keep the object once deleted (those it holds, and the one the policy adds). */
 export const heldByFinalizers = (obj: ApiObject, policyFinalizer?: string): boolean =>
@@ -127,7 +125,7 @@ export const heldByFinalizers = (obj: ApiObject, policyFinalizer?: string): bool
 
 /** An object being deleted whose last finalizer is gone is removed. */
 export const isFinalized = (obj: ApiObject): boolean =>
-  Boolean(obj.metadata!.deletionTimestamp) && (obj.metadata!.finalizers?.length ?? 0) === 0 && !hasSpecFinalizers(obj);
+  Boolean(obj.metadata!.deletionTimestamp) && !heldByFinalizers(obj);
 
 /** The object marked for deletion (deletionTimestamp once, the policy's finalizer); undefined when it is already as asked. */
 export function markedForDeletion(def: KindDef, obj: ApiObject, opts: DeleteOptions, policyFinalizer?: string): ApiObject | undefined {

@@ -7,7 +7,6 @@ import { isDeepStrictEqual } from 'node:util';
 import type { ApiObject } from '../apimachinery/meta.js';
 import { newUid, nowTimestamp } from '../apimachinery/meta.js';
 import { GROUP_RBAC, RBAC_AUTOUPDATE_ANNOTATION, wellKnownValue } from '../names/index.js';
-import { isServiceError, grpc } from '../rpc/index.js';
 import type { StorageClient } from '../storage/client.js';
 import { objectKey } from '../storage/keys.js';
 import { decodeStored, encodeStored } from '../storage/objects.js';
@@ -17,8 +16,6 @@ import { defaultPolicy } from './policy.js';
 import type { PolicyRule, Subject } from './types.js';
 
 type Obj = ApiObject & Record<string, any>;
-
-const isNotFound = (err: unknown) => isServiceError(err) && err.code === grpc.status.NOT_FOUND;
 
 /** The stored object with what the default misses added; undefined when nothing is missing. */
 export function reconciled(existing: Obj, expected: Obj): Obj | undefined {
@@ -56,22 +53,22 @@ const withServerFields = (obj: Obj): Obj => ({ ...obj, metadata: { ...obj.metada
 
 async function reconcileOne(storage: StorageClient, resource: string, expected: Obj): Promise<void> {
   const key = objectKey(GROUP_RBAC, resource, expected.metadata?.namespace ?? '', expected.metadata!.name!);
-  const found = await storage.get(key).catch((err) => { if (isNotFound(err)) return undefined; throw err; });
-  if (!found?.kv) {
+  const found = await storage.find(key);
+  if (!found) {
     const obj = withServerFields(expected);
     await storage.create(key, encodeStored(obj), obj.metadata!.uid!);
     return;
   }
-  const existing = decodeStored(found.kv) as Obj;
+  const existing = decodeStored(found) as Obj;
   if (wellKnownValue(existing.metadata?.annotations, RBAC_AUTOUPDATE_ANNOTATION) === 'false') return;
   if ('roleRef' in expected && !sameRoleRef(existing, expected)) {
     const obj = withServerFields({ ...expected, subjects: reconciled(existing, expected)?.subjects ?? existing.subjects, metadata: { ...expected.metadata } });
-    await storage.delete(key, { modRevision: found.kv.modRevision });
+    await storage.delete(key, { modRevision: found.modRevision });
     await storage.create(key, encodeStored(obj), obj.metadata!.uid!);
     return;
   }
   const next = reconciled(existing, expected);
-  if (next) await storage.update(key, encodeStored(next), { modRevision: found.kv.modRevision });
+  if (next) await storage.update(key, encodeStored(next), { modRevision: found.modRevision });
 }
 
 /** Creates or completes every object of the default policy; throws on the first storage failure. */
