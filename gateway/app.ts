@@ -3,7 +3,7 @@
 import Koa from 'koa';
 import { promisify } from 'node:util';
 import { createGzip, gzip } from 'node:zlib';
-import { Readable } from 'node:stream';
+import { Readable, pipeline } from 'node:stream';
 import type { FeatureGates } from '../internal/config/features.js';
 import { SpanKind, SpanStatusCode, beginSpan, extractContext, runIn } from '../internal/tracing/index.js';
 import { StatusError, internalError, methodNotAllowed } from '../internal/apimachinery/status.js';
@@ -14,7 +14,7 @@ import type { ResourceRequest } from './context.js';
 import { requestInfo, withoutUpstreamNames, type RequestInfo } from './requestinfo.js';
 import { authorizeRequest } from './authorization.js';
 import { authenticate } from './authentication.js';
-import { plainFormatOf, presentedStatus, writeBody } from './respond.js';
+import { COMPRESSION_THRESHOLD, plainFormatOf, presentedStatus, writeBody } from './respond.js';
 import { Documents } from './documents.js';
 import { serveHealth, type Check } from './health.js';
 import { GatewayMetrics } from './metrics.js';
@@ -70,9 +70,6 @@ async function errors(ctx: Koa.Context, next: Koa.Next): Promise<void> {
   }
 }
 
-/** Responses at least this large are compressed for clients that accept gzip. */
-const COMPRESSION_THRESHOLD = 128 * 1024;
-
 /** gzip for large bodies when the client accepts it (gate APIResponseCompression). */
 function compression(enabled: boolean) {
   return async (ctx: Koa.Context, next: Koa.Next): Promise<void> => {
@@ -83,7 +80,8 @@ function compression(enabled: boolean) {
     if (!enabled || ctx.respond === false || !(typeof body === 'string' || Buffer.isBuffer(body) || streamed)) return;
     if ((!streamed && Buffer.byteLength(body) < COMPRESSION_THRESHOLD) || !/\bgzip\b/.test(ctx.get('Accept-Encoding'))) return;
     const type = ctx.response.get('Content-Type');
-    ctx.body = streamed ? body.pipe(createGzip()) : await gzipAsync(body);
+    // pipeline: a stream that fails (or is destroyed) ends the gzip stream, and the response, with it.
+    ctx.body = streamed ? pipeline(body, createGzip(), () => {}) : await gzipAsync(body);
     ctx.set('Content-Type', type);
     ctx.set('Content-Encoding', 'gzip');
     ctx.vary('Accept-Encoding');

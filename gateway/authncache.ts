@@ -21,8 +21,17 @@ import { Lru, singleFlight } from '../internal/apimachinery/lru.js';
 
 /** Most answers kept at once; the least recently used go first. */
 export const MAX_ENTRIES = 10_000;
+/** Sets of header names remembered per connection: a client varies them little. */
+const KEYS_PER_CONNECTION = 8;
 
 type Response = AuthenticateResponse__Output;
+
+/** What is kept of a client chain (one array per connection, the same for each of its requests): its digest, hashed
+ * once per connection rather than per request, and the keys of its requests without a token, per set of header names. */
+interface ChainMemo {
+  digest: Buffer;
+  keys: Map<string, string>;
+}
 
 interface Entry {
   /** Absent on the marker that says the answer for these credentials depends on the path. */
@@ -34,6 +43,7 @@ export class AuthenticationCache {
   private readonly secret = createSecretKey(randomBytes(32));
   private readonly entries: Lru<Entry>;
   private readonly pending = new Map<string, Promise<Response>>();
+  private readonly chains = new WeakMap<object, ChainMemo>();
   private readonly generation: GenerationFollower;
   private readonly requests = new Counter({
     name: 'authentication_token_cache_request_total', help: 'Authentications asked of the gateway\'s cache, by status: hit or miss.',
@@ -123,17 +133,31 @@ export class AuthenticationCache {
     const chain = request.peerCertificates ?? [];
     // A connection without a token asks with its chain and header names alone: those keys are kept per connection
     // (never one with a token, which would then be held in memory).
-    const known = authorization.length === 0 ? keysByChain.get(chain) : undefined;
+    const memo = this.chainMemo(chain);
     const namesKey = names.join('\n');
-    const kept = known?.get(namesKey);
+    const kept = authorization.length === 0 ? memo.keys.get(namesKey) : undefined;
     if (kept !== undefined) return kept;
     const hmac = createHmac('sha256', this.secret);
     hmac.update(lengthPrefixed(authorization.map((v) => Buffer.from(v, 'utf8'))));
-    hmac.update(chainDigest(chain));
+    hmac.update(memo.digest);
     hmac.update(lengthPrefixed(names.map((n) => Buffer.from(n, 'utf8'))));
     const key = hmac.digest('base64');
-    if (authorization.length === 0) keepKey(chain, namesKey, key);
+    if (authorization.length === 0) this.keepKey(memo, namesKey, key);
     return key;
+  }
+
+  private chainMemo(chain: Array<string | Uint8Array>): ChainMemo {
+    let memo = this.chains.get(chain);
+    if (!memo) {
+      const digest = createHash('sha256').update(lengthPrefixed(chain.map((cert) => (typeof cert === 'string' ? Buffer.from(cert, 'utf8') : Buffer.from(cert))))).digest();
+      this.chains.set(chain, memo = { digest, keys: new Map() });
+    }
+    return memo;
+  }
+
+  private keepKey(memo: ChainMemo, namesKey: string, key: string): void {
+    if (memo.keys.size >= KEYS_PER_CONNECTION) memo.keys.clear();
+    memo.keys.set(namesKey, key);
   }
 }
 
@@ -148,26 +172,3 @@ function lengthPrefixed(parts: Buffer[]): Buffer {
   return out;
 }
 
-/** Keys of the requests without a token, per client chain (one array per connection) and set of header names. */
-const keysByChain = new WeakMap<object, Map<string, string>>();
-/** Sets of header names remembered per connection: a client varies them little. */
-const KEYS_PER_CONNECTION = 8;
-
-function keepKey(chain: object, namesKey: string, key: string): void {
-  let keys = keysByChain.get(chain);
-  if (!keys) keysByChain.set(chain, keys = new Map());
-  if (keys.size >= KEYS_PER_CONNECTION) keys.clear();
-  keys.set(namesKey, key);
-}
-
-/** Digests of client chains: a connection presents one chain, the same array for each of its requests, so its
- * certificates are hashed once per connection rather than per request. */
-const chainDigests = new WeakMap<object, Buffer>();
-
-function chainDigest(chain: Array<string | Uint8Array>): Buffer {
-  const known = chainDigests.get(chain);
-  if (known) return known;
-  const digest = createHash('sha256').update(lengthPrefixed(chain.map((cert) => (typeof cert === 'string' ? Buffer.from(cert, 'utf8') : Buffer.from(cert))))).digest();
-  chainDigests.set(chain, digest);
-  return digest;
-}

@@ -6,6 +6,7 @@
 import type { NatsConnection, Msg, Subscription } from '@nats-io/nats-core';
 import type { StorageClient, StorageEvent } from '../internal/storage/client.js';
 import { decodeEvent, decodeSubjectToken, subscriptionSubject, REVISION_HEADER, PREV_REVISION_HEADER } from '../internal/storage/events.js';
+import { collectionOf } from '../internal/storage/keys.js';
 import { NATS_EVENTS_PREFIX } from '../internal/names/index.js';
 import { healthClient } from '../internal/rpc/index.js';
 import { SpanKind, extractContext, withSpanSync } from '../internal/tracing/index.js';
@@ -42,13 +43,6 @@ const SUBJECT_PREFIX = `${NATS_EVENTS_PREFIX}.`;
 /** The storage key a change was published under, read from its subject. */
 const keyOfSubject = (subject: string): string =>
   subject.slice(SUBJECT_PREFIX.length).split('.').map(decodeSubjectToken).join('/');
-
-/** The collection part of a key or prefix (`<group>/<resource>/`); '' for a prefix wider than one collection. */
-function collectionOf(keyOrPrefix: string): string {
-  const first = keyOrPrefix.indexOf('/');
-  const second = first < 0 ? -1 : keyOrPrefix.indexOf('/', first + 1);
-  return second < 0 ? '' : keyOrPrefix.slice(0, second + 1);
-}
 
 export class WatchHub implements RevisionFeed {
   /** The registrations by the collection they are under ('' for wider ones), so an event is matched only against its own. */

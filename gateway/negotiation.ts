@@ -146,26 +146,22 @@ export function serialize(body: unknown, mediaType: string, pretty = false): str
 /** Decodes a request body by its Content-Type; 415 for a type the server does not read. */
 export function decodeBody(raw: Buffer, contentType: string | undefined, cborEnabled = false, duplicates?: string[]): unknown {
   const type = (contentType ?? 'application/json').split(';')[0].trim().toLowerCase();
+  const json = type === 'application/json' || type === '';
+  const value = decodeBodyAs(raw, json ? 'application/json' : type, cborEnabled, duplicates);
   // JSON's nesting is the nesting of its text, which is checked before parsing; other forms are walked once decoded.
-  if (type === 'application/json' || type === '') return decodeJson(raw.toString('utf8'), duplicates);
-  return checkValueDepth(decodeBodyAs(raw, type, cborEnabled, duplicates));
-}
-
-function decodeJson(text: string, duplicates?: string[]): unknown {
-  checkJsonDepth(text);
-  try {
-    const value = JSON.parse(text);
-    if (duplicates) for (const field of duplicateJsonFields(text)) duplicates.push(field);
-    return value;
-  } catch (err) {
-    throw badRequest(`the request body could not be decoded: ${(err as Error).message}`);
-  }
+  return json ? value : checkValueDepth(value);
 }
 
 function decodeBodyAs(raw: Buffer, type: string, cborEnabled: boolean, duplicates?: string[]): unknown {
   if (PROTOBUF_TYPES.includes(type)) return decodeEnvelope(raw);
   const text = raw.toString('utf8');
+  if (type === 'application/json') checkJsonDepth(text);
   try {
+    if (type === 'application/json') {
+      const value = JSON.parse(text);
+      if (duplicates) for (const field of duplicateJsonFields(text)) duplicates.push(field);
+      return value;
+    }
     if (type === MEDIA_CBOR && cborEnabled) return decodeCbor(raw);
     if (type === 'application/yaml' || type === 'application/x-yaml' || type === 'text/yaml') {
       const parsed = parseYamlWithDuplicates(text);

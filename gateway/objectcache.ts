@@ -10,19 +10,17 @@
 // writes it as it is, a JSON list writes it without apiVersion and kind, and other
 // forms parse it. A V8 string costs its length plus a small header, where a Buffer
 // of its own would cost several hundred bytes of bookkeeping per object.
-import type { KeyValue, StorageClient, StorageEvent } from '../internal/storage/client.js';
+import { listPages, type KeyValue, type StorageClient, type StorageEvent } from '../internal/storage/client.js';
 import { SortedRecords } from '../internal/storage/cache.js';
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import type { KindDef } from '../internal/registry/index.js';
-import type { HubWatcher } from './hub.js';
+import type { HubWatcher, RevisionFeed } from './hub.js';
+import type { ReadPlan } from './versions.js';
 import { storedJson } from './storedjson.js';
 
 /** What a collection needs of the hub: its events and whether it can vouch for them. */
-export interface ChangeStream {
+export interface ChangeStream extends RevisionFeed {
   readonly ready: boolean;
-  /** The revision up to which every change has been handed to the registered watchers. */
-  readonly currentRevision: number;
-  reached(revision: number, timeoutMs: number): Promise<boolean>;
   register(prefix: string, watcher: HubWatcher): () => void;
 }
 
@@ -32,7 +30,7 @@ const FILL_PAGE = 1000;
 const CATCH_UP_MS = 1000;
 
 /** An object's JSON as the cache keeps it and a JSON get writes it. */
-export const cachedJson = (kv: KeyValue): string => storedJson(kv.value, kv.modRevision);
+const cachedJson = (kv: KeyValue): string => storedJson(kv.value, kv.modRevision);
 
 /** A cached object as an object of the kind's version (converted from the storage version where they differ). */
 export function decodeCached(def: KindDef, json: string): ApiObject {
@@ -71,17 +69,13 @@ export class Collection {
     return this.live && this.changedAt <= revision && revision <= this.revision;
   }
 
-  get size(): number {
-    return this.records.size;
-  }
-
   get(key: string): string | undefined {
     return this.records.get(key);
   }
 
   /** Up to `limit` (0: every) keys under prefix after `after`, in order, with their JSON, and how many more there are. */
   page(prefix: string, limit: number, after = ''): { entries: Array<[string, string]>; remaining: number } {
-    return this.records.page(prefix, limit || Infinity, after);
+    return this.records.page(prefix, limit, after);
   }
 
   /** Visits the keys under prefix after `after` in order, until visit returns false. */
@@ -101,14 +95,10 @@ export class Collection {
   private async list(generation: number): Promise<void> {
     const fresh = new SortedRecords<string>();
     let revision = 0;
-    let after = '';
-    for (;;) {
-      const page = await this.storage.list(this.prefix, { revision, limit: FILL_PAGE, continueAfter: after });
+    for await (const page of listPages(this.storage, this.prefix, FILL_PAGE)) {
       if (generation !== this.generation) return; // dropped meanwhile
       revision = page.revision;
       for (const kv of page.items) fresh.set(kv.key, cachedJson(kv));
-      if (!page.more || page.items.length === 0) break;
-      after = page.items[page.items.length - 1].key;
     }
     this.records = fresh;
     this.listedAt = this.changedAt = revision;
@@ -142,12 +132,6 @@ export class Collection {
   }
 }
 
-/** How a read wants its state: the newest, any, at least a revision, or exactly one. */
-export interface Freshness {
-  mode: 'MostRecent' | 'Any' | 'NotOlderThan' | 'Exact';
-  revision: number;
-}
-
 export class ObjectCache {
   private readonly collections = new Map<string, Collection>();
   private readonly probe: RevisionProbe;
@@ -158,7 +142,7 @@ export class ObjectCache {
 
   /** The collection when it can answer a read of this freshness (NotOlderThan: once the revision has been
    * waited for); undefined when storage must. The first read of a collection starts caching it. */
-  async serving(prefix: string, want: Freshness): Promise<Collection | undefined> {
+  async serving(prefix: string, want: ReadPlan): Promise<Collection | undefined> {
     const c = this.collection(prefix);
     if (!c.live) {
       c.fill();
@@ -219,39 +203,5 @@ export class RevisionProbe {
     const clear = () => { if (this.inFlight === call) this.inFlight = undefined; };
     call.then(clear, clear);
     return call;
-  }
-}
-
-/**
- * Encoded forms of cached objects (a list item's Protobuf message), by the object's cached JSON, within a
- * budget of bytes: an object is encoded once while it is read often, and memory stays bounded whatever the
- * collections hold. The oldest entries go first; a changed object has new JSON, so its old form is never found.
- */
-export class EncodedForms {
-  private readonly forms = new Map<string, { form: string; bytes: Buffer }>();
-  private size = 0;
-
-  constructor(private readonly budgetBytes: number) {}
-
-  /** The object's encoding in `form`, made by `encode` when not kept. */
-  get(json: string, form: string, encode: () => Buffer): Buffer {
-    const kept = this.forms.get(json);
-    if (kept?.form === form) return kept.bytes;
-    const bytes = encode();
-    const cost = bytes.length + json.length;
-    if (cost > this.budgetBytes) return bytes;
-    if (kept) this.evict(json, kept.bytes);
-    this.forms.set(json, { form, bytes });
-    this.size += cost;
-    for (const [oldest, { bytes: b }] of this.forms) {
-      if (this.size <= this.budgetBytes) break;
-      this.evict(oldest, b);
-    }
-    return bytes;
-  }
-
-  private evict(json: string, bytes: Buffer): void {
-    this.forms.delete(json);
-    this.size -= bytes.length + json.length;
   }
 }

@@ -8,14 +8,13 @@ import type { Backends } from './backends.js';
 import { storageError } from './backends.js';
 import type { ResourceRequest } from './context.js';
 import { writeCachedList, writeCachedObject, writeList, writeObject, formatOf } from './respond.js';
-import { checkContinueWithin, encodeContinue, expiredContinue, getPlan, listPlan, type ListPlan, type ReadMode } from './versions.js';
+import { checkContinueWithin, encodeContinue, expiredContinue, getPlan, listPlan, type ListPlan, type ReadMode, type ReadPlan } from './versions.js';
 import { decodeCached, type Collection } from './objectcache.js';
 import { waitForRevision } from './freshness.js';
 
 export async function getObject(r: ResourceRequest, backends: Backends): Promise<void> {
   const plan = getPlan(r.query);
-  if (plan.mode === 'NotOlderThan') await waitForRevision(backends, plan.revision);
-  const cached = await backends.cache?.serving(r.objects.prefix(''), plan);
+  const cached = await cacheFor(r, backends, plan);
   if (cached) {
     const json = cached.get(r.objects.key(r.info.namespace, r.info.name));
     if (json === undefined) throw notFound(r.objects.gr, r.info.name);
@@ -25,10 +24,17 @@ export async function getObject(r: ResourceRequest, backends: Backends): Promise
   writeObject(r.ctx, r.def, 200, obj);
 }
 
-/** Reads storage answers from its memory: it moves with every commit, so it answers the newest state
- * (MostRecent) as well as any state at least as new as asked; only Exact reads of an older revision go
+/** Reads storage may answer with its newest state (allowCached): that state moves with every commit, so it
+ * answers MostRecent as well as any state at least as new as asked; only Exact reads of an older revision go
  * to the version index. */
 const servedFromCache = (mode: ReadMode) => mode !== 'Exact';
+
+/** The gateway's cache of the kind's collection when it may answer a read of this plan (a NotOlderThan read
+ * once storage has reached its revision); undefined when storage must answer. */
+export async function cacheFor(r: ResourceRequest, backends: Backends, plan: ReadPlan): Promise<Collection | undefined> {
+  if (plan.mode === 'NotOlderThan') await waitForRevision(backends, plan.revision);
+  return backends.cache?.serving(r.objects.prefix(''), plan);
+}
 
 /** Matches an object against the request's label and field selectors. */
 export function selectorOf(def: KindDef, query: URLSearchParams): ((obj: ApiObject) => boolean) | undefined {
@@ -81,8 +87,7 @@ async function readPage(r: ResourceRequest, backends: Backends): Promise<Page> {
   const plan = listPlan(r.query);
   checkContinueWithin(plan.continueAfter, r.objects.prefix(r.info.namespace));
   const select = selectorOf(r.def, r.query);
-  if (plan.mode === 'NotOlderThan') await waitForRevision(backends, plan.revision);
-  const cached = await backends.cache?.serving(r.objects.prefix(''), plan);
+  const cached = await cacheFor(r, backends, plan);
   if (cached) return cachedPage(r, cached, plan, select);
   return storagePage(r, backends, plan, select);
 }
@@ -116,10 +121,10 @@ async function storagePage(r: ResourceRequest, backends: Backends, plan: ListPla
   let revision = revision0;
   for (;;) {
     const want = plan.limit ? plan.limit - items.length : 0;
-    // Only the first read of Any / NotOlderThan may come from storage's memory; later pages stay at its revision.
-    const cached = servedFromCache(plan.mode) && after === '' && revision === revision0;
+    // Only the first read of Any / NotOlderThan may be any state at least as new as asked; later pages stay at its revision.
+    const newest = servedFromCache(plan.mode) && after === '' && revision === revision0;
     const page = await backends.storage.list(r.objects.prefix(r.info.namespace),
-      { revision: cached && plan.mode === 'NotOlderThan' ? plan.revision : revision, limit: want, continueAfter: after, allowCached: cached })
+      { revision: newest && plan.mode === 'NotOlderThan' ? plan.revision : revision, limit: want, continueAfter: after, allowCached: newest })
       .catch((err) => { throw plan.continueAfter ? continueError(err) : storageError(err, r.objects.gr, ''); });
     revision = page.revision;
     for (const kv of page.items) {

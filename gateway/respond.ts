@@ -7,7 +7,8 @@ import { upstreamGroup } from '../internal/names/index.js';
 import { StatusError, type Status } from '../internal/apimachinery/status.js';
 import { Readable } from 'node:stream';
 import { goEscape, isProtobuf, negotiate, serialize, type ResponseFormat } from './negotiation.js';
-import { EncodedForms, decodeCached } from './objectcache.js';
+import { decodeCached } from './objectcache.js';
+import { EncodedForms } from './encodedforms.js';
 import type { RequestInfo } from './requestinfo.js';
 import { encodeListPieces, encodeObject, messageNameFor } from '../internal/apimachinery/protobuf/index.js';
 import { apiVersionOf, splitApiVersion } from '../internal/apimachinery/meta.js';
@@ -138,10 +139,13 @@ export function writeList(ctx: Koa.Context, def: KindDef, apiVersion: string, it
   writeBody(ctx, 200, body, format.mediaType);
 }
 
+/** Whether a response is the objects as stored: of the storage version, neither a table nor metadata, names unchanged. */
+const asStored = (ctx: Koa.Context, def: KindDef, format: ResponseFormat): boolean =>
+  format.as === 'object' && !def.fromStorage && !aliasOf(ctx);
+
 /** Whether a response can be the cached JSON text as it is: plain JSON of the storage version, as stored, not pretty-printed. */
 function rawJson(ctx: Koa.Context, def: KindDef, format: ResponseFormat): boolean {
-  return format.mediaType === 'application/json' && format.as === 'object' && !def.fromStorage && !aliasOf(ctx)
-    && ctx.query.pretty !== 'true' && ctx.query.pretty !== '1';
+  return format.mediaType === 'application/json' && asStored(ctx, def, format) && ctx.query.pretty !== 'true' && ctx.query.pretty !== '1';
 }
 
 /** Writes one object from its cached JSON, which a plain JSON answer is already. */
@@ -154,25 +158,29 @@ export function writeCachedObject(ctx: Koa.Context, def: KindDef, json: string):
 
 /** A streamed list is written in chunks of about this many characters. */
 const STREAM_CHUNK = 64 * 1024;
-/** Lists shorter than this (the size from which responses are compressed) are written in one piece. */
-const STREAM_FROM = 128 * 1024;
+/** Responses at least this large are compressed for clients that accept gzip; lists shorter are written in one piece. */
+export const COMPRESSION_THRESHOLD = 128 * 1024;
+
+/** A list's chunks as its body: one buffer when its items (`sizes`) sum to less than the compression threshold, else a stream. */
+function chunkedBody(sizes: ArrayLike<{ length: number }>, chunks: Iterable<Buffer>): Buffer | Readable {
+  let size = 0;
+  for (let i = 0; i < sizes.length && size < COMPRESSION_THRESHOLD; i++) size += sizes[i].length;
+  return size < COMPRESSION_THRESHOLD ? Buffer.concat([...chunks]) : Readable.from(chunks, { objectMode: false });
+}
 
 /** Writes a list from the cached JSON of its items: a JSON list streams out item by item (each written as
  * cached, without apiVersion and kind); other forms decode the items. */
 export function writeCachedList(ctx: Koa.Context, def: KindDef, apiVersion: string, items: string[], listMeta: Record<string, unknown>): void {
   const format = formatOf(ctx, def);
-  if (isProtobuf(format.mediaType) && format.as === 'object' && !def.fromStorage && !aliasOf(ctx)) {
+  if (isProtobuf(format.mediaType) && asStored(ctx, def, format)) {
     return writeProtobufList(ctx, def, apiVersion, items, listMeta, format.mediaType);
   }
   if (!rawJson(ctx, def, format)) return writeList(ctx, def, apiVersion, items.map((json) => decodeCached(def, json)), listMeta);
   const head = `{${goEscape(JSON.stringify({ kind: `${def.kind}List`, apiVersion, metadata: listMeta })).slice(1, -1)},"items":[`;
   const typeMeta = `"apiVersion":${JSON.stringify(apiVersion)},"kind":${JSON.stringify(def.kind)}`;
-  const chunks = jsonList(head, items, typeMeta);
   ctx.status = 200;
   ctx.type = 'application/json';
-  let size = 0;
-  for (let i = 0; i < items.length && size < STREAM_FROM; i++) size += items[i].length;
-  ctx.body = size < STREAM_FROM ? Buffer.concat([...chunks]) : Readable.from(chunks, { objectMode: false });
+  ctx.body = chunkedBody(items, jsonList(head, items, { lead: `{${typeMeta},`, end: `,${typeMeta}}` }));
 }
 
 /** Lists' items in Protobuf, kept within this many bytes so that a collection read often is encoded once. */
@@ -182,16 +190,13 @@ const protobufItems = new EncodedForms(32 * 1024 * 1024);
 function writeProtobufList(ctx: Koa.Context, def: KindDef, apiVersion: string, items: string[], listMeta: Record<string, unknown>, mediaType: string): void {
   const message = messageNameFor(apiVersion, def.kind)!;
   const encoded = items.map((json) => protobufItems.get(json, message, () => encodeObject(decodeCached(def, json), message)));
-  const pieces = encodeListPieces(apiVersion, `${def.kind}List`, listMeta, encoded, STREAM_CHUNK);
-  let size = 0;
-  for (let i = 0; i < encoded.length && size < STREAM_FROM; i++) size += encoded[i].length;
   ctx.status = 200;
   ctx.type = mediaType;
-  ctx.body = size < STREAM_FROM ? Buffer.concat([...pieces]) : Readable.from(pieces, { objectMode: false });
+  ctx.body = chunkedBody(encoded, encodeListPieces(apiVersion, `${def.kind}List`, listMeta, encoded, STREAM_CHUNK));
 }
 
 /** The chunks of a JSON list. */
-function* jsonList(head: string, items: string[], typeMeta: string): Generator<Buffer> {
+function* jsonList(head: string, items: string[], typeMeta: TypeMetaText): Generator<Buffer> {
   let chunk = head;
   for (let i = 0; i < items.length; i++) {
     chunk += (i > 0 ? ',' : '') + listItem(items[i], typeMeta);
@@ -203,12 +208,13 @@ function* jsonList(head: string, items: string[], typeMeta: string): Generator<B
   yield Buffer.from(`${chunk}]}\n`, 'utf8');
 }
 
+/** An item's apiVersion and kind as the server writes them at the start or the end of an object. */
+interface TypeMetaText { lead: string; end: string }
+
 /** A list item's JSON: the object's without apiVersion and kind, which are cut out where they lead or end
  * the object (as the server writes them), else removed by decoding. */
-function listItem(json: string, typeMeta: string): string {
-  const lead = `{${typeMeta},`;
+function listItem(json: string, { lead, end }: TypeMetaText): string {
   if (json.startsWith(lead)) return `{${json.slice(lead.length)}`;
-  const end = `,${typeMeta}}`;
   if (json.endsWith(end)) return `${json.slice(0, -end.length)}}`;
   const { apiVersion: _a, kind: _k, ...rest } = JSON.parse(json) as ApiObject;
   return goEscape(JSON.stringify(rest));

@@ -4,6 +4,7 @@
 // decoding and encoding again would, at a fraction of the cost. Text not in that form
 // (spaces, escapes or numbers JSON.stringify would not write, no metadata object, a
 // resourceVersion already there) is decoded and encoded instead.
+import { isAscii } from 'node:buffer';
 import { decodeValue } from '../internal/storage/objects.js';
 import { goEscape } from './negotiation.js';
 
@@ -23,21 +24,19 @@ const LITERAL = /true|false|null/y;
 
 /** The object's API JSON, with the platform encoder's escapes, as a get writes it. */
 export function storedJson(value: Buffer, revision: number): string {
-  const text = value.toString('utf8');
-  const bytes = byteText(value, text);
+  // Scanned one char a byte, so that indices are byte offsets: the text itself when it is all ASCII. The bytes of
+  // other characters are all above ASCII, so they are never read as quotes, brackets or backslashes.
+  const ascii = isAscii(value);
+  const bytes = value.toString('latin1');
   const at = metadataEnd(bytes);
   if (at < 0) return goEscape(JSON.stringify(decodeValue(value, revision)));
   const field = `${bytes.charCodeAt(at - 1) === OPEN ? '' : ','}"resourceVersion":"${revision}"`;
-  return goEscape(bytes === text ? text.slice(0, at) + field + text.slice(at) : value.toString('utf8', 0, at) + field + value.toString('utf8', at));
+  return goEscape(ascii ? bytes.slice(0, at) + field + bytes.slice(at) : value.toString('utf8', 0, at) + field + value.toString('utf8', at));
 }
-
-/** The stored bytes one char a byte, so that indices are byte offsets: the UTF-8 text itself when it is all ASCII. The
- * bytes of other characters are all above ASCII, so they are never read as quotes, brackets or backslashes. */
-const byteText = (value: Buffer, text: string): string => (text.length === value.length ? text : value.toString('latin1'));
 
 /**
  * Where the string opening at `i` ends (its closing quote), or -1 when JSON.stringify would not have written it so.
- * `bytes` is the stored text one char a byte (see byteText). `escapes` holds the position of the next
+ * `bytes` is the stored text one char a byte. `escapes` holds the position of the next
  * backslash at or after `i` (or -1), kept between calls so that the text is searched for them once.
  */
 function stringEnd(bytes: string, i: number, escapes: { next: number }): number {
@@ -47,11 +46,16 @@ function stringEnd(bytes: string, i: number, escapes: { next: number }): number 
     const backslash = escapes.next;
     if (quote < 0 || backslash < 0 || quote < backslash) return quote;
     const next = bytes[backslash + 1];
-    const hex = bytes.slice(backslash + 2, backslash + 6);
+    if (SHORT_ESCAPES.includes(next)) {
+      i = backslash + 1;
+      continue;
+    }
     // `\u` is written for the other control characters only, in lower-case hex.
-    const code = SHORT_ESCAPES.includes(next) ? 0x08 : next === 'u' && /^[0-9a-f]{4}$/.test(hex) ? parseInt(hex, 16) : -1;
-    if (code < 0 || code >= 0x20 || (next === 'u' && SHORT_ESCAPED.has(code))) return -1;
-    i = next === 'u' ? backslash + 5 : backslash + 1;
+    const hex = bytes.slice(backslash + 2, backslash + 6);
+    if (next !== 'u' || !/^[0-9a-f]{4}$/.test(hex)) return -1;
+    const code = parseInt(hex, 16);
+    if (code >= 0x20 || SHORT_ESCAPED.has(code)) return -1;
+    i = backslash + 5;
   }
 }
 

@@ -5,10 +5,14 @@ import { GROUP_META } from '../internal/names/index.js';
 /** How a read is served: the newest state, any cached state, at least a version, or exactly one. */
 export type ReadMode = 'MostRecent' | 'Any' | 'NotOlderThan' | 'Exact';
 
-export interface ListPlan {
+/** How a read wants its state: the mode and the version it is relative to. */
+export interface ReadPlan {
   mode: ReadMode;
   /** The version asked for (NotOlderThan / Exact) or encoded in the continue token. */
   revision: number;
+}
+
+export interface ListPlan extends ReadPlan {
   limit: number;
   /** The key to resume after, from a continue token. */
   continueAfter: string;
@@ -39,8 +43,10 @@ function checkTimeout(text: string | null): void {
 }
 
 /** The read mode of a get, by the table of document 1. */
-export function getPlan(query: URLSearchParams): { mode: ReadMode; revision: number } {
-  const rv = parseResourceVersion(query.get('resourceVersion'));
+export const getPlan = (query: URLSearchParams): ReadPlan => readPlan(parseResourceVersion(query.get('resourceVersion')));
+
+/** The read mode of a resourceVersion as a get (and a watch's initial state) takes it: none is the newest, 0 any, else at least it. */
+export function readPlan(rv: number | undefined): ReadPlan {
   if (rv === undefined) return { mode: 'MostRecent', revision: 0 };
   return rv === 0 ? { mode: 'Any', revision: 0 } : { mode: 'NotOlderThan', revision: rv };
 }

@@ -9,17 +9,16 @@ import { MEDIA_CBOR, encodeCbor, encodeJson, isProtobuf, type ResponseFormat } f
 
 /** A CBOR watch is a CBOR sequence, one encoded event per item. */
 const MEDIA_CBOR_SEQ = 'application/cbor-seq';
-import type { StorageEvent, KeyValue } from '../internal/storage/client.js';
+import { listPages, type StorageEvent, type KeyValue } from '../internal/storage/client.js';
 import type { Backends } from './backends.js';
 import { storageError } from './backends.js';
 import type { ResourceRequest } from './context.js';
-import { selectorOf } from './reads.js';
+import { cacheFor, selectorOf } from './reads.js';
 import type { Objects } from './objects.js';
 import type { KindDef } from '../internal/registry/index.js';
 import { formatOf, metadataMisfit, partialMetadata, presented, presentedStatus, toTable } from './respond.js';
-import { parseResourceVersion } from './versions.js';
+import { parseResourceVersion, readPlan } from './versions.js';
 import type { WatchHub } from './hub.js';
-import { waitForRevision } from './freshness.js';
 import { decodeCached, type Collection } from './objectcache.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -111,18 +110,15 @@ export function toWatchEvent(objects: Objects, ev: StorageEvent, select?: (obj: 
 /** The current state as synthetic ADDED events, and the revision it was read at. */
 async function initialState(r: ResourceRequest, backends: Backends, select?: (obj: ApiObject) => boolean): Promise<{ events: WatchEvent[]; revision: number }> {
   const events: WatchEvent[] = [];
-  let after = '';
   let revision = 0;
-  for (;;) {
-    const page = await backends.storage.list(r.objects.prefix(r.info.namespace), { revision, limit: 500, continueAfter: after });
+  for await (const page of listPages(backends.storage, r.objects.prefix(r.info.namespace), 500)) {
     revision = page.revision;
-    for (const kv of page.items as KeyValue[]) {
+    for (const kv of page.items) {
       const obj = r.objects.decode(kv);
       if (!select || select(obj)) events.push({ type: 'ADDED', object: obj });
-      after = kv.key;
     }
-    if (!page.more) return { events, revision };
   }
+  return { events, revision };
 }
 
 /** The current state from the gateway's cache, as synthetic ADDED events decoded as they are sent. */
@@ -183,9 +179,7 @@ class WatchStream {
     let initial: Iterable<WatchEvent> = [];
     let missed: StorageEvent[] = [];
     if (!from || params.initialEvents) {
-      if (from) await waitForRevision(backends, from);
-      const mode = from ? 'NotOlderThan' : params.revision === undefined ? 'MostRecent' : 'Any';
-      const cached = await backends.cache?.serving(this.r.objects.prefix(''), { mode, revision: from });
+      const cached = await cacheFor(this.r, backends, readPlan(params.revision));
       const state = cached ? cachedState(this.r, cached, params.select) : await initialState(this.r, backends, params.select);
       initial = state.events;
       from = state.revision;

@@ -24,7 +24,7 @@ const SYNC_TIMEOUT_MS = 2_000;
 const storage = new StorageClient(flags.string('storage-address'));
 // The revocation generation, announced on NATS so gateways drop the answers they keep.
 const revocation = new AnswerGeneration();
-const publisher = new GenerationPublisher(revocation, (line) => process.stderr.write(`${line}\n`), { subject: NATS_AUTHN_GENERATION_SUBJECT, program: 'authn' });
+const publisher = new GenerationPublisher(revocation, { subject: NATS_AUTHN_GENERATION_SUBJECT, program: 'authn' });
 const revoked = () => revocation.bump();
 let built: BuiltChain;
 let stored: StoredTokens;

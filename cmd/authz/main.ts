@@ -10,6 +10,7 @@ import { RBACAuthorizer } from '../../internal/rbac/authorizer.js';
 import { startPolicyBootstrap } from '../../internal/rbac/reconcile.js';
 import { AuthzMetrics, NodeGraphPopulator, authorizerFromFlags, authzService, type Chain } from '../../internal/authz/index.js';
 import { AnswerGeneration, GenerationPublisher } from '../../internal/rpc/generation.js';
+import { NATS_AUTHZ_GENERATION_SUBJECT } from '../../internal/names/index.js';
 
 const flags = parseArgsOrExit('authz', authzFlags);
 await initTracing('authz');
@@ -35,7 +36,7 @@ try {
 if (populator && !(await populator.waitForSync(10_000))) process.stderr.write('authz: the node graph is not synced yet; it fills in as storage answers\n');
 const bootstrap = startPolicyBootstrap(storage, rbac.index);
 
-const publisher = new GenerationPublisher(generation).start(flags.string('nats-url'));
+const publisher = new GenerationPublisher(generation, { subject: NATS_AUTHZ_GENERATION_SUBJECT, program: 'authz' }).start(flags.string('nats-url'));
 await runServer('authz', flags.string('listen'), [
   authzService(authorizer, { rbac, bootstrapped: bootstrap.done }, generation), metricsService(metrics.registry),
 ], {

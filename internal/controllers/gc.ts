@@ -149,7 +149,8 @@ export class GarbageCollector {
   }
 
   private changed(): void {
-    for (const wake of [...this.changeWaiters]) wake();
+    // Each wake deletes only itself, which a Set's iteration allows.
+    for (const wake of this.changeWaiters) wake();
   }
 
   /** Resolves at the next change an informer sees, or after RETRY_MS at the latest (to try a failed write again). */

@@ -18,6 +18,7 @@ import { SERVICE_FLAGS, SERVICE_NODE_ARGS, type ServiceName } from '../config/se
 import { checkHealth } from '../rpc/index.js';
 import { ensurePki, adminKubeconfigPath, type PkiPaths } from '../pki/index.js';
 import { Child } from './child.js';
+import { portOf } from './announce.js';
 
 export const LAUNCHER_FLAGS: FlagSet = {
   'nats-server-binary': { type: 'string', default: 'nats-server', help: 'the nats-server to start when no --nats-url is given' },
@@ -66,7 +67,6 @@ export interface Launched {
   stop(): Promise<void>;
 }
 
-const portOf = (address: string): string => address.slice(address.lastIndexOf(':') + 1);
 const hostOf = (address: string): string => address.slice(0, address.lastIndexOf(':')).replace(/^\[(.*)\]$/, '$1');
 
 /** The longest Unix socket path the kernel takes (sun_path holds 108 bytes with the terminating NUL). */
@@ -98,14 +98,14 @@ function serviceArgs(s: ServiceName, flags: Map<string, string>, peers: Map<stri
     const announced = peers.get(peer)?.address;
     if (SERVICE_FLAGS[s][flag] && !given.has(flag) && announced) given.set(flag, announced);
   }
-  if (address) given.set(s === 'gateway' ? 'secure-port' : 'listen', s === 'gateway' ? portOf(address) : address);
+  if (address) given.set(s === 'gateway' ? 'secure-port' : 'listen', s === 'gateway' ? String(portOf(address)) : address);
   return flagArgs(given);
 }
 
 /** Whether something accepts TCP connections at `address`. */
 function accepts(address: string): Promise<boolean> {
   return new Promise((done) => {
-    const socket = net.connect(Number(portOf(address)), hostOf(address), () => { socket.end(); done(true); });
+    const socket = net.connect(portOf(address), hostOf(address), () => { socket.end(); done(true); });
     socket.on('error', () => done(false));
   });
 }
@@ -116,7 +116,7 @@ function natsChild(binary: string, dataDir: string): Child {
   writeFileSync(conf, `max_payload: ${MAX_NATS_PAYLOAD}\n`);
   return new Child({
     name: 'nats', command: binary, announces: true, healthy: (address) => (address ? accepts(address) : Promise.resolve(false)),
-    args: (address) => ['-c', conf, '-a', '127.0.0.1', '-p', address ? portOf(address) : '-1'],
+    args: (address) => ['-c', conf, '-a', '127.0.0.1', '-p', address ? String(portOf(address)) : '-1'],
   });
 }
 
@@ -158,7 +158,7 @@ export async function launch(argv: string[]): Promise<Launched> {
   };
   // Each is checked where it said it serves; no address said, not serving.
   const servingCheck = (s: ServiceName) => (address: string | undefined): Promise<boolean> =>
-    (!address ? Promise.resolve(false) : s === 'gateway' ? httpsReady(Number(portOf(address)), pki) : checkHealth(address));
+    (!address ? Promise.resolve(false) : s === 'gateway' ? httpsReady(portOf(address), pki) : checkHealth(address));
   try {
     if (!perService.storage.has('nats-url')) {
       const nats = natsChild(launcher.get('nats-server-binary') ?? 'nats-server', dataDir);
@@ -179,7 +179,7 @@ export async function launch(argv: string[]): Promise<Launched> {
   } finally {
     process.off('SIGINT', interrupt).off('SIGTERM', interrupt);
   }
-  const gatewayPort = Number(portOf(byName.get('gateway')!.address!));
+  const gatewayPort = portOf(byName.get('gateway')!.address!);
   if (!perService['controller-manager'].has('server')) perService['controller-manager'].set('server', `https://127.0.0.1:${gatewayPort}`);
   // Its own output says when its controllers run: the lines of the current process only, as it may restart.
   const controllers = serviceChild('controller-manager', async (_address, child) => child.current.some((l) => l.includes(CONTROLLERS_RUNNING)), true);

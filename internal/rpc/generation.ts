@@ -6,7 +6,7 @@
 // longer hold.
 import { randomBytes } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { NATS_AUTHZ_GENERATION_SUBJECT, generationAskSubject } from '../names/index.js';
+import { generationAskSubject } from '../names/index.js';
 
 /** Re-announced this often, for gateways that connected after the last change. */
 const ANNOUNCE_INTERVAL_MS = 10_000;
@@ -30,13 +30,11 @@ export class AnswerGeneration {
   }
 }
 
-/** Where a generation is announced and who announces it (authn announces its revocation generation the same way). */
+/** Where a generation is announced and who announces it (authz its policy generation, authn its revocation one). */
 export interface Announcer {
   subject: string;
   program: string;
 }
-
-const AUTHZ: Announcer = { subject: NATS_AUTHZ_GENERATION_SUBJECT, program: 'authz' };
 
 export class GenerationPublisher {
   private nc?: NatsConnection;
@@ -44,8 +42,8 @@ export class GenerationPublisher {
   private closed = false;
   private disconnected = false;
 
-  constructor(private readonly generation: AnswerGeneration, private readonly log: (line: string) => void = console.error,
-    private readonly announcer: Announcer = AUTHZ) {
+  constructor(private readonly generation: AnswerGeneration, private readonly announcer: Announcer,
+    private readonly log: (line: string) => void = console.error) {
     generation.onChange(() => this.announce());
   }
 

@@ -14,7 +14,8 @@ import type { ProtoGrpcType as AdmissionProto } from './gen/admission.js';
 import type { ProtoGrpcType as MetricsProto } from './gen/metrics.js';
 import type { ProtoGrpcType as MultiplexProto } from './gen/multiplex.js';
 import { prepareSocket, unixPath } from './sockets.js';
-import { ClientMultiplexer, MultiplexServer, type FailureFields, type Frame, type FrameCodec } from './multiplex.js';
+import { ClientMultiplexer, MultiplexServer, serviceError, type FailureFields, type FrameCodec } from './multiplex.js';
+import type { Frame__Output } from './gen/svc/rpc/v1/Frame.js';
 
 export { grpc };
 export const PROTO_DIR = fileURLToPath(new URL('../../../proto', import.meta.url));
@@ -74,11 +75,9 @@ function failureOf(err: unknown): FailureFields {
   return { code: grpc.status.INTERNAL, details: boundedDetails((err as Error)?.message ?? String(err)), trailers: {} };
 }
 
-function toServiceError(err: unknown): Partial<grpc.ServiceError> {
-  const { code, details, trailers: fields } = failureOf(err);
-  const metadata = new grpc.Metadata();
-  for (const [k, v] of Object.entries(fields)) metadata.set(k, v);
-  return { code, details, metadata };
+function toServiceError(err: unknown): grpc.ServiceError {
+  const { code, details, trailers } = failureOf(err);
+  return serviceError(code, details, trailers);
 }
 
 function parentOf(call: { metadata: grpc.Metadata }) {
@@ -140,7 +139,7 @@ function wrap(serviceName: string, service: grpc.ServiceDefinition, handlers: Ha
         runIn(context, () => Promise.resolve().then(() => { decodedRequest(call.request); return (handler as StreamHandler)(call); }).catch((err) => {
           recordFailure(span, err);
           // grpc-js turns an 'error' on a server stream into the call's status; destroy() would drop it.
-          call.emit('error', Object.assign(new Error((err as Error).message), toServiceError(err)));
+          call.emit('error', toServiceError(err));
         }));
       };
     } else {
@@ -219,7 +218,7 @@ const frameMethod = api.svc.rpc.v1.Multiplex.service.Calls;
 const frameCodec: FrameCodec = {
   path: frameMethod.path,
   serialize: (frame) => frameMethod.requestSerialize(frame),
-  deserialize: (bytes) => frameMethod.responseDeserialize(bytes) as Frame,
+  deserialize: (bytes) => frameMethod.responseDeserialize(bytes) as Frame__Output,
 };
 /** Methods whose answers may be megabytes: each on a stream of its own, so none holds up the small calls behind it. */
 const BULK_METHOD = /\/List$/;

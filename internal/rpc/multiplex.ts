@@ -6,22 +6,13 @@
 // it once per peer and falls back to plain calls when the peer does not serve it.
 import * as grpc from '@grpc/grpc-js';
 import { ROOT_CONTEXT, extractContext, injectContext, runIn, type Context } from '../tracing/index.js';
-
-export interface Frame {
-  id: number;
-  method: string;
-  payload: Buffer;
-  code: number;
-  details: string;
-  trailers: Record<string, string>;
-  context: Record<string, string>;
-}
+import type { Frame, Frame__Output } from './gen/svc/rpc/v1/Frame.js';
 
 /** How the Frame message is (de)serialized: the stream's own method definition. */
 export interface FrameCodec {
   path: string;
-  serialize(frame: Partial<Frame>): Buffer;
-  deserialize(bytes: Buffer): Frame;
+  serialize(frame: Frame): Buffer;
+  deserialize(bytes: Buffer): Frame__Output;
 }
 
 /** A unary method as the multiplex serves it: bytes in, a decoded request run under its trace context, bytes out. */
@@ -39,7 +30,7 @@ export interface FailureFields {
 }
 
 interface ServedStream {
-  call: grpc.ServerDuplexStream<Frame, Partial<Frame>>;
+  call: grpc.ServerDuplexStream<Frame__Output, Frame>;
   inFlight: number;
   ended: boolean;
 }
@@ -58,10 +49,10 @@ export class MultiplexServer {
   }
 
   /** The grpc-js handler of `Calls`. */
-  readonly handler = (call: grpc.ServerDuplexStream<Frame, Partial<Frame>>): void => {
+  readonly handler = (call: grpc.ServerDuplexStream<Frame__Output, Frame>): void => {
     const stream: ServedStream = { call, inFlight: 0, ended: false };
     this.streams.add(stream);
-    call.on('data', (frame: Frame) => this.serve(stream, frame));
+    call.on('data', (frame: Frame__Output) => this.serve(stream, frame));
     // The client half-closed (it closes its channel): answer what is in flight, then end.
     call.on('end', () => this.endWhenIdle(stream));
     call.on('error', () => this.forget(stream));
@@ -79,8 +70,8 @@ export class MultiplexServer {
     return done;
   }
 
-  private serve(stream: ServedStream, frame: Frame): void {
-    const reply = (fields: Partial<Frame>): void => {
+  private serve(stream: ServedStream, frame: Frame__Output): void {
+    const reply = (fields: Frame): void => {
       if (!stream.ended && !stream.call.cancelled) stream.call.write({ id: frame.id, ...fields });
     };
     const method = this.methods.get(frame.method);
@@ -88,8 +79,9 @@ export class MultiplexServer {
     if (!method) return reply({ code: grpc.status.UNIMPLEMENTED, details: `unknown method ${frame.method}` });
     stream.inFlight++;
     const parent = frame.context && Object.keys(frame.context).length ? extractContext((k) => frame.context[k]) : ROOT_CONTEXT;
-    method.run(method.deserialize(frame.payload), parent).then(
-      (response) => reply({ payload: method.serialize(response) }),
+    // A response that does not serialize fails the call as INTERNAL, as grpc-js fails a plain one.
+    method.run(method.deserialize(frame.payload), parent).then((response) => ({ payload: method.serialize(response) })).then(
+      reply,
       (err) => reply(this.failure(err)),
     ).finally(() => {
       stream.inFlight--;
@@ -132,7 +124,7 @@ interface Pending {
 
 /** The client side for one peer: one stream, opened on the first call and again after it ends. */
 export class ClientMultiplexer {
-  private stream?: grpc.ClientDuplexStream<Partial<Frame>, Frame>;
+  private stream?: grpc.ClientDuplexStream<Frame, Frame__Output>;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   /** The peer answered UNIMPLEMENTED: every call is a plain one from now on. */
@@ -143,7 +135,7 @@ export class ClientMultiplexer {
   call<Res>(method: { path: string; requestSerialize(req: object): Buffer; responseDeserialize(bytes: Buffer): unknown },
     request: object, timeoutMs: number, fallback: () => Promise<Res>): Promise<Res> {
     const id = this.nextId++;
-    const frame: Partial<Frame> = { id, method: method.path, payload: method.requestSerialize(request) };
+    const frame: Frame = { id, method: method.path, payload: method.requestSerialize(request) };
     injectContext((k, v) => { (frame.context ??= {})[k] = v; });
     return new Promise<Res>((resolve, reject) => {
       const timer = setTimeout(() => this.settle(id, (p) => p.reject(serviceError(grpc.status.DEADLINE_EXCEEDED, 'Deadline exceeded'))), timeoutMs);
@@ -157,12 +149,12 @@ export class ClientMultiplexer {
     this.stream?.cancel();
   }
 
-  private open(): grpc.ClientDuplexStream<Partial<Frame>, Frame> {
+  private open(): grpc.ClientDuplexStream<Frame, Frame__Output> {
     if (this.stream) return this.stream;
     // Outside any request's trace context: the stream outlives the call that opened it.
     const stream = runIn(ROOT_CONTEXT, () => this.client.makeBidiStreamRequest(this.codec.path, this.codec.serialize, this.codec.deserialize));
     this.stream = stream;
-    stream.on('data', (frame: Frame) => this.settle(frame.id, (p) => {
+    stream.on('data', (frame: Frame__Output) => this.settle(frame.id, (p) => {
       if (frame.code === grpc.status.OK) p.resolve(p.deserialize(frame.payload));
       else p.reject(serviceError(frame.code, frame.details, frame.trailers));
     }));
@@ -171,7 +163,7 @@ export class ClientMultiplexer {
     return stream;
   }
 
-  private ended(stream: grpc.ClientDuplexStream<Partial<Frame>, Frame>, err: grpc.ServiceError): void {
+  private ended(stream: grpc.ClientDuplexStream<Frame, Frame__Output>, err: grpc.ServiceError): void {
     if (this.stream !== stream) return;
     this.stream = undefined;
     if (err.code === grpc.status.UNIMPLEMENTED) this.unsupported = true;

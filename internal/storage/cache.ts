@@ -106,16 +106,11 @@ export class SortedRecords<V = Buffer> {
       const { keys, records } = this.leaves[leaf];
       for (; at < keys.length; at++) {
         if (!keys[at].startsWith(prefix)) return { entries, remaining: 0 };
-        if (entries.length === limit) return { entries, remaining: this.countFrom({ leaf, at }, prefix) };
+        if (limit && entries.length === limit) return { entries, remaining: this.countFrom({ leaf, at }, prefix) };
         entries.push([keys[at], records[at]]);
       }
     }
     return { entries, remaining: 0 };
-  }
-
-  /** How many keys are under a prefix (after `after`, when given). */
-  count(prefix: string, after = ''): number {
-    return this.countFrom(this.start(prefix, after), prefix);
   }
 
   /** Visits the keys under a prefix (after `after`, when given) in order, until visit returns false. */

@@ -67,6 +67,19 @@ export class StorageClient {
   }
 }
 
+/** Every key under prefix, `limit` at a time, all pages at the first page's revision. */
+export async function* listPages(storage: Pick<StorageClient, 'list'>, prefix: string, limit: number): AsyncGenerator<{ items: KeyValue[]; revision: number }> {
+  let revision = 0;
+  let after = '';
+  for (;;) {
+    const page = await storage.list(prefix, { revision, limit, continueAfter: after });
+    revision ||= Number(page.revision);
+    yield { items: page.items, revision };
+    if (!page.more || page.items.length === 0) return;
+    after = page.items[page.items.length - 1].key;
+  }
+}
+
 /** A handler for a storage call that lets the given status codes pass (an expected outcome) and rethrows the rest. */
 const ignoreStorageCodes = (...codes: grpc.status[]) => (err: unknown): void => {
   if (!(isServiceError(err) && codes.includes(err.code))) throw err;

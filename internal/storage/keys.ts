@@ -15,6 +15,13 @@ export function collectionPrefix(group: string, resource: string, namespace?: st
   return namespace === undefined ? base : `${base}${namespace}/`;
 }
 
+/** The collection part of a key or prefix (`<group>/<resource>/`); '' for a prefix wider than one collection. */
+export function collectionOf(keyOrPrefix: string): string {
+  const first = keyOrPrefix.indexOf('/');
+  const second = first < 0 ? -1 : keyOrPrefix.indexOf('/', first + 1);
+  return second < 0 ? '' : keyOrPrefix.slice(0, second + 1);
+}
+
 /** Splits a key into its four segments; undefined when it is not an object key. */
 export function parseKey(key: string): { group: string; resource: string; namespace: string; name: string } | undefined {
   const parts = key.split('/');

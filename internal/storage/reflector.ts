@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiObject } from '../apimachinery/meta.js';
 import { decodeStored } from './objects.js';
-import type { KeyValue, StorageClient, StorageEvent } from './client.js';
+import { listPages, type KeyValue, type StorageClient, type StorageEvent } from './client.js';
 
 export interface ReflectorHandlers<T> {
   /** A key appeared or changed; `old` is its previous value, when there was one. */
@@ -84,13 +84,9 @@ export class Reflector<T = ApiObject> {
   private async relist(): Promise<void> {
     const fresh = new Map<string, T>();
     let revision = 0;
-    let after = '';
-    for (;;) {
-      const page = await this.storage.list(this.prefix, { revision, limit: PAGE, continueAfter: after });
-      revision = Number(page.revision);
+    for await (const page of listPages(this.storage, this.prefix, PAGE)) {
+      revision = page.revision;
       for (const kv of page.items) fresh.set(kv.key, this.decode(kv));
-      if (!page.more || page.items.length === 0) break;
-      after = page.items[page.items.length - 1].key;
     }
     for (const [key, obj] of fresh) {
       const old = this.items.get(key);

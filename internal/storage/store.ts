@@ -175,7 +175,7 @@ export class Store {
   async get(key: string, revision = 0, options: ReadOptions = {}): Promise<GetResult> {
     checkKey(key);
     const view = this.readView();
-    const at = options.allowCached ? this.newestSince(revision) : this.readableRevision(revision);
+    const at = this.readableRevision(revision, options.allowCached);
     if (at === view.revision) {
       const record = this.db.getSync(currentKey(key), { snapshot: view.snapshot });
       if (!record) throw notFound(key);
@@ -201,7 +201,7 @@ export class Store {
     if (continueAfter && !continueAfter.startsWith(prefix)) throw invalid(`continue key "${continueAfter}" is not under "${prefix}"`);
     const view = this.readView().acquire();
     try {
-      const at = options.allowCached && !continueAfter ? this.newestSince(revision) : this.readableRevision(revision);
+      const at = this.readableRevision(revision, options.allowCached && !continueAfter);
       if (at === view.revision) return { ...await this.listNewest(prefix, continueAfter, limit, view.snapshot), revision: at };
       const page = await this.listAt(prefix, continueAfter, limit, at, view.snapshot);
       const last = page.items[page.items.length - 1]?.key ?? continueAfter;
@@ -282,24 +282,18 @@ export class Store {
     return count;
   }
 
-  /** The revision a read of any state at least as new as `revision` is served at: the newest; compacted revisions are fine. */
-  private newestSince(revision: number): number {
-    checkRevision(revision);
-    const at = this.view.revision;
-    if (revision > at) throw outOfRange('future', `revision ${revision} is newer than the store (${at})`);
-    return at;
-  }
-
   private readView(): ReadView {
     if (this.closing) throw unavailable();
     return this.view;
   }
 
-  /** The revision a read at `revision` (0: newest) is served at. */
-  private readableRevision(revision: number): number {
+  /** The revision a read at `revision` (0: newest) is served at; with `anyNewer`, a read of any state at least as new
+   * as `revision`: the newest, compacted revisions being fine. */
+  private readableRevision(revision: number, anyNewer = false): number {
     checkRevision(revision);
-    if (revision === 0) return this.view.revision;
-    if (revision > this.view.revision) throw outOfRange('future', `revision ${revision} is newer than the store (${this.view.revision})`);
+    const at = this.view.revision;
+    if (revision > at) throw outOfRange('future', `revision ${revision} is newer than the store (${at})`);
+    if (revision === 0 || anyNewer) return at;
     if (revision < this.compacted) throw outOfRange('compacted', `revision ${revision} is compacted (oldest readable: ${this.compacted})`);
     return revision;
   }

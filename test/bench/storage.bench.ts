@@ -8,29 +8,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store } from '../../internal/storage/store.js';
 import { startNats } from '../lib/nats.js';
+import { lanes, percentile } from './load.js';
 
 export interface BenchResult { name: string; opsPerSec: number; p50Ms: number; p99Ms: number }
 
 const VALUE = Buffer.from(JSON.stringify({ kind: 'ConfigMap', data: { payload: 'x'.repeat(900) } }));
 
-const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
-
 /** Runs op(0..total-1) on `concurrency` parallel lanes; latency is per op. */
 async function measure(name: string, total: number, concurrency: number, op: (i: number) => Promise<void>): Promise<BenchResult> {
-  const latencies: number[] = [];
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    for (let i = next++; i < total; i = next++) {
-      const t = performance.now();
-      await op(i);
-      latencies.push(performance.now() - t);
-    }
-  }));
-  const elapsed = performance.now() - started;
+  const { latencies, elapsedMs } = await lanes(concurrency, Infinity, op, total);
   latencies.sort((a, b) => a - b);
   const round = (n: number): number => Math.round(n * 1000) / 1000;
-  return { name, opsPerSec: Math.round((total / elapsed) * 1000), p50Ms: round(percentile(latencies, 0.5)), p99Ms: round(percentile(latencies, 0.99)) };
+  return { name, opsPerSec: Math.round((total / elapsedMs) * 1000), p50Ms: round(percentile(latencies, 0.5)), p99Ms: round(percentile(latencies, 0.99)) };
 }
 
 async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {

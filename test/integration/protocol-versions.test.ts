@@ -333,14 +333,14 @@ describe('protocol: resource versions of get, list and watch', function () {
     it('a consistent read does not answer from memory while the change stream lags: it reads storage', async () => {
       expect((await get(CMS)).status).to.equal(200);
       const storage = new StorageClient(c.addresses.storage);
-      process.kill(c.natsPid!, 'SIGSTOP');
+      process.kill(c.pids().get('nats-server')!, 'SIGSTOP');
       try {
         const obj = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'unpublished', namespace: NS, uid: 'uid-u', creationTimestamp: '2024-01-01T00:00:00Z' } };
         await storage.create(`core/configmaps/${NS}/unpublished`, Buffer.from(JSON.stringify(obj)), obj.metadata.uid);
         expect((await get(`${CMS}/unpublished`)).status).to.equal(200);
         expect(names(await get(CMS))).to.include('unpublished');
       } finally {
-        process.kill(c.natsPid!, 'SIGCONT');
+        process.kill(c.pids().get('nats-server')!, 'SIGCONT');
         storage.close();
       }
     });

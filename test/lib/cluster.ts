@@ -126,11 +126,6 @@ export class Cluster {
     this.nats = undefined;
   }
 
-  /** The nats-server's process id, e.g. to pause it (SIGSTOP) so its clients see nothing, without a disconnect. */
-  get natsPid(): number | undefined {
-    return this.nats?.pid;
-  }
-
   async restartNats(): Promise<void> {
     this.nats = await startNats({ port: Number(new URL(this.natsUrl).port) });
   }

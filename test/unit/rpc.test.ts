@@ -63,6 +63,25 @@ describe('rpc: unary calls over the multiplex', () => {
     }
   });
 
+  it('answers INTERNAL for a response that cannot be serialized, and serves the next calls', async () => {
+    let calls = 0;
+    const unserializable = { get bootstrapped(): boolean { throw new Error('not a boolean'); } };
+    const running = await serve('127.0.0.1:0', [{
+      name: 'svc.authz.v1.Authorization', definition: api.svc.authz.v1.Authorization.service,
+      handlers: { PolicyStatus: async () => (++calls === 1 ? unserializable : { bootstrapped: true }) },
+    }]);
+    const client = authzClient(`127.0.0.1:${running.port}`);
+    try {
+      const err = await status(client, 2000).then(() => undefined, (e: grpc.ServiceError) => e);
+      expect(err?.code).to.equal(grpc.status.INTERNAL);
+      expect((await status(client, 2000)).bootstrapped).to.equal(true);
+      expect(calls).to.equal(2);
+    } finally {
+      client.close();
+      await running.stop();
+    }
+  });
+
   it('ends a call past its deadline with DEADLINE_EXCEEDED; the stream serves the next calls', async () => {
     let slow = true;
     const { server, address } = await multiplexOnly(async () => { if (slow) await sleep(1000); return { bootstrapped: true }; });

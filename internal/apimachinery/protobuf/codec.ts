@@ -338,6 +338,9 @@ function requireMessage(apiVersion: string, kind: string): string {
   return name;
 }
 
+/** A message's field by its name. */
+export const fieldNamed = (message: Message, name: string): Field => message.byNumber[message.num[name]];
+
 /**
  * Writes the prefix and the `runtime.Unknown` envelope of `obj`, its message
  * picked from its apiVersion and kind unless `messageName` is given.
@@ -345,23 +348,32 @@ function requireMessage(apiVersion: string, kind: string): string {
 export function writeEnvelope(w: Writer, obj: JsonObject, messageName?: string): void {
   const apiVersion = typeof obj.apiVersion === 'string' ? obj.apiVersion : '';
   const kind = typeof obj.kind === 'string' ? obj.kind : '';
-  const schema = getSchema();
-  const message = schema.message(messageName ?? requireMessage(apiVersion, kind));
-  const unknown = schema.message(MESSAGE_NAMES.unknown);
-  const field = (name: string): Field => unknown.byNumber[unknown.num[name]];
+  const message = getSchema().message(messageName ?? requireMessage(apiVersion, kind));
+  writeEnvelopeHead(w, apiVersion, kind);
+  const raw = w.begin();
+  writeMessage(w, message, obj);
+  w.end(raw);
+  writeEnvelopeTail(w);
+}
+
+/** The prefix and the envelope up to its raw field's key: the raw bytes' length comes next. */
+export function writeEnvelopeHead(w: Writer, apiVersion: string, kind: string): void {
+  const unknown = getSchema().message(MESSAGE_NAMES.unknown);
   w.raw(PROTOBUF_PREFIX);
-  const typeMeta = field('typeMeta');
+  const typeMeta = fieldNamed(unknown, 'typeMeta');
   w.uint(typeMeta.key);
   const tm = w.begin();
   writeMessage(w, typeMeta.message!, { apiVersion, kind });
   w.end(tm);
-  w.uint(field('raw').key);
-  const raw = w.begin();
-  writeMessage(w, message, obj);
-  w.end(raw);
-  w.uint(field('contentEncoding').key);
+  w.uint(fieldNamed(unknown, 'raw').key);
+}
+
+/** The envelope's fields after its raw bytes: empty content encoding and type. */
+export function writeEnvelopeTail(w: Writer): void {
+  const unknown = getSchema().message(MESSAGE_NAMES.unknown);
+  w.uint(fieldNamed(unknown, 'contentEncoding').key);
   w.string('');
-  w.uint(field('contentType').key);
+  w.uint(fieldNamed(unknown, 'contentType').key);
   w.string('');
 }
 

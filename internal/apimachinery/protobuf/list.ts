@@ -2,12 +2,10 @@
 // prefixes need the size of everything after them, so the items are encoded
 // first (or taken from a cache of encoded items) and their sizes summed; the
 // pieces then go out without the response ever being one buffer.
-import { PROTOBUF_PREFIX, messageNameFor, writeMessage, type JsonObject } from './codec.js';
+import { fieldNamed, messageNameFor, writeEnvelopeHead, writeEnvelopeTail, writeMessage, type JsonObject } from './codec.js';
 import { ProtobufError } from './errors.js';
-import { getSchema, MESSAGE_NAMES, type Field, type Message } from './schema.js';
+import { getSchema } from './schema.js';
 import { Writer } from './wire.js';
-
-const fieldOf = (message: Message, name: string): Field => message.byNumber[message.num[name]];
 
 function varintSize(n: number): number {
   let size = 1;
@@ -23,29 +21,21 @@ export function* encodeListPieces(apiVersion: string, listKind: string, listMeta
   pieceBytes = 64 * 1024): Generator<Buffer> {
   const name = messageNameFor(apiVersion, listKind);
   if (!name) throw new ProtobufError(`no Protobuf form for kind ${JSON.stringify(listKind)} of ${JSON.stringify(apiVersion)}`);
-  const schema = getSchema();
-  const list = schema.message(name);
-  const unknown = schema.message(MESSAGE_NAMES.unknown);
-  const metadata = fieldOf(list, 'metadata');
-  const itemsKey = fieldOf(list, 'items').key;
+  const list = getSchema().message(name);
+  const metadata = fieldNamed(list, 'metadata');
+  const itemsKey = fieldNamed(list, 'items').key;
 
   const meta = new Writer(256);
   meta.uint(metadata.key);
   const mark = meta.begin();
   writeMessage(meta, metadata.message!, listMeta);
   meta.end(mark);
-  const metaBytes = meta.finish();
+  const metaBytes = meta.take();
   let listLength = metaBytes.length;
   for (const item of items) listLength += varintSize(itemsKey) + varintSize(item.length) + item.length;
 
   const head = new Writer(1024);
-  head.raw(PROTOBUF_PREFIX);
-  const typeMeta = fieldOf(unknown, 'typeMeta');
-  head.uint(typeMeta.key);
-  const tm = head.begin();
-  writeMessage(head, typeMeta.message!, { apiVersion, kind: listKind });
-  head.end(tm);
-  head.uint(fieldOf(unknown, 'raw').key);
+  writeEnvelopeHead(head, apiVersion, listKind);
   head.uint(listLength);
   head.raw(metaBytes);
   // Each item's key and length, all in one buffer; the items' bytes are joined to them a piece at a time.
@@ -65,10 +55,7 @@ export function* encodeListPieces(apiVersion: string, listKind: string, listMeta
     }
   }
   const tail = new Writer(16);
-  tail.uint(fieldOf(unknown, 'contentEncoding').key);
-  tail.string('');
-  tail.uint(fieldOf(unknown, 'contentType').key);
-  tail.string('');
+  writeEnvelopeTail(tail);
   parts.push(tail.take());
   yield Buffer.concat(parts, size + tail.length);
 }

@@ -5,6 +5,7 @@
 import { group } from '../../names/index.js';
 import { Reflector } from '../../storage/reflector.js';
 import { collectionPrefix } from '../../storage/keys.js';
+import { decodeStored } from '../../storage/objects.js';
 import type { KeyValue, StorageClient } from '../../storage/client.js';
 import { NodeGraph, type Edge } from './graph.js';
 import { nodeNamedEdges, podEdges, pvEdges } from './references.js';
@@ -22,7 +23,7 @@ const SOURCES: Array<{ prefix: string; edges: EdgesOf }> = [
 const NO_EDGES: Edge[] = Object.freeze([]) as unknown as Edge[];
 
 const edgesOf = (edges: EdgesOf) => (kv: KeyValue): Edge[] => {
-  const found = edges(JSON.parse(kv.value.toString('utf8')) as Record<string, any>);
+  const found = edges(decodeStored(kv));
   return found.length ? found : NO_EDGES;
 };
 
