@@ -17,3 +17,9 @@ export interface VersionSchema {
   /** As validate, for a `/status` write. */
   validateStatus(obj: ApiObject, old: ApiObject): StatusCause[];
 }
+
+/** Converts custom objects between the served versions of one CRD (`None`: apiVersion rewritten; `Webhook`: a ConversionReview). */
+export interface Converter {
+  /** Answers `objects` as `desiredAPIVersion` (`<group>/<version>`), in order; objects already in it are answered as they are. */
+  convert(objects: ApiObject[], desiredAPIVersion: string): Promise<ApiObject[]>;
+}
