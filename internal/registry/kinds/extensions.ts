@@ -70,10 +70,21 @@ function validateCRD(obj: ApiObject, old?: ApiObject): Causes {
   return causes;
 }
 
+/** The storage version is always among `status.storedVersions`, as the CRD strategy adds it on create and spec writes. */
+function recordStorageVersion(obj: ApiObject): void {
+  const storage = objects(specOf(obj).versions).find((v) => v.storage === true)?.name;
+  if (typeof storage !== 'string') return;
+  const status = child(obj as Obj, 'status');
+  const stored = asList(status.storedVersions);
+  if (!stored.includes(storage)) status.storedVersions = [...stored, storage];
+}
+
 const customresourcedefinitions: KindSpec = {
   shortNames: ['crd', 'crds'], categories: CATEGORIES,
   initialStatus: () => ({ acceptedNames: { plural: '', kind: '' }, storedVersions: [] }),
   defaults: defaultCRD,
+  create: recordStorageVersion,
+  update: recordStorageVersion,
   validate: validateCRD,
   tableColumns: [nameColumn, createdAtColumn],
 };
