@@ -42,6 +42,8 @@ export interface KindDef {
   resource: string;
   singular: string;
   kind: string;
+  /** The kind of its lists when not `<kind>List` (a CustomResourceDefinition's `spec.names.listKind`). */
+  listKind?: string;
   namespaced: boolean;
   verbs: string[];
   shortNames?: string[];
