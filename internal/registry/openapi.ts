@@ -21,9 +21,12 @@ const GVK_MARKER = extension('group-version-kind');
 
 /**
  * Definitions with a field named `description`, which the shared data lost along
- * with the schema descriptions: PriorityClass and the schemas of custom resources.
+ * with the schema descriptions: PriorityClass, the schemas of custom resources and
+ * their printer columns.
  */
-const DESCRIPTION_FIELDS = [/\.scheduling\.v[0-9a-z]+\.PriorityClass$/, /\.apiextensions\.v1\.JSONSchemaProps$/];
+const DESCRIPTION_FIELDS = [
+  /\.scheduling\.v[0-9a-z]+\.PriorityClass$/, /\.apiextensions\.v1\.JSONSchemaProps$/, /\.apiextensions\.v1\.CustomResourceColumnDefinition$/,
+];
 
 let loaded: { definitions: Record<string, Schema>; byGvk: Map<string, string> } | undefined;
 const gvkKey = (g: GroupVersionKind) => `${g.group}/${g.version}/${g.kind}`;
