@@ -67,6 +67,9 @@ export interface KindDef {
   toStorage?(obj: ApiObject): ApiObject;
   /** Converts a stored object to this version. */
   fromStorage?(obj: ApiObject): ApiObject;
+  /** Conversion that takes a call (a CustomResourceDefinition's conversion webhook): `objects` as `apiVersion`, in order.
+   * A kind with it has neither toStorage nor fromStorage: its reads and writes convert through it. */
+  convert?(objects: ApiObject[], apiVersion: string): Promise<ApiObject[]>;
   /** The OpenAPI schema of the kind (`$ref`s unresolved); undefined when the shared data has none. */
   schema(): Schema | undefined;
   /** Rewrites in place the group names the object's contents carry (RBAC rules and references) with `spell`:
