@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import type { ApiObject } from '../../internal/apimachinery/meta.js';
 import { StatusError } from '../../internal/apimachinery/status.js';
 import { caBundleValid, webhookConverter } from '../../internal/apiextensions/conversion.js';
+import { serviceEndpoint } from '../../internal/apiextensions/conversionservice.js';
 import { decideNames } from '../../internal/controllers/crdnames.js';
 import { group } from '../../internal/names/index.js';
 import { ConversionWebhook } from '../lib/conversionwebhook.js';
@@ -161,5 +162,26 @@ describe('Webhook conversion', function () {
     expect(caBundleValid(withWebhook({ url: W.url() }))).to.equal(true);
     expect(caBundleValid(withWebhook({ url: W.url(), caBundle: Buffer.from('not a certificate').toString('base64') }))).to.equal(false);
     expect(caBundleValid(crd({ plural: 'widgets', kind: 'Widget' }))).to.equal(true);
+  });
+});
+
+describe('Conversion webhook service references', () => {
+  const ref = { namespace: 'default', name: 'conv', port: 443 };
+  const service = { spec: { ports: [{ name: 'https', port: 443, targetPort: 8443 }, { name: 'other', port: 80 }] } } as ApiObject;
+  const slice = (endpoints: unknown[], ports = [{ name: 'https', port: 8443 }]) => ({ ports, endpoints }) as unknown as ApiObject;
+
+  it('leads to a ready endpoint serving the named port', () => {
+    const slices = [slice([{ addresses: ['10.0.0.1'], conditions: { ready: false } }, { addresses: ['10.0.0.2'] }]), slice([{ addresses: ['10.0.0.3'] }], [{ name: 'other', port: 80 }])];
+    expect(serviceEndpoint(ref, service, slices)).to.deep.equal({ host: '10.0.0.2', port: 8443 });
+  });
+
+  it('an ExternalName service leads to its name', () => {
+    expect(serviceEndpoint(ref, { spec: { type: 'ExternalName', externalName: 'conv.example.com' } } as ApiObject, [])).to.deep.equal({ host: 'conv.example.com', port: 443 });
+  });
+
+  it('says what is missing as the platform does', () => {
+    expect(() => serviceEndpoint(ref, undefined, [])).to.throw('service "conv" not found');
+    expect(() => serviceEndpoint({ ...ref, port: 9 }, service, [])).to.throw('no service port 9 found for service "conv"');
+    expect(() => serviceEndpoint(ref, service, [slice([{ addresses: ['10.0.0.1'], conditions: { ready: false } }])])).to.throw('no endpoints available for service "conv"');
   });
 });
