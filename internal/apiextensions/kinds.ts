@@ -7,6 +7,7 @@ import type { KindDef, SubresourceDef } from '../registry/types.js';
 import type { Schema } from '../registry/openapi.js';
 import { asList, asObj, clone, deepEqual, objects, str, type Obj } from '../registry/values.js';
 import { compileVersionSchema } from './schema.js';
+import { isConditionTrue } from './conditions.js';
 import { printerColumns } from './columns.js';
 import { noneConverter, webhookConverter, type ServiceResolver } from './conversion.js';
 import type { SchemaReport } from '../registry/schemacheck.js';
@@ -18,11 +19,6 @@ const SUBRESOURCE_VERBS = ['get', 'patch', 'update'];
 
 const specOf = (crd: ApiObject): Obj => asObj(crd.spec) ?? {};
 
-/** Whether the CRD's `Established` condition is True: only then are its versions served. */
-export function isEstablished(crd: ApiObject): boolean {
-  const conditions = objects(asObj(crd.status)?.conditions);
-  return conditions.some((c) => c.type === 'Established' && c.status === 'True');
-}
 
 /** The names the CRD is served under: the accepted ones once the server accepted them, else the spec's. */
 function namesOf(crd: ApiObject): Obj {
@@ -100,6 +96,7 @@ interface VersionContext {
   names: Obj;
   namespaced: boolean;
   storageVersion: string;
+  terminating: boolean;
   /** The webhook's converter; none for `None`, which converts in place. */
   webhook?: Converter;
 }
@@ -154,6 +151,7 @@ function kindFor(ctx: VersionContext, version: Obj): KindDef {
     ...(columns.length ? { tableColumns: columns } : {}),
     ...(fields ? { selectableFields: fields } : {}),
     statusSubresource: statusApart, tracksGeneration: true, storageVersion: ctx.storageVersion, custom: true,
+    ...(ctx.terminating ? { terminating: true } : {}),
     schema: () => openAPIV3Schema,
     ...conversionOf(ctx, apiVersion, compiled),
 
@@ -200,13 +198,14 @@ export function kindsFor(crd: ApiObject, resolve?: ServiceResolver): KindDef[] {
   const group = str(spec.group);
   const names = namesOf(crd);
   const storageVersion = storageVersionOf(crd);
-  if (!isEstablished(crd) || !group || !str(names.plural) || !str(names.kind) || !storageVersion) return [];
+  if (!isConditionTrue(crd, 'Established') || !group || !str(names.plural) || !str(names.kind) || !storageVersion) return [];
   const ctx: VersionContext = {
-    group, names, namespaced: spec.scope !== 'Cluster', storageVersion, ...(convertsByWebhook(crd) ? { webhook: converterFor(crd, resolve) } : {}),
+    group, names, namespaced: spec.scope !== 'Cluster', storageVersion, terminating: isConditionTrue(crd, 'Terminating'),
+    ...(convertsByWebhook(crd) ? { webhook: converterFor(crd, resolve) } : {}),
   };
   return objects(spec.versions).filter((v) => v.served === true && str(v.name)).map((v) => kindFor(ctx, v));
 }
 
 /** What of a CRD its kinds are built from: a change of anything else (a condition's time) builds nothing again. */
 export const servingState = (crd: ApiObject): string =>
-  JSON.stringify([specOf(crd), namesOf(crd), isEstablished(crd)]);
+  JSON.stringify([specOf(crd), namesOf(crd), isConditionTrue(crd, 'Established'), isConditionTrue(crd, 'Terminating')]);

@@ -101,6 +101,8 @@ export interface KindDef {
   tableColumns?: TableColumn[];
   /** Defined at run time by a CustomResourceDefinition: no Protobuf form, no strategic merge patch. */
   custom?: boolean;
+  /** The CustomResourceDefinition is being deleted: its objects are served until they are gone, but none is created. */
+  terminating?: boolean;
   /** Where `/scale` of a custom kind reads and writes (JSON paths such as `.spec.replicas`); built-in kinds use spec.replicas. */
   scalePaths?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
 }
