@@ -67,6 +67,8 @@ export const UPSTREAM_LABEL_ALIASES: readonly WellKnown[] = [SERVICE_NAME_LABEL]
 
 /** Finalizer that keeps a namespace until its contents are gone (upstream's is `kubernetes`). */
 export const NAMESPACE_FINALIZER: WellKnown = { own: PRODUCT, upstream: 'kubernetes' };
+/** Holds a deleted CustomResourceDefinition until its custom objects are gone. */
+export const CRD_CLEANUP_FINALIZER = `customresourcecleanup.${group('apiextensions')}`;
 /** The label every namespace carries with its own name, so selectors can name namespaces. */
 export const NAMESPACE_NAME_LABEL = wellKnownKey('metadata.name');
 /** kubectl's client-side apply annotation, which the server never rewrites. */

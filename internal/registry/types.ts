@@ -83,6 +83,8 @@ export interface KindDef {
   prepareForStatusUpdate?(obj: ApiObject, old: ApiObject): SchemaReport | undefined;
   /** Sets what a delete held by finalizers changes besides deletionTimestamp (a namespace turns Terminating). */
   prepareForDelete?(obj: ApiObject): void;
+  /** A finalizer the first delete adds, holding the object until its controller is done (a CRD's cleanup). */
+  deletionFinalizer?: string;
   /** Schema and kind rules of a create (old undefined) or spec write; metadata is validated by the caller.
    * `schemaChecked`: the walk of prepare found no cause and only the server's own steps changed the object
    * since, so the schema is not walked again. */

@@ -3,6 +3,8 @@ import type { ApiObject } from '../../apimachinery/meta.js';
 import { ageColumn, column, conditionStatus, createdAtColumn, nameColumn } from '../columns.js';
 import { dns1035Label, dns1123Label, dns1123Subdomain, duplicate, forbidden, invalid, oneOf, required, type Causes } from '../causes.js';
 import type { KindSpec } from '../define.js';
+import { setCondition, TERMINATING } from '../../apiextensions/conditions.js';
+import { CRD_CLEANUP_FINALIZER } from '../../names/index.js';
 import { asList, asObj, child, objects, setDefault, str, type Obj } from '../values.js';
 
 const CATEGORIES = ['api-extensions'];
@@ -70,11 +72,43 @@ function validateCRD(obj: ApiObject, old?: ApiObject): Causes {
   return causes;
 }
 
+/** The storage version joins `status.storedVersions` when a write names it (kept there until a client removes it). */
+function recordStorageVersion(obj: ApiObject): void {
+  const storage = str(objects(specOf(obj).versions).find((v) => v.storage === true)?.name);
+  const status = asObj(obj.status) ?? {};
+  const stored = asList(status.storedVersions);
+  if (storage && !stored.includes(storage)) obj.status = { ...status, storedVersions: [...stored, storage] };
+}
+
+/** `status.storedVersions` lists served-or-not versions of the spec, the storage version among them. */
+function validateStoredVersions(obj: ApiObject): Causes {
+  const stored = asList(asObj(obj.status)?.storedVersions);
+  const versions = objects(specOf(obj).versions);
+  const storage = versions.find((v) => v.storage === true)?.name;
+  if (stored.length === 0) return [invalid('status.storedVersions', stored, 'must have at least one stored version')];
+  const causes: Causes = [];
+  stored.forEach((v, i) => {
+    if (!versions.some((x) => x.name === v)) causes.push(invalid(`status.storedVersions[${i}]`, v, 'must appear in spec.versions'));
+  });
+  if (storage !== undefined && !stored.includes(storage)) causes.push(invalid('status.storedVersions', stored, `must have the storage version ${storage}`));
+  return causes;
+}
+
+/** The first delete marks the CRD Terminating; the cleanup finalizer holds it until its objects are gone. */
+function terminateCRD(obj: ApiObject): void {
+  setCondition(obj, TERMINATING);
+}
+
 const customresourcedefinitions: KindSpec = {
   shortNames: ['crd', 'crds'], categories: CATEGORIES,
   initialStatus: () => ({ acceptedNames: { plural: '', kind: '' }, storedVersions: [] }),
   defaults: defaultCRD,
+  create: recordStorageVersion,
+  update: recordStorageVersion,
+  delete: terminateCRD,
+  deletionFinalizer: CRD_CLEANUP_FINALIZER,
   validate: validateCRD,
+  validateStatus: validateStoredVersions,
   tableColumns: [nameColumn, createdAtColumn],
 };
 
