@@ -39,6 +39,8 @@ export const upstreamGroup = (name: string): string =>
 export const UPSTREAM_REVIEW_GROUPS: readonly string[] = [upstreamGroup(group('authorization')), upstreamGroup(group('authentication'))];
 /** `x-svc-<name>` OpenAPI extensions. */
 export const extension = (name: string): string => `x-svc-${name}`;
+/** The upstream spelling of an extension (`x-kubernetes-<name>`), which operators' schemas carry. */
+export const upstreamExtension = (name: string): string => `x-${UPSTREAM_LABEL_DOMAIN.slice(0, UPSTREAM_LABEL_DOMAIN.indexOf('.'))}-${name}`;
 
 export const PRODUCT = 'svc';
 export const SERVER_NAME = 'svc-apiserver';

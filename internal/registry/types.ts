@@ -96,4 +96,8 @@ export interface KindDef {
   /** A delete answers the deleted object instead of a Status, as the platform's store does for a few kinds (`ReturnDeletedObject`). */
   returnDeletedObject?: boolean;
   tableColumns?: TableColumn[];
+  /** Defined at run time by a CustomResourceDefinition: no Protobuf form, no strategic merge patch. */
+  custom?: boolean;
+  /** Where `/scale` of a custom kind reads and writes (JSON paths such as `.spec.replicas`); built-in kinds use spec.replicas. */
+  scalePaths?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
 }

@@ -48,7 +48,7 @@ const gadgets = (sizeDescription = 'How big.') => ({
   apiVersion: `${group('apiextensions')}/v1`, kind: 'CustomResourceDefinition', metadata: { name: NAME },
   spec: {
     group: GROUP, scope: 'Namespaced',
-    names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
+    names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetCollection' },
     versions: [
       { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: schema(sizeDescription) }, additionalPrinterColumns: COLUMNS, subresources: { status: {} } },
       { name: 'v1beta1', served: true, storage: false, schema: { openAPIV3Schema: schema(sizeDescription) } },
@@ -98,7 +98,7 @@ describe('custom resources: OpenAPI, Tables and server-side apply of CRD kinds',
     expect(def.properties.spec.properties.size).to.include({ type: 'integer', minimum: 1, description: 'How big.' });
     expect(def.properties.spec.properties.ports['x-kubernetes-list-map-keys']).to.deep.equal(['name']);
     expect(r.body.definitions['com.example.docs.v1beta1.Gadget']).to.not.equal(undefined);
-    expect(r.body.definitions['com.example.docs.v1.GadgetList'].properties.items.items.$ref).to.equal(`#/definitions/${DEF}`);
+    expect(r.body.definitions['com.example.docs.v1.GadgetCollection'].properties.items.items.$ref).to.equal(`#/definitions/${DEF}`);
     const item = r.body.paths[`${GADGETS.replace('/default/', '/{namespace}/')}/{name}`];
     expect(Object.keys(item)).to.include.members(['get', 'put', 'patch', 'delete']);
     expect(item.patch.consumes).to.not.include('application/strategic-merge-patch+json');
@@ -116,7 +116,7 @@ describe('custom resources: OpenAPI, Tables and server-side apply of CRD kinds',
     const metaRef: string = schemas[DEF].properties.metadata.$ref;
     expect(metaRef.startsWith('#/components/schemas/')).to.equal(true);
     expect(schemas[metaRef.slice('#/components/schemas/'.length)]).to.have.property('properties');
-    expect(schemas['com.example.docs.v1.GadgetList']).to.not.equal(undefined);
+    expect(schemas['com.example.docs.v1.GadgetCollection']).to.not.equal(undefined);
   });
 
   it('changes the v2 ETag and the v3 hash when the CRD changes, and drops the kind when it is removed', async () => {
@@ -150,6 +150,8 @@ describe('custom resources: OpenAPI, Tables and server-side apply of CRD kinds',
       expect(row.cells[4]).to.match(/^\d+s$/);
       expect(row.object.metadata.name).to.equal('t1');
     }
+    const list = await c.request('GET', GADGETS);
+    expect(list.body.kind).to.equal('GadgetCollection');
     const one = await c.request('GET', `${GADGETS}/t1`, { headers: { Accept: TABLE } });
     expect(one.body.rows).to.have.length(1);
   });

@@ -106,6 +106,40 @@ describe('CustomResourceDefinition lifecycle: names, Established, Terminating an
     expect((await c.request('GET', `${CRDS}/leaves.${g}`)).status).to.equal(404);
   });
 
+  it('deleting a CRD with 500 objects removes them all, waits for those held by their own finalizers, then the CRD', async () => {
+    const g = 'clean.example.com';
+    const path = (ns: string, name = '') => `/apis/${g}/v1/namespaces/${ns}/gadgets${name ? `/${name}` : ''}`;
+    expect((await c.request('POST', CRDS, { body: crd(g, { plural: 'gadgets', kind: 'Gadget' }) })).status).to.equal(201);
+    await until(`gadgets.${g}`, 'Established', 'True');
+    expect((await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'clean' } } })).status).to.equal(201);
+    const gadget = (name: string, extra = {}) => ({ apiVersion: `${g}/v1`, kind: 'Gadget', metadata: { name, ...extra }, spec: { n: name } });
+    expect(await waitFor(async () => (await c.request('POST', path('default'), { body: gadget('held', { finalizers: ['example.com/keep'] }) })).status === 201, 5000)).to.equal(true);
+    for (let batch = 0; batch < 499; batch += 25) {
+      const names = Array.from({ length: Math.min(25, 499 - batch) }, (_, i) => `g-${batch + i}`);
+      const codes = await Promise.all(names.map((n, i) => c.request('POST', path(i % 2 ? 'clean' : 'default'), { body: gadget(n) }).then((r) => r.status)));
+      expect(codes.every((s) => s === 201), `batch ${batch}`).to.equal(true);
+    }
+    expect((await c.request('GET', `/apis/${g}/v1/gadgets`)).body.items).to.have.length(500);
+
+    const del = await c.request('DELETE', `${CRDS}/gadgets.${g}`);
+    expect(del.status).to.equal(200);
+    expect(condition(del.body, 'Terminating')).to.include({ status: 'True', reason: 'InstanceDeletionInProgress' });
+    // Every object but the held one goes; the CRD waits for it.
+    let left: any[] = [];
+    expect(await waitFor(async () => { left = (await c.request('GET', `/apis/${g}/v1/gadgets`)).body.items ?? []; return left.length === 1 && Boolean(left[0].metadata.deletionTimestamp); }, 60_000, 250)).to.equal(true);
+    expect(left[0].metadata.name).to.equal('held');
+    const waiting = await get(`gadgets.${g}`);
+    expect(waiting.metadata.finalizers).to.include(CRD_CLEANUP_FINALIZER);
+    expect(condition(waiting, 'Terminating')).to.include({ status: 'True', reason: 'InstanceDeletionInProgress' });
+    // Released, the object goes and so does the CRD, and its group leaves discovery.
+    const release = await c.request('PATCH', path('default', 'held'), { body: { metadata: { finalizers: null } }, headers: MERGE });
+    expect(release.status).to.equal(200);
+    expect(await waitFor(async () => (await c.request('GET', `${CRDS}/gadgets.${g}`)).status === 404, 20_000, 250)).to.equal(true);
+    expect(await waitFor(async () => (await c.request('GET', `/apis/${g}/v1`)).status === 404, 5000)).to.equal(true);
+    const groups = (await c.request('GET', '/apis')).body.groups.map((x: any) => x.name);
+    expect(groups).to.not.include(g);
+  });
+
   it('a new storage version joins status.storedVersions, which must keep the storage version', async () => {
     const g = 'stored.example.com';
     const body = crd(g, { plural: 'nuts', kind: 'Nut' });
