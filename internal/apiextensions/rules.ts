@@ -72,10 +72,10 @@ interface Place {
 
 const at = (path: string, child: string): string => (path ? `${path}.${child}` : child);
 
-/** Compiles every rule of a (normalized) schema once. */
-export function compileRules(schema: Schema): RulesCompilation {
+/** Compiles every rule of a (normalized) schema once; `resourceRoot` (default true): the schema is a resource's. */
+export function compileRules(schema: Schema, resourceRoot = true): RulesCompilation {
   const ctx: Context = { causes: [], costs: [] };
-  const root = node(schema, { path: '', cardinality: 1, resourceRoot: true }, ctx);
+  const root = node(schema, { path: '', cardinality: 1, resourceRoot }, ctx);
   const total = ctx.costs.reduce((sum, c) => sum + c.cost, 0);
   if (total > STATIC_ESTIMATED_CRD_COST_LIMIT) {
     const costliest = [...ctx.costs].sort((a, b) => b.cost - a.cost).slice(0, MOST_EXPENSIVE);
@@ -115,13 +115,24 @@ function node(s: Schema, place: Place, ctx: Context): RuleNode | undefined {
 const times = (cardinality: number | undefined, bound: unknown): number | undefined =>
   (cardinality === undefined || typeof bound !== 'number' ? undefined : cardinality * bound);
 
-/** Checks each rule's shape, then compiles the rules of a node that has no shape problem. */
+const rulesOf = (s: Schema): Rule[] => (Array.isArray(s[VALIDATIONS]) ? (s[VALIDATIONS] as unknown[]).filter(isObject) as Rule[] : []);
+
+/** The problems of the rules' shapes (empty rule, message with line breaks, unknown reason, bad fieldPath), everywhere in a schema. */
+export function ruleShapeCauses(s: Schema, path = ''): StatusCause[] {
+  const base = at(path, VALIDATIONS);
+  const out = rulesOf(s).flatMap((r, i) => ruleShape(r, `${base}[${i}]`, s));
+  for (const [name, prop] of Object.entries(s.properties ?? {})) out.push(...ruleShapeCauses(prop, at(path, `properties[${name}]`)));
+  if (isObject(s.items)) out.push(...ruleShapeCauses(s.items as Schema, at(path, 'items')));
+  if (isObject(s.additionalProperties)) out.push(...ruleShapeCauses(s.additionalProperties as Schema, at(path, 'additionalProperties')));
+  (Array.isArray(s.allOf) ? s.allOf : []).forEach((sub, i) => out.push(...ruleShapeCauses(sub as Schema, at(path, `allOf[${i}]`))));
+  return out;
+}
+
+/** Compiles the rules of a node whose rules are well shaped (ruleShapeCauses reports the others). */
 function compileNodeRules(s: Schema, place: Place, ctx: Context): CompiledRule[] {
-  const list = Array.isArray(s[VALIDATIONS]) ? (s[VALIDATIONS] as unknown[]).filter(isObject) as Rule[] : [];
+  const list = rulesOf(s);
   const base = at(place.path, VALIDATIONS);
-  const shapeCauses = list.flatMap((r, i) => ruleShape(r, `${base}[${i}]`, s));
-  ctx.causes.push(...shapeCauses);
-  if (shapeCauses.length || !list.length) return [];
+  if (!list.length || list.some((r, i) => ruleShape(r, `${base}[${i}]`, s).length)) return [];
   const compiled: CompiledRule[] = [];
   const cardinality = place.cardinality ?? Math.floor(MAX_REQUEST_SIZE_BYTES / (minSerializedSize(s) + 1));
   list.forEach((r, i) => {

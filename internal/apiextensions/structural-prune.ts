@@ -34,6 +34,8 @@ interface Walk {
   report?: PruneReport;
   /** Drop what the schema does not know (false: defaults only). */
   prune: boolean;
+  /** Fill defaults and drop disallowed nulls (false: pruning only). */
+  defaults: boolean;
 }
 
 const join = (path: string, key: string): string => (path ? `${path}.${key}` : key);
@@ -41,19 +43,24 @@ const copy = <T>(v: T): T => (v === undefined ? v : structuredClone(v));
 
 /** Prunes, drops disallowed nulls, defaults and coerces metadata; `obj` is the resource root. */
 export function pruneAndDefault(obj: Record<string, unknown>, schema: Schema, report?: PruneReport): void {
-  walk(obj, schema, '', { report, prune: true }, true);
+  walk(obj, schema, '', { report, prune: true, defaults: true }, true);
+}
+
+/** Drops what the schema does not know from any value, and nothing else (the check of a schema's defaults). */
+export function pruneValue(value: unknown, schema: Schema, embedded: boolean): void {
+  walk(value, schema, '', { prune: true, defaults: false }, embedded);
 }
 
 /** Applies defaults only (and coerces nothing), as a read from storage does. */
 export function applyDefaultsTo(obj: Record<string, unknown>, schema: Schema): void {
-  walk(obj, schema, '', { prune: false }, true);
+  walk(obj, schema, '', { prune: false, defaults: true }, true);
 }
 
 function walk(x: unknown, s: Schema | undefined, path: string, w: Walk, embedded: boolean): void {
   if (Array.isArray(x)) {
     const items = s?.items;
     x.forEach((item, i) => {
-      if (item === null && items && !isNullable(items) && items.default !== undefined) x[i] = copy(items.default);
+      if (w.defaults && item === null && items && !isNullable(items) && items.default !== undefined) x[i] = copy(items.default);
       walk(x[i], items, `${path}[${i}]`, w, isEmbedded(items));
     });
   } else if (isObject(x)) {
@@ -71,18 +78,23 @@ function walkObject(x: Record<string, unknown>, s: Schema | undefined, path: str
       continue;
     }
     // A null the schema does not allow goes, unless a default replaces it below.
-    if (x[key] === null && !isNullable(member) && member.default === undefined) delete x[key];
+    if (w.defaults && x[key] === null && !isNullable(member) && member.default === undefined) delete x[key];
   }
-  for (const [key, prop] of Object.entries(s?.properties ?? {})) {
-    if (prop.default === undefined) continue;
-    if (x[key] === undefined || (x[key] === null && !isNullable(prop))) x[key] = copy(prop.default);
-  }
+  if (w.defaults) fillDefaults(x, s);
   for (const [key, value] of Object.entries(x)) {
     if (embedded && META_FIELDS.has(key)) continue;
     const member = memberSchema(s, key);
     if (member) walk(value, member, join(path, key), w, isEmbedded(member));
   }
-  if (embedded && w.prune && x.metadata !== undefined) coerceMetadata(x, join(path, 'metadata'), w);
+  if (embedded && w.prune && w.defaults && x.metadata !== undefined) coerceMetadata(x, join(path, 'metadata'), w);
+}
+
+/** Members with a default that are missing, or null where the schema does not allow null, take the default. */
+function fillDefaults(x: Record<string, unknown>, s: Schema | undefined): void {
+  for (const [key, prop] of Object.entries(s?.properties ?? {})) {
+    if (prop.default === undefined) continue;
+    if (x[key] === undefined || (x[key] === null && !isNullable(prop))) x[key] = copy(prop.default);
+  }
 }
 
 function dropUnknown(x: Record<string, unknown>, key: string, path: string, w: Walk): void {
