@@ -9,6 +9,7 @@ import { asList, asObj, clone, deepEqual, objects, str, type Obj } from '../regi
 import { compileVersionSchema } from './schema.js';
 import { isConditionTrue } from './conditions.js';
 import { printerColumns } from './columns.js';
+import { publishedSchema } from './openapi.js';
 import { noneConverter, webhookConverter, type ServiceResolver } from './conversion.js';
 import type { SchemaReport } from '../registry/schemacheck.js';
 import type { Converter, VersionSchema } from './types.js';
@@ -142,6 +143,9 @@ function kindFor(ctx: VersionContext, version: Obj): KindDef {
   const fields = selectableFields(version);
   const shortNames = asList(ctx.names.shortNames).filter((s): s is string => typeof s === 'string');
   const categories = asList(ctx.names.categories).filter((s): s is string => typeof s === 'string');
+  const listKind = str(ctx.names.listKind) ?? `${kind}List`;
+  // The schema as OpenAPI publishes it: apply and field validation see metadata as ObjectMeta, apiVersion and kind.
+  const published = publishedSchema({ group: ctx.group, version: name, kind, listKind, plural: str(ctx.names.plural)! }, openAPIV3Schema);
   return {
     group: ctx.group, version: name, resource: str(ctx.names.plural)!, singular: str(ctx.names.singular) ?? kind.toLowerCase(), kind,
     namespaced: ctx.namespaced, verbs: VERBS,
@@ -152,7 +156,7 @@ function kindFor(ctx: VersionContext, version: Obj): KindDef {
     ...(fields ? { selectableFields: fields } : {}),
     statusSubresource: statusApart, tracksGeneration: true, storageVersion: ctx.storageVersion, custom: true,
     ...(ctx.terminating ? { terminating: true } : {}),
-    schema: () => openAPIV3Schema,
+    listKind, schema: () => published,
     ...conversionOf(ctx, apiVersion, compiled),
 
     prepareForCreate(obj) {

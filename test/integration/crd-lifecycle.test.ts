@@ -158,6 +158,13 @@ describe('CustomResourceDefinition lifecycle: names, Established, Terminating an
     expect((await c.request('PUT', `${CRDS}/nuts.${g}/status`, { body: updated.body })).status).to.equal(200);
   });
 
+  it('the controller lists afresh after losing its watch: a CRD created after a gateway restart is established', async () => {
+    await c.kill('gateway');
+    await c.startService('gateway');
+    expect((await c.request('POST', CRDS, { body: crd('resync.example.com', { plural: 'tools', kind: 'Tool' }) })).status).to.equal(201);
+    expect(condition(await until('tools.resync.example.com', 'Established', 'True', 10_000), 'NamesAccepted').status).to.equal('True');
+  });
+
   it('apiextensions v1beta1 is not served', async () => {
     const res = await c.request('GET', `/apis/${EXT}/v1beta1/customresourcedefinitions`);
     expect(res.status).to.equal(404);
