@@ -235,6 +235,24 @@ describe('apiextensions: server-side apply by the schema markers', () => {
     expect(specOf(obj)).to.deep.include({ plain: [{ name: 'b' }], labels: { b: '2' } });
   });
 
+  it('follows a marker change: map to atomic gives the list to its items\' owners, atomic to map conflicts no more', () => {
+    const withPorts = (listType: string) => {
+      const s = widgetSchema();
+      const ports = s.properties!.spec.properties!.ports;
+      ports[X('list-type')] = listType;
+      if (listType !== 'map') delete ports[X('list-map-keys')];
+      return typeOf(publishedSchema(names, s));
+    };
+    const as = (manager: string, t: ReturnType<typeof typeOf>) => ({ type: t, apiVersion: `${GROUP}/v1`, kind: 'Widget', manager, force: false });
+    let obj = apply({}, widget({ ports: [{ name: 'a', port: 1 }] }), as('one', withPorts('map')));
+    obj = apply(obj, widget({ ports: [{ name: 'b', port: 2 }] }), as('two', withPorts('map')));
+    const err = (() => { try { apply(obj, widget({ ports: [{ name: 'c', port: 3 }] }), as('three', withPorts('atomic'))); } catch (e) { return e; } return undefined; })();
+    expect((err as StatusError).details?.causes?.map((c) => [c.message, c.field])).to.deep.equal(
+      [['conflict with "one"', '.spec.ports'], ['conflict with "two"', '.spec.ports']]);
+    const atomic = apply({}, widget({ ports: [{ name: 'a', port: 1 }] }), as('one', withPorts('atomic')));
+    expect(specOf(apply(atomic, widget({ ports: [{ name: 'b', port: 2 }] }), as('two', withPorts('map')))).ports).to.have.length(2);
+  });
+
   it('keeps metadata typed as ObjectMeta: finalizers merge as a set', () => {
     const fin = (f: string[]): ApiObject => ({ ...widget({}), metadata: { name: 'w', namespace: 'ns', finalizers: f } });
     let obj = apply({}, fin(['a']), opts('one'));
