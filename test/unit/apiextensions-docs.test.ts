@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import type { ApiObject } from '../../internal/apimachinery/meta.js';
 import { StatusError } from '../../internal/apimachinery/status.js';
-import { cellFor, firstValue, printerColumns, toJsonPathPlus } from '../../internal/apiextensions/columns.js';
+import { cellFor, compilePath, firstValue, printerColumns, toJsonPathPlus } from '../../internal/apiextensions/columns.js';
 import {
   LIST_META_REF, OBJECT_META_REF, customDefinitions, customKindNames, definitionName, publishedSchema, toOpenAPIV2, versionSchema,
 } from '../../internal/apiextensions/openapi.js';
@@ -111,6 +111,10 @@ describe('apiextensions: printer columns', () => {
     expect(firstValue(doc, toJsonPathPlus('.items[?(@.v>1)].name'))).to.equal('q');
     expect(firstValue(doc, toJsonPathPlus('..name'))).to.equal('p');
     expect(firstValue(doc, toJsonPathPlus('.items[?(@.name=="a]b")].v'))).to.equal(undefined);
+    // Plain names and indexes are walked directly, to the same values.
+    for (const path of ['.items[1].name', '.items[0]', '.items', '.items[2].name', '.items.length', '.nothing.deeper']) {
+      expect(compilePath(path)(doc), path).to.deep.equal(path.endsWith('.length') ? undefined : firstValue(doc, toJsonPathPlus(path)));
+    }
   });
 });
 
