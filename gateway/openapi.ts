@@ -54,7 +54,7 @@ function reachable(roots: string[], schemas: unknown[] = []): Set<string> {
 
 const gvkOf = (k: KindDef) => ({ group: k.group, version: k.version, kind: k.kind });
 
-/** A kind a CustomResourceDefinition serves (none of the shared definitions is its): its published definitions and paths. */
+/** A kind a CustomResourceDefinition serves: the definitions (its schema() is the published one) and paths of its version. */
 interface CustomKind {
   definitions(v2: boolean): Record<string, Schema>;
   paths(v3: boolean): Record<string, unknown>;
@@ -63,9 +63,9 @@ interface CustomKind {
 }
 
 function customKind(k: KindDef): CustomKind | undefined {
-  if (definitionNameFor(gvkOf(k))) return undefined;
+  if (!k.custom) return undefined;
   const names = { ...gvkOf(k), listKind: k.listKind ?? `${k.kind}List`, plural: k.resource };
-  const schema = publishedSchema(names, k.schema());
+  const schema = k.schema() ?? publishedSchema(names, undefined);
   const subresources = { status: Boolean(k.subresources?.includes('status')), scale: Boolean(k.subresources?.includes('scale')) };
   return {
     definitions: (v2) => customDefinitions(names, schema, v2),
@@ -77,6 +77,7 @@ function customKind(k: KindDef): CustomKind | undefined {
 /** The paths of a kind, built-in or custom. */
 const kindPaths = (k: KindDef, v3: boolean): Record<string, unknown> =>
   customKind(k)?.paths(v3) ?? pathsOf(k, (n) => ({ $ref: (v3 ? V3_REF : V2_REF) + n }), v3);
+
 const param = (name: string, type = 'string') => ({ name, in: 'query', schema: { type }, uniqueItems: true });
 const WRITE_PARAMS = [param('dryRun'), param('fieldManager'), param('fieldValidation')];
 

@@ -8,6 +8,7 @@ import type { Schema } from '../registry/openapi.js';
 import { asList, asObj, clone, deepEqual, objects, str, type Obj } from '../registry/values.js';
 import { compileVersionSchema } from './schema.js';
 import { printerColumns } from './columns.js';
+import { publishedSchema } from './openapi.js';
 import { noneConverter } from './conversion.js';
 import type { SchemaReport } from '../registry/schemacheck.js';
 import type { Converter, VersionSchema } from './types.js';
@@ -117,6 +118,9 @@ function kindFor(ctx: VersionContext, version: Obj): KindDef {
   const fields = selectableFields(version);
   const shortNames = asList(ctx.names.shortNames).filter((s): s is string => typeof s === 'string');
   const categories = asList(ctx.names.categories).filter((s): s is string => typeof s === 'string');
+  const listKind = str(ctx.names.listKind) ?? `${kind}List`;
+  // The schema as OpenAPI publishes it: apply and field validation see metadata as ObjectMeta, apiVersion and kind.
+  const published = publishedSchema({ group: ctx.group, version: name, kind, listKind, plural: str(ctx.names.plural)! }, openAPIV3Schema);
   return {
     group: ctx.group, version: name, resource: str(ctx.names.plural)!, singular: str(ctx.names.singular) ?? kind.toLowerCase(), kind,
     namespaced: ctx.namespaced, verbs: VERBS,
@@ -126,7 +130,7 @@ function kindFor(ctx: VersionContext, version: Obj): KindDef {
     ...(columns.length ? { tableColumns: columns } : {}),
     ...(fields ? { selectableFields: fields } : {}),
     statusSubresource: statusApart, tracksGeneration: true, storageVersion: ctx.storageVersion, custom: true,
-    schema: () => openAPIV3Schema,
+    listKind, schema: () => published,
     // None conversion: the same object under the other apiVersion; defaults apply on every read from storage.
     toStorage: (obj) => (obj.apiVersion === storageApiVersion ? obj : { ...obj, apiVersion: storageApiVersion }),
     fromStorage(obj) {

@@ -164,7 +164,7 @@ function customKindDef(subresources: string[] = ['status', 'scale']): KindDef {
   return {
     group: GROUP, version: 'v1', resource: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetCollection',
     namespaced: true, verbs: ['get', 'list', 'create', 'update', 'patch', 'delete', 'deletecollection', 'watch'],
-    subresources, schema: () => schema,
+    subresources, custom: true, schema: () => schema,
   };
 }
 
