@@ -9,7 +9,7 @@ import {
 } from '../cel/index.js';
 import { Optional } from '@marcbachmann/cel-js';
 import { duplicate, forbidden, invalid, required } from '../registry/causes.js';
-import { isObject } from '../registry/values.js';
+import { deepEqual, isObject } from '../registry/values.js';
 import { isEmbedded, LIST_MAP_KEYS, LIST_TYPE, type Schema, VALIDATIONS } from './structural.js';
 import { resolveFieldPath } from './rules-fieldpath.js';
 
@@ -266,9 +266,12 @@ function oldByKey(keys: readonly string[], old: unknown[]): (item: unknown) => u
 }
 
 function runRules(n: RuleNode, self: unknown, old: unknown, path: string, budget: Budget, out: StatusCause[]): boolean {
+  let unchanged: boolean | undefined;
   for (const c of n.rules) {
     const optional = c.source.optionalOldSelf === true;
     if (c.usesOldSelf && old === undefined && !optional) continue;
+    // Ratcheting: a rule that does not compare with oldSelf does not refuse a value the update leaves as it was.
+    if (!c.usesOldSelf && old !== undefined && (unchanged ??= deepEqual(self, old))) continue;
     const activation = { self, oldSelf: optional ? (old === undefined ? Optional.none() : Optional.of(old)) : old };
     if (budget.remaining <= 0) {
       out.push(invalid(path, n.type, RUNNING_OUT));

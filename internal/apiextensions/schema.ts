@@ -9,7 +9,9 @@ import { compileRules, evaluateRules, type RuleNode } from './rules.js';
 import { normalizeSchema, type Schema } from './structural.js';
 import { applyDefaultsTo, pruneAndDefault } from './structural-prune.js';
 import { validateMarkers } from './validation-lists.js';
-import { validateValue } from './validation-values.js';
+import { NO_OLD, validateValue } from './validation-values.js';
+import { checkSchema } from '../registry/schemacheck.js';
+import { objectMetaSchema } from './structural-prune.js';
 import type { VersionSchema } from './types.js';
 
 /** Cause types after which the rules are not run: the object is not what they were written for. */
@@ -28,8 +30,9 @@ export function compileVersionSchema(openAPIV3Schema: Schema): CompiledVersionSc
   const rules = compileRules(schema);
   const statusSchema = schema.properties?.status;
 
-  const check = (obj: ApiObject, old: ApiObject | undefined, value: unknown, s: Schema | undefined, path: string): StatusCause[] => {
-    const causes = s ? [...validateValue(value, s, path), ...validateMarkers(value, s, path)] : [];
+  const check = (obj: ApiObject, old: ApiObject | undefined, value: unknown, oldValue: unknown, s: Schema | undefined, path: string): StatusCause[] => {
+    const causes = path ? [] : metadataCauses(obj);
+    if (s) causes.push(...validateValue(value, s, path, oldValue), ...markerCauses(value, oldValue, s, path));
     return causes.concat(ruleCauses(rules.root, causes, obj, old));
   };
 
@@ -41,10 +44,22 @@ export function compileVersionSchema(openAPIV3Schema: Schema): CompiledVersionSc
       return report;
     },
     applyDefaults: (obj: ApiObject) => applyDefaultsTo(obj, schema),
-    validate: (obj: ApiObject, old?: ApiObject) => check(obj, old, obj, schema, ''),
+    validate: (obj: ApiObject, old?: ApiObject) => check(obj, old, obj, old ?? NO_OLD, schema, ''),
     validateStatus: (obj: ApiObject, old: ApiObject) =>
-      check(obj, old, obj.status, obj.status === undefined ? undefined : statusSchema, 'status'),
+      check(obj, old, obj.status, 'status' in old ? old.status : NO_OLD, obj.status === undefined ? undefined : statusSchema, 'status'),
   };
+}
+
+/** Metadata members of the wrong type (what ObjectMeta's schema says), as for built-in kinds. */
+function metadataCauses(obj: ApiObject): StatusCause[] {
+  return obj.metadata === undefined ? [] : checkSchema(obj.metadata, objectMetaSchema(), { prune: false, required: false, path: 'metadata' }).causes;
+}
+
+/** Duplicates in set and map lists; on an update only if the old value had none (ratcheting). */
+function markerCauses(value: unknown, old: unknown, s: Schema, path: string): StatusCause[] {
+  const causes = validateMarkers(value, s, path);
+  if (!causes.length || old === NO_OLD) return causes;
+  return validateMarkers(old, s, path).length ? [] : causes;
 }
 
 function ruleCauses(root: RuleNode | undefined, schemaCauses: StatusCause[], obj: ApiObject, old: ApiObject | undefined): StatusCause[] {

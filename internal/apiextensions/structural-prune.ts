@@ -14,7 +14,8 @@ const META_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
 const OBJECT_META_SUFFIX = '.apimachinery.pkg.apis.meta.v1.ObjectMeta';
 
 let objectMeta: Schema | undefined;
-function objectMetaSchema(): Schema {
+/** The built-in ObjectMeta definition, which custom objects' metadata follows. */
+export function objectMetaSchema(): Schema {
   if (!objectMeta) {
     const defs = definitions();
     const name = Object.keys(defs).find((n) => n.endsWith(OBJECT_META_SUFFIX));

@@ -42,5 +42,6 @@ function checkDefault(s: Schema, at: string, embedded: boolean): StatusCause[] {
   const values = validateValue(value, s, '');
   if (values.length) return under(at, values);
   const rules = compileRules(s, embedded);
-  return rules.root ? under(at, evaluateRules(rules.root, value, value)) : [];
+  // As an update that keeps the default (transition rules), then as a create (every other rule).
+  return rules.root ? under(at, [...evaluateRules(rules.root, value, value), ...evaluateRules(rules.root, value, undefined)]) : [];
 }

@@ -7,7 +7,7 @@ import type { StatusCause } from '../apimachinery/status.js';
 import { invalid, notSupported, required, tooLong, tooMany, typeInvalid } from '../registry/causes.js';
 import { deepEqual, isObject } from '../registry/values.js';
 import { formatCheck } from './validation-formats.js';
-import { isIntOrString, isNullable, jsonType, type Schema } from './structural.js';
+import { isIntOrString, isNullable, jsonType, LIST_MAP_KEYS, LIST_TYPE, type Schema } from './structural.js';
 
 const IN = 'in body';
 const join = (path: string, key: string): string => (path ? `${path}.${key}` : key);
@@ -35,19 +35,39 @@ export function schemaPattern(pattern: string): RegExp | null {
 /** Numbers as the validator prints them. */
 const shown = (n: unknown): string => String(n);
 
-/** Validates `value` at `path` against `s`; answers the causes in the validator's order. */
-export function validateValue(value: unknown, s: Schema, path: string): StatusCause[] {
+/** No old value correlates with the value checked (a create, or an item of a list without keys). */
+export const NO_OLD: unique symbol = Symbol('no old value');
+type Old = unknown | typeof NO_OLD;
+
+/**
+ * Validates `value` at `path` against `s`; answers the causes in the validator's order. With `old` (an update),
+ * a part of the value equal to the old value at the same place is not checked again: a schema made stricter
+ * does not refuse updates that leave the offending values as they were (ratcheting).
+ */
+export function validateValue(value: unknown, s: Schema, path: string, old: Old = NO_OLD): StatusCause[] {
   const out: StatusCause[] = [];
-  check(value, s, path, out);
+  check(value, s, path, out, old);
   return out;
 }
+
+/** The old item with the same list-map keys as a new one. */
+export function oldItems(s: Schema, old: Old): (item: unknown) => Old {
+  const keys = s[LIST_TYPE] === 'map' && Array.isArray(s[LIST_MAP_KEYS]) ? s[LIST_MAP_KEYS] as string[] : undefined;
+  if (!keys || !Array.isArray(old)) return () => NO_OLD;
+  const keyOf = (x: unknown): string => JSON.stringify(keys.map((k) => (isObject(x) ? x[k] : undefined) ?? null));
+  const byKey = new Map(old.map((x) => [keyOf(x), x]));
+  return (item) => (byKey.has(keyOf(item)) ? byKey.get(keyOf(item)) : NO_OLD);
+}
+
+const member = (old: Old, key: string): Old => (isObject(old) && key in old ? old[key] : NO_OLD);
 
 function typesOf(s: Schema): string[] {
   if (isIntOrString(s)) return ['integer', 'string'];
   return typeof s.type === 'string' && s.type ? [s.type] : [];
 }
 
-function check(value: unknown, s: Schema, path: string, out: StatusCause[]): void {
+function check(value: unknown, s: Schema, path: string, out: StatusCause[], old: Old): void {
+  if (old !== NO_OLD && deepEqual(value, old)) return;
   const types = typesOf(s);
   if (value === null || value === undefined) {
     if (types.length && !isNullable(s)) out.push(typeInvalid(path, 'null', `${path} ${IN} must be of type ${types.join(',')}: "null"`));
@@ -59,12 +79,12 @@ function check(value: unknown, s: Schema, path: string, out: StatusCause[]): voi
     out.push(typeInvalid(path, actual, `${path} ${IN} must be of type ${types.join(',')}: "${actual}"`));
     return;
   }
-  composition(value, s, path, out);
+  composition(value, s, path, out, old);
   if (typeof value === 'string') stringCheck(value, s, path, out);
   else if (typeof value === 'number') numberCheck(value, s, path, out);
-  else if (Array.isArray(value)) arrayCheck(value, s, path, out);
+  else if (Array.isArray(value)) arrayCheck(value, s, path, out, old);
   enumCheck(value, s, path, out);
-  if (isObject(value)) objectCheck(value, s, path, out);
+  if (isObject(value)) objectCheck(value, s, path, out, old);
 }
 
 function stringCheck(value: string, s: Schema, path: string, out: StatusCause[]): void {
@@ -98,8 +118,9 @@ function numberCheck(value: number, s: Schema, path: string, out: StatusCause[])
   }
 }
 
-function arrayCheck(value: unknown[], s: Schema, path: string, out: StatusCause[]): void {
-  if (s.items && isObject(s.items)) value.forEach((item, i) => check(item, s.items!, `${path}[${i}]`, out));
+function arrayCheck(value: unknown[], s: Schema, path: string, out: StatusCause[], old: Old): void {
+  const olds = oldItems(s, old);
+  if (s.items && isObject(s.items)) value.forEach((item, i) => check(item, s.items!, `${path}[${i}]`, out, olds(item)));
   if (typeof s.minItems === 'number' && value.length < s.minItems) out.push(invalid(path, value.length, `${path} ${IN} should have at least ${s.minItems} items`));
   if (typeof s.maxItems === 'number' && value.length > s.maxItems) out.push(tooMany(path, value.length, s.maxItems));
   if (s.uniqueItems === true && hasDuplicates(value)) out.push(invalid(path, '', `${path} ${IN} shouldn't contain duplicates`));
@@ -129,15 +150,15 @@ function enumCheck(value: unknown, s: Schema, path: string, out: StatusCause[]):
   out.push(notSupported(path, value, values.map((e) => (typeof e === 'string' ? e : JSON.stringify(e)))));
 }
 
-function objectCheck(value: Record<string, unknown>, s: Schema, path: string, out: StatusCause[]): void {
+function objectCheck(value: Record<string, unknown>, s: Schema, path: string, out: StatusCause[], old: Old): void {
   const count = Object.keys(value).length;
   if (typeof s.minProperties === 'number' && count < s.minProperties) out.push(invalid(path, count, `${path} ${IN} should have at least ${s.minProperties} properties`));
   if (typeof s.maxProperties === 'number' && count > s.maxProperties) out.push(tooMany(path, count, s.maxProperties));
   const props = s.properties ?? {};
   const extra = isObject(s.additionalProperties) ? s.additionalProperties as Schema : undefined;
-  for (const [key, member] of Object.entries(value)) {
+  for (const [key, v] of Object.entries(value)) {
     const prop = props[key] ?? extra;
-    if (prop) check(member, prop, join(path, key), out);
+    if (prop) check(v, prop, join(path, key), out, member(old, key));
   }
   for (const name of Array.isArray(s.required) ? s.required : []) {
     if (value[name] === undefined) out.push(required(join(path, name)));
@@ -145,9 +166,9 @@ function objectCheck(value: Record<string, unknown>, s: Schema, path: string, ou
 }
 
 /** allOf, anyOf, oneOf and not: value validations over the same value. */
-function composition(value: unknown, s: Schema, path: string, out: StatusCause[]): void {
+function composition(value: unknown, s: Schema, path: string, out: StatusCause[], old: Old): void {
   const label = JSON.stringify(path);
-  for (const sub of schemas(s.allOf)) check(value, sub, path, out);
+  for (const sub of schemas(s.allOf)) check(value, sub, path, out, old);
   const anyOf = schemas(s.anyOf);
   if (anyOf.length) {
     const results = anyOf.map((sub) => validateValue(value, sub, path));

@@ -131,6 +131,19 @@ describe('compiled CRD schema: value checks', () => {
     });
   }
 
+  it('does not refuse an update for values it leaves as they were (ratcheting)', () => {
+    const old = obj({ replicas: 50, tags: ['a', 'a'] });
+    expect(fields(vs.validate(obj({ replicas: 50, tags: ['a', 'a'], color: 'blue' }), old))).to.deep.equal([]);
+    expect(fields(vs.validate(obj({ replicas: 60, tags: ['a', 'a'] }), old))).to.deep.equal(['spec.replicas FieldValueInvalid']);
+    expect(fields(vs.validate(obj({ replicas: 5, tags: ['b', 'b'] }), obj({ replicas: 5, tags: ['a'] })))).to.deep.equal(['spec.tags[1] FieldValueDuplicate']);
+  });
+
+  it('checks metadata as ObjectMeta', () => {
+    const o = obj();
+    (o.metadata as Obj).labels = 'app=web';
+    expect(fields(vs.validate(o))).to.include('metadata.labels FieldValueTypeInvalid');
+  });
+
   it('validates a status write against the status schema', () => {
     const o = obj({}, { status: { ready: 'yes' } });
     expect(fields(vs.validateStatus(o, obj()))).to.deep.equal(['status.ready FieldValueTypeInvalid']);
@@ -191,6 +204,13 @@ describe('compiled CRD schema: validation rules', () => {
     const obj1 = o({});
     vs.normalize(obj1);
     expect(vs.validate(obj1)).to.deep.equal([]);
+  });
+
+  it('does not refuse an update for a rule on a value it leaves as it was', () => {
+    const vs = ruled([{ rule: 'self.min <= self.max', message: 'min must not exceed max' }]);
+    const old = o({ min: 5, max: 1, name: 'a' });
+    expect(vs.validate(o({ min: 5, max: 1, name: 'a' }), old)).to.deep.equal([]);
+    expect(vs.validate(o({ min: 6, max: 1, name: 'a' }), old)).to.have.length(1);
   });
 
   it('skips the rules when the object has blocking schema errors', () => {
