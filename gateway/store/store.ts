@@ -14,7 +14,7 @@ import type { Allocator, Release } from '../serviceallocator.js';
 import { admit, type AdmissionCall } from './admission.js';
 import { managerOptions } from './fields.js';
 import {
-  checkDeletePreconditions, heldByFinalizers, isFinalized, markedForDeletion, prepareCreate, prepareUpdate, propagationFinalizer,
+  checkDeletePreconditions, deleteFinalizer, heldByFinalizers, isFinalized, markedForDeletion, prepareCreate, prepareUpdate,
   validateObject, writeRules, type DeleteOptions, type WriteRules,
 } from './strategy.js';
 
@@ -143,7 +143,7 @@ export class Store {
         def: this.def, operation: 'DELETE', user: opts.user, old: obj, dryRun,
         options: { kind: 'DeleteOptions', apiVersion: 'v1', ...options }, subresource: opts.subresource,
       });
-      const policyFinalizer = propagationFinalizer(options);
+      const policyFinalizer = deleteFinalizer(this.def, obj, options);
       try {
         if (!heldByFinalizers(obj, policyFinalizer)) return { obj: dryRun ? obj : await this.objects.delete(namespace, name, kv.modRevision), removed: true };
         const marked = markedForDeletion(this.def, obj, options, policyFinalizer);

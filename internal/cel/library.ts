@@ -129,6 +129,7 @@ const CONVERSIONS: FunctionGroup = {
   overloads: [
     ['int(uint): int', (u: UnsignedInt) => toInt64(u.valueOf())],
     ['int(google.protobuf.Timestamp): int', (d: Date) => BigInt(Math.floor(d.getTime() / 1000))],
+    ['int(google.protobuf.Duration): int', (d: Duration) => d.seconds * 1_000_000_000n + BigInt(d.nanos)],
     ['string(google.protobuf.Timestamp): string', formatTimestamp],
     ['string(google.protobuf.Duration): string', formatDuration],
     ['timestamp(google.protobuf.Timestamp): google.protobuf.Timestamp', (d: Date) => d],

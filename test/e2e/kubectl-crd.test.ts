@@ -1,0 +1,116 @@
+// kubectl 1.33 against the kinds of CustomResourceDefinitions.
+import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import { Cluster, waitFor } from '../lib/cluster.js';
+import { kubectl } from '../lib/kubectl.js';
+import { group } from '../../internal/names/index.js';
+
+const DOCS_GROUP = 'docs.example.com';
+
+/** A namespaced kind whose schema documents its fields, with printer columns and list markers. */
+const sprockets = () => ({
+  apiVersion: `${group('apiextensions')}/v1`, kind: 'CustomResourceDefinition', metadata: { name: `sprockets.${DOCS_GROUP}` },
+  spec: {
+    group: DOCS_GROUP, scope: 'Namespaced',
+    names: { plural: 'sprockets', singular: 'sprocket', kind: 'Sprocket', listKind: 'SprocketList', shortNames: ['spr'] },
+    versions: [{
+      name: 'v1', served: true, storage: true,
+      schema: {
+        openAPIV3Schema: {
+          type: 'object', description: 'Sprocket is a toothed wheel.',
+          properties: {
+            spec: {
+              type: 'object', description: 'The desired sprocket.',
+              properties: {
+                teeth: { type: 'integer', description: 'Number of teeth on the wheel.' },
+                color: { type: 'string', description: 'Paint color.' },
+                ports: {
+                  type: 'array', 'x-svc-list-type': 'map', 'x-svc-list-map-keys': ['name'],
+                  items: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, port: { type: 'integer' } } },
+                },
+                notes: { type: 'array', items: { type: 'string' } },
+              },
+            },
+          },
+        },
+      },
+      additionalPrinterColumns: [
+        { name: 'Teeth', type: 'integer', jsonPath: '.spec.teeth' },
+        { name: 'Color', type: 'string', jsonPath: '.spec.color', priority: 1 },
+        { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+      ],
+    }],
+  },
+});
+
+const sprocket = (name: string, spec: Record<string, unknown>) => ({ apiVersion: `${DOCS_GROUP}/v1`, kind: 'Sprocket', metadata: { name, namespace: 'default' }, spec });
+
+describe('kubectl 1.33: explain, get columns and apply of a custom kind', function () {
+  this.timeout(180_000);
+  let c: Cluster;
+  let dir: string;
+  const file = (name: string, doc: unknown) => { const p = join(dir, name); writeFileSync(p, YAML.stringify(doc)); return p; };
+  const run = (...args: string[]) => kubectl(c.kubeconfig, args, { timeoutMs: 60_000 });
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-crd-docs-'));
+    c = await new Cluster().start();
+    const r = await run('apply', '-f', file('crd.yaml', sprockets()));
+    expect(r.code, r.stderr).to.equal(0);
+    expect(await waitFor(async () => (await c.request('GET', `/apis/${DOCS_GROUP}/v1/namespaces/default/sprockets`)).status === 200, 10_000, 100)).to.equal(true);
+  });
+  after(async () => {
+    await c?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('explains the kind and one of its fields from the published schema', async () => {
+    // kubectl reads discovery and OpenAPI once served: retried while its cache catches up.
+    let r = await run('explain', 'sprockets');
+    for (let i = 0; i < 20 && r.code !== 0; i++) { await new Promise((f) => setTimeout(f, 250)); r = await run('explain', 'sprockets'); }
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.match(new RegExp(`GROUP:\\s+${DOCS_GROUP}\nKIND:\\s+Sprocket\nVERSION:\\s+v1\n`));
+    expect(r.stdout).to.contain('Sprocket is a toothed wheel.').and.contain('metadata\t<ObjectMeta>').and.contain('spec\t<Object>');
+    const field = await run('explain', 'sprockets.spec.teeth');
+    expect(field.code, field.stderr).to.equal(0);
+    expect(field.stdout).to.match(/FIELD:\s+teeth <integer>/).and.contain('Number of teeth on the wheel.');
+    const meta = await run('explain', 'spr.metadata.labels');
+    expect(meta.code, meta.stderr).to.equal(0);
+    expect(meta.stdout).to.match(/FIELD:\s+labels <map\[string\]string>/);
+  });
+
+  it('shows the printer columns with get, and the priority ones with -o wide', async () => {
+    const created = await run('apply', '-f', file('s1.yaml', sprocket('s1', { teeth: 12, color: 'red' })));
+    expect(created.code, created.stderr).to.equal(0);
+    const get = await run('get', 'sprockets');
+    expect(get.code, get.stderr).to.equal(0);
+    const [head, row] = get.stdout.trim().split('\n');
+    expect(head.split(/\s+/)).to.deep.equal(['NAME', 'TEETH', 'AGE']);
+    expect(row.split(/\s+/).slice(0, 2)).to.deep.equal(['s1', '12']);
+    expect(row.split(/\s+/)[2]).to.match(/^\d+s$/);
+    const wide = await run('get', 'spr', '-o', 'wide');
+    expect(wide.stdout.trim().split('\n')[0].split(/\s+/)).to.deep.equal(['NAME', 'TEETH', 'COLOR', 'AGE']);
+    expect(wide.stdout).to.match(/s1\s+12\s+red\s+/);
+  });
+
+  it('applies client-side (merge patch) and server-side, merging list items by key and reporting conflicts', async () => {
+    const changed = await run('apply', '-f', file('s1.yaml', sprocket('s1', { teeth: 14, color: 'red' })));
+    expect(changed.code, changed.stderr).to.equal(0);
+    expect(changed.stdout).to.contain(`sprocket.${DOCS_GROUP}/s1 configured`);
+    const ssa1 = await run('apply', '--server-side', '--field-manager=one', '-f', file('s2a.yaml', sprocket('s2', { teeth: 8, ports: [{ name: 'a', port: 1 }], notes: ['first'] })));
+    expect(ssa1.code, ssa1.stderr).to.equal(0);
+    expect(ssa1.stdout).to.contain(`sprocket.${DOCS_GROUP}/s2 serverside-applied`);
+    const ssa2 = await run('apply', '--server-side', '--field-manager=two', '-f', file('s2b.yaml', sprocket('s2', { ports: [{ name: 'b', port: 2 }] })));
+    expect(ssa2.code, ssa2.stderr).to.equal(0);
+    const got = await run('get', 'sprocket', 's2', '-o', 'json');
+    expect(JSON.parse(got.stdout).spec.ports).to.deep.equal([{ name: 'a', port: 1 }, { name: 'b', port: 2 }]);
+    const conflict = await run('apply', '--server-side', '--field-manager=two', '-f', file('s2c.yaml', sprocket('s2', { notes: ['second'] })));
+    expect(conflict.code).to.not.equal(0);
+    expect(conflict.stderr).to.contain('conflict').and.contain('.spec.notes');
+    const forced = await run('apply', '--server-side', '--field-manager=two', '--force-conflicts', '-f', file('s2c.yaml', sprocket('s2', { notes: ['second'] })));
+    expect(forced.code, forced.stderr).to.equal(0);
+  });
+});
