@@ -4,6 +4,7 @@
 // stream cannot be vouched for, everything is listed again.
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { kindsFor, servingState } from '../internal/apiextensions/kinds.js';
+import type { ServiceResolver } from '../internal/apiextensions/conversion.js';
 import { group } from '../internal/names/index.js';
 import type { Registry } from '../internal/registry/index.js';
 import { listPages, type StorageClient, type StorageEvent } from '../internal/storage/client.js';
@@ -22,7 +23,9 @@ export class CustomKinds {
   private readonly seenAt = new Map<string, number>();
   private closed = false;
 
-  constructor(private readonly storage: StorageClient, private readonly registry: Registry, private readonly hub: WatchHub) {}
+  /** `resolve` finds the service reference of a conversion webhook. */
+  constructor(private readonly storage: StorageClient, private readonly registry: Registry, private readonly hub: WatchHub,
+    private readonly resolve?: ServiceResolver) {}
 
   /** Follows the CRDs; resolves once they were listed (retried until storage answers). */
   async start(): Promise<void> {
@@ -85,7 +88,7 @@ export class CustomKinds {
     const name = crd.metadata!.name!;
     const state = servingState(crd);
     if (this.built.get(name) === state) return;
-    const kinds = safely(() => kindsFor(crd), name);
+    const kinds = safely(() => kindsFor(crd, this.resolve), name);
     if (kinds.length === 0) {
       this.remove(name);
       return;

@@ -71,6 +71,7 @@ async function readChecked(r: ResourceRequest): Promise<{ obj: ApiObject; unknow
 
 export async function createObject(r: ResourceRequest, backends: Backends): Promise<void> {
   const opts = writeOptions(r);
+  if (r.def.terminating) throw new StatusError(405, 'MethodNotAllowed', 'create not allowed while custom resource definition is terminating');
   const { obj, unknownFields: answerUnknown } = await readChecked(r);
   if (r.def.namespaced && !r.info.namespace) throw badRequest('the namespace of the object is required');
   if (r.def.ephemeral) {

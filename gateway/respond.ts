@@ -192,7 +192,9 @@ const protobufItems = new EncodedForms(32 * 1024 * 1024);
 /** Writes a list in Protobuf: each item's message (kept, or encoded from its JSON), then the list around them. */
 function writeProtobufList(ctx: Koa.Context, def: KindDef, apiVersion: string, items: string[], listMeta: Record<string, unknown>, mediaType: string): void {
   const message = messageNameFor(apiVersion, def.kind)!;
-  const encoded = items.map((json) => protobufItems.get(json, message, () => encodeObject(decodeCached(def, json), message)));
+  const encode = (json: string) => encodeObject(decodeCached(def, json), message);
+  const encoded = new Array<Buffer>(items.length);
+  for (let i = 0; i < items.length; i++) encoded[i] = protobufItems.get(items[i], message, encode);
   ctx.status = 200;
   ctx.type = mediaType;
   ctx.body = chunkedBody(encoded, encodeListPieces(apiVersion, listKindOf(def), listMeta, encoded, STREAM_CHUNK));

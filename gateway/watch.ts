@@ -170,6 +170,8 @@ class WatchStream {
   private pending: StorageEvent[] | undefined = [];
   private ended = false;
   private readonly timers: NodeJS.Timeout[] = [];
+  /** Where the events of a kind converting through a webhook are in their turn. */
+  private converted: Promise<void> = Promise.resolve();
 
   constructor(private readonly r: ResourceRequest, private readonly format: ResponseFormat, private readonly opts: WatchOptions) {}
 
@@ -252,6 +254,26 @@ class WatchStream {
   }
 
   private write(ev: WatchEvent): void {
+    if (this.ended) return;
+    if (this.r.def.convert) {
+      this.convertThenWrite(ev);
+      return;
+    }
+    this.writeNow(ev);
+  }
+
+  /** A kind whose conversion takes a call (a conversion webhook): its events are converted, then written in order. */
+  private convertThenWrite(ev: WatchEvent): void {
+    const converts = ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED';
+    this.converted = this.converted
+      .then(async () => (converts ? { ...ev, object: (await this.r.objects.inVersion([ev.object as ApiObject]))[0] } : ev))
+      .then((out) => this.writeNow(out), (err: unknown) => {
+        this.writeNow({ type: 'ERROR', object: presentedStatus(this.r.ctx, (err instanceof StatusError ? err : serviceUnavailable(String(err))).toStatus()) });
+        this.end();
+      });
+  }
+
+  private writeNow(ev: WatchEvent): void {
     if (this.ended) return;
     const res = this.r.ctx.res;
     res.write(this.encoded(ev));

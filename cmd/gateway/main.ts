@@ -22,6 +22,7 @@ import { ensureInitialNamespaces } from '../../gateway/namespaces.js';
 import { ensureClusterInfo } from '../../gateway/clusterinfo.js';
 import { ServiceAllocator } from '../../gateway/serviceallocator.js';
 import { CustomKinds } from '../../gateway/customkinds.js';
+import { storedServiceResolver } from '../../gateway/serviceresolver.js';
 import { logStrayErrors } from '../../gateway/stray.js';
 
 const flags = parseArgsOrExit('gateway', gatewayFlags);
@@ -62,7 +63,7 @@ const hub = new WatchHub(nc, backends.storage);
 await hub.start();
 backends.revisions = hub;
 backends.cache = new ObjectCache(backends.storage, hub);
-const customKinds = new CustomKinds(backends.storage, registry, hub);
+const customKinds = new CustomKinds(backends.storage, registry, hub, storedServiceResolver(backends.storage));
 void customKinds.start();
 backends.decisions = new DecisionCache(nc);
 await backends.decisions.start();

@@ -2,8 +2,9 @@
 // column's jsonPath is a kubectl JSONPath (`.status.conditions[?(@.type=="Ready")].status`);
 // it is evaluated by jsonpath-plus, whose syntax is the same once rooted at `$`, except
 // for kubectl's backslash-escaped dots in names (`.metadata.labels.app\.svc\.io/name`),
-// which become bracketed names. As the platform does, a cell is the first value found,
-// null when none or when its type does not fit the column.
+// which become bracketed names. A path of plain names and indexes (`.spec.ports[0].port`,
+// most columns) is walked directly, some fifty times faster. As the platform does, a cell
+// is the first value found, null when none or when its type does not fit the column.
 import { JSONPath } from 'jsonpath-plus';
 import type { ApiObject } from '../apimachinery/meta.js';
 import { humanAge, nameColumn } from '../registry/columns.js';
@@ -28,13 +29,34 @@ export function printerColumns(version: Obj): TableColumn[] {
 function printerColumn(col: Obj): TableColumn {
   const jsonPath = str(col.jsonPath) ?? '';
   const type = COLUMN_TYPES.has(col.type as TableColumn['type']) ? col.type as TableColumn['type'] : 'string';
-  const path = toJsonPathPlus(jsonPath);
+  const find = compilePath(jsonPath);
   const format = str(col.format);
   const priority = typeof col.priority === 'number' ? col.priority : 0;
   return {
     name: str(col.name) ?? '', type, description: str(col.description) || `Custom resource definition column (in JSONPath format): ${jsonPath}`,
     ...(format ? { format } : {}), ...(priority ? { priority } : {}),
-    cell: (o: ApiObject) => cellFor(type, firstValue(o, path)),
+    cell: (o: ApiObject) => cellFor(type, find(o)),
+  };
+}
+
+const SIMPLE_PATH = /^(?:\.[^.[\]\\*@$?()'"\s]+|\[\d+\])+$/;
+const SIMPLE_STEP = /\.([^.[\]]+)|\[(\d+)\]/g;
+
+/** The function finding a kubectl JSONPath's first value in an object. */
+export function compilePath(jsonPath: string): (obj: unknown) => unknown {
+  if (!SIMPLE_PATH.test(jsonPath)) {
+    const path = toJsonPathPlus(jsonPath);
+    return (obj) => firstValue(obj, path);
+  }
+  const steps = [...jsonPath.matchAll(SIMPLE_STEP)].map((m) => (m[2] === undefined ? m[1] : Number(m[2])));
+  return (obj) => {
+    let cur: unknown = obj;
+    for (const step of steps) {
+      if (typeof step === 'number') cur = Array.isArray(cur) ? cur[step] : undefined;
+      else cur = isObject(cur) && Object.hasOwn(cur, step) ? cur[step] : undefined;
+      if (cur === undefined) return undefined;
+    }
+    return cur;
   };
 }
 

@@ -7,9 +7,10 @@ import type { KindDef, SubresourceDef } from '../registry/types.js';
 import type { Schema } from '../registry/openapi.js';
 import { asList, asObj, clone, deepEqual, objects, str, type Obj } from '../registry/values.js';
 import { compileVersionSchema } from './schema.js';
+import { isConditionTrue } from './conditions.js';
 import { printerColumns } from './columns.js';
 import { publishedSchema } from './openapi.js';
-import { noneConverter } from './conversion.js';
+import { noneConverter, webhookConverter, type ServiceResolver } from './conversion.js';
 import type { SchemaReport } from '../registry/schemacheck.js';
 import type { Converter, VersionSchema } from './types.js';
 
@@ -19,11 +20,6 @@ const SUBRESOURCE_VERBS = ['get', 'patch', 'update'];
 
 const specOf = (crd: ApiObject): Obj => asObj(crd.spec) ?? {};
 
-/** Whether the CRD's `Established` condition is True: only then are its versions served. */
-export function isEstablished(crd: ApiObject): boolean {
-  const conditions = objects(asObj(crd.status)?.conditions);
-  return conditions.some((c) => c.type === 'Established' && c.status === 'True');
-}
 
 /** The names the CRD is served under: the accepted ones once the server accepted them, else the spec's. */
 function namesOf(crd: ApiObject): Obj {
@@ -35,9 +31,12 @@ function namesOf(crd: ApiObject): Obj {
 export const storageVersionOf = (crd: ApiObject): string | undefined =>
   str(objects(specOf(crd).versions).find((v) => v.storage === true)?.name);
 
-/** The Converter of a CRD, by `spec.conversion.strategy`. */
-export function converterFor(_crd: ApiObject): Converter {
-  return noneConverter;
+/** Whether the CRD converts through its webhook (else `None`: the apiVersion rewritten). */
+const convertsByWebhook = (crd: ApiObject): boolean => asObj(specOf(crd).conversion)?.strategy === 'Webhook';
+
+/** The Converter of a CRD, by `spec.conversion.strategy`; `resolve` finds a webhook's service reference. */
+export function converterFor(crd: ApiObject, resolve?: ServiceResolver): Converter {
+  return convertsByWebhook(crd) ? webhookConverter(crd, resolve) : noneConverter;
 }
 
 /** A value at a simple JSON path (`.spec.replicas`). */
@@ -98,6 +97,33 @@ interface VersionContext {
   names: Obj;
   namespaced: boolean;
   storageVersion: string;
+  terminating: boolean;
+  /** The webhook's converter; none for `None`, which converts in place. */
+  webhook?: Converter;
+}
+
+/** How objects move between a version and storage: in place for `None` (defaults applied on every read), through
+ * the webhook otherwise (then this version's defaults once converted to it). */
+function conversionOf(ctx: VersionContext, apiVersion: string, compiled: VersionSchema): Pick<KindDef, 'toStorage' | 'fromStorage' | 'convert'> {
+  const storageApiVersion = apiVersionOf(ctx.group, ctx.storageVersion);
+  const webhook = ctx.webhook;
+  if (webhook) {
+    return {
+      async convert(objs, desired) {
+        const out = await webhook.convert(objs, desired);
+        if (desired === apiVersion) for (const o of out) compiled.applyDefaults(o);
+        return out;
+      },
+    };
+  }
+  return {
+    toStorage: (obj) => (obj.apiVersion === storageApiVersion ? obj : { ...obj, apiVersion: storageApiVersion }),
+    fromStorage(obj) {
+      if (obj.apiVersion !== apiVersion) obj.apiVersion = apiVersion;
+      compiled.applyDefaults(obj);
+      return obj;
+    },
+  };
 }
 
 function kindFor(ctx: VersionContext, version: Obj): KindDef {
@@ -109,7 +135,6 @@ function kindFor(ctx: VersionContext, version: Obj): KindDef {
   const scale = asObj(subresources.scale);
   const kind = str(ctx.names.kind)!;
   const apiVersion = apiVersionOf(ctx.group, name);
-  const storageApiVersion = apiVersionOf(ctx.group, ctx.storageVersion);
   const subresourceDefs: SubresourceDef[] = [
     ...(statusApart ? [{ name: 'status', kind, verbs: SUBRESOURCE_VERBS }] : []),
     ...(scale ? [{ name: 'scale', kind: 'Scale', group: 'autoscaling', version: 'v1', verbs: SUBRESOURCE_VERBS }] : []),
@@ -130,14 +155,9 @@ function kindFor(ctx: VersionContext, version: Obj): KindDef {
     ...(columns.length ? { tableColumns: columns } : {}),
     ...(fields ? { selectableFields: fields } : {}),
     statusSubresource: statusApart, tracksGeneration: true, storageVersion: ctx.storageVersion, custom: true,
+    ...(ctx.terminating ? { terminating: true } : {}),
     listKind, schema: () => published,
-    // None conversion: the same object under the other apiVersion; defaults apply on every read from storage.
-    toStorage: (obj) => (obj.apiVersion === storageApiVersion ? obj : { ...obj, apiVersion: storageApiVersion }),
-    fromStorage(obj) {
-      if (obj.apiVersion !== apiVersion) obj.apiVersion = apiVersion;
-      compiled.applyDefaults(obj);
-      return obj;
-    },
+    ...conversionOf(ctx, apiVersion, compiled),
 
     prepareForCreate(obj) {
       const report = normalized(compiled, obj);
@@ -175,17 +195,21 @@ function kindFor(ctx: VersionContext, version: Obj): KindDef {
   };
 }
 
-/** The kinds a CRD serves: one per served version, none until it is Established. */
-export function kindsFor(crd: ApiObject): KindDef[] {
+/** The kinds a CRD serves: one per served version, none until it is Established. `resolve` finds the service
+ * reference of a conversion webhook. */
+export function kindsFor(crd: ApiObject, resolve?: ServiceResolver): KindDef[] {
   const spec = specOf(crd);
   const group = str(spec.group);
   const names = namesOf(crd);
   const storageVersion = storageVersionOf(crd);
-  if (!isEstablished(crd) || !group || !str(names.plural) || !str(names.kind) || !storageVersion) return [];
-  const ctx: VersionContext = { group, names, namespaced: spec.scope !== 'Cluster', storageVersion };
+  if (!isConditionTrue(crd, 'Established') || !group || !str(names.plural) || !str(names.kind) || !storageVersion) return [];
+  const ctx: VersionContext = {
+    group, names, namespaced: spec.scope !== 'Cluster', storageVersion, terminating: isConditionTrue(crd, 'Terminating'),
+    ...(convertsByWebhook(crd) ? { webhook: converterFor(crd, resolve) } : {}),
+  };
   return objects(spec.versions).filter((v) => v.served === true && str(v.name)).map((v) => kindFor(ctx, v));
 }
 
 /** What of a CRD its kinds are built from: a change of anything else (a condition's time) builds nothing again. */
 export const servingState = (crd: ApiObject): string =>
-  JSON.stringify([specOf(crd), namesOf(crd), isEstablished(crd)]);
+  JSON.stringify([specOf(crd), namesOf(crd), isConditionTrue(crd, 'Established'), isConditionTrue(crd, 'Terminating')]);

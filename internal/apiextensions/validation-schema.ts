@@ -8,7 +8,7 @@ import { isObject } from '../registry/values.js';
 import { compileRules, ruleShapeCauses } from './rules.js';
 import { convertible, validateStructural } from './structural-check.js';
 import {
-  EMBEDDED, LIST_MAP_KEYS, LIST_TYPE, MAP_TYPE, normalizeSchema, PRESERVE, type Schema,
+  EMBEDDED, LIST_MAP_KEYS, LIST_TYPE, MAP_TYPE, normalizeSchema, PRESERVE, type Schema, VALIDATIONS,
 } from './structural.js';
 import { validateDefaults } from './validation-defaults.js';
 
@@ -19,7 +19,7 @@ const ROOT_WITH_STATUS: Record<string, string> = {
   description: 'Description', type: 'Type', format: 'Format', title: 'Title', maximum: 'Maximum', exclusiveMaximum: 'ExclusiveMaximum',
   minimum: 'Minimum', exclusiveMinimum: 'ExclusiveMinimum', maxLength: 'MaxLength', minLength: 'MinLength', pattern: 'Pattern',
   maxItems: 'MaxItems', minItems: 'MinItems', uniqueItems: 'UniqueItems', multipleOf: 'MultipleOf', required: 'Required', items: 'Items',
-  properties: 'Properties', externalDocs: 'ExternalDocs', example: 'Example', [PRESERVE]: 'XPreserveUnknownFields', 'x-svc-validations': 'XValidations',
+  properties: 'Properties', externalDocs: 'ExternalDocs', example: 'Example', [PRESERVE]: 'XPreserveUnknownFields', [VALIDATIONS]: 'XValidations',
 };
 
 interface Rules {

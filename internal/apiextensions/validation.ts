@@ -10,6 +10,7 @@ import {
 } from '../registry/causes.js';
 import { clientConfigCauses } from '../registry/kinds/admissionregistration.js';
 import { asList, asObj, deepEqual, objects, str, type Obj } from '../registry/values.js';
+import { API_APPROVED_ANNOTATION, isProtectedGroup, wellKnownValue } from '../names/index.js';
 import { normalizeSchema } from './structural.js';
 import { validateSchemaOfVersion } from './validation-schema.js';
 import { validateColumn, validateDeprecationWarning, validateSelectableFields, validateSubresources } from './validation-version.js';
@@ -42,10 +43,39 @@ export function validateCustomResourceDefinition(crd: ApiObject, old?: ApiObject
   if (crd.metadata?.name !== `${names.plural ?? ''}.${group}`) out.push(invalid('metadata.name', crd.metadata?.name ?? '', 'must be spec.names.plural+"."+spec.group'));
   out.push(...specCauses(spec, old));
   if (old) out.push(...updateCauses(spec, old), ...storedVersionCauses(crd, spec));
+  out.push(...apiApprovalCauses(crd, old));
   if (spec.preserveUnknownFields === true && asObj(old?.spec)?.preserveUnknownFields !== true) {
     out.push(invalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-svc-preserve-unknown-fields to true in spec.versions[*].schema instead'));
   }
   return out;
+}
+
+type Approval = 'missing' | 'bypassed' | 'approved' | 'invalid';
+const APPROVAL_DOC = 'see https://github.com/kubernetes/enhancements/pull/1111';
+
+function approvalOf(crd: ApiObject | undefined): { state: Approval; value?: string } {
+  const value = wellKnownValue(crd?.metadata?.annotations, API_APPROVED_ANNOTATION);
+  if (!value) return { state: 'missing' };
+  if (value.startsWith('unapproved')) return { state: 'bypassed', value };
+  try {
+    if (new URL(value).host) return { state: 'approved', value };
+  } catch {
+    // not a URL
+  }
+  return { state: 'invalid', value };
+}
+
+/** A CRD in a group the project owns says where its API was approved (or that it was not). */
+function apiApprovalCauses(crd: ApiObject, old: ApiObject | undefined): StatusCause[] {
+  if (!isProtectedGroup(str(asObj(crd.spec)?.group) ?? '')) return [];
+  const now = approvalOf(crd);
+  if (old && approvalOf(old).state === now.state) return [];
+  const field = `metadata.annotations[${API_APPROVED_ANNOTATION.own}]`;
+  if (now.state === 'missing') return [required(field, `protected groups must have approval annotation "${API_APPROVED_ANNOTATION.own}", ${APPROVAL_DOC}`)];
+  if (now.state === 'invalid') {
+    return [invalid(field, now.value, `protected groups must have approval annotation "${API_APPROVED_ANNOTATION.own}" with either a URL or a reason starting with "unapproved", ${APPROVAL_DOC}`)];
+  }
+  return [];
 }
 
 function specCauses(spec: Obj, old: ApiObject | undefined): StatusCause[] {

@@ -67,6 +67,9 @@ export interface KindDef {
   toStorage?(obj: ApiObject): ApiObject;
   /** Converts a stored object to this version. */
   fromStorage?(obj: ApiObject): ApiObject;
+  /** Conversion that takes a call (a CustomResourceDefinition's conversion webhook): `objects` as `apiVersion`, in order.
+   * A kind with it has neither toStorage nor fromStorage: its reads and writes convert through it. */
+  convert?(objects: ApiObject[], apiVersion: string): Promise<ApiObject[]>;
   /** The OpenAPI schema of the kind (`$ref`s unresolved); undefined when the shared data has none. */
   schema(): Schema | undefined;
   /** Rewrites in place the group names the object's contents carry (RBAC rules and references) with `spell`:
@@ -98,6 +101,8 @@ export interface KindDef {
   tableColumns?: TableColumn[];
   /** Defined at run time by a CustomResourceDefinition: no Protobuf form, no strategic merge patch. */
   custom?: boolean;
+  /** The CustomResourceDefinition is being deleted: its objects are served until they are gone, but none is created. */
+  terminating?: boolean;
   /** Where `/scale` of a custom kind reads and writes (JSON paths such as `.spec.replicas`); built-in kinds use spec.replicas. */
   scalePaths?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
 }

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { Cluster, waitFor } from '../lib/cluster.js';
 import { group } from '../../internal/names/index.js';
+import { ConversionWebhook } from '../lib/conversionwebhook.js';
 
 const CRDS = `/apis/${group('apiextensions')}/v1/customresourcedefinitions`;
 const GROUP = 'stable.example.com';
@@ -300,5 +301,40 @@ describe('custom resources: serving the kinds of CustomResourceDefinitions', fun
     expect(await waitFor(async () => (await c.request('GET', GIZMOS)).status === 404, 2000, 20)).to.equal(true);
     const resources = await c.request('GET', `/apis/${GROUP}/v1`);
     expect(resources.body.resources.map((r: any) => r.name)).to.not.include('gizmos');
+  });
+
+  it('Webhook conversion: writes stored in the storage version, reads, lists and watches converted by a real webhook', async () => {
+    const webhook = await new ConversionWebhook().start();
+    try {
+      const schema = (field: string) => ({ openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { [field]: { type: 'string' } } } } } });
+      const crd = {
+        apiVersion: `${group('apiextensions')}/v1`, kind: 'CustomResourceDefinition', metadata: { name: `paints.${GROUP}` },
+        spec: {
+          group: GROUP, scope: 'Namespaced', names: { plural: 'paints', singular: 'paint', kind: 'Paint', listKind: 'PaintList' },
+          versions: [{ name: 'v1', served: true, storage: true, schema: schema('color') }, { name: 'v2', served: true, storage: false, schema: schema('colour') }],
+          conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: webhook.url(), caBundle: webhook.caBundle } } },
+        },
+      };
+      const V2 = `/apis/${GROUP}/v2/namespaces/default/paints`;
+      expect(await establish(crd, V2)).to.be.below(1000);
+      const watching = c.watch(`${V2}?watch=1`, { until: (evs) => evs.length >= 1, timeoutMs: 10_000 });
+      await new Promise((r) => setTimeout(r, 300));
+      const created = await c.request('POST', V2, { body: { apiVersion: `${GROUP}/v2`, kind: 'Paint', metadata: { name: 'p' }, spec: { colour: 'teal' } } });
+      expect(created.status, created.text).to.equal(201);
+      expect(created.body).to.deep.include({ apiVersion: `${GROUP}/v2`, spec: { colour: 'teal' } });
+      const v1 = await c.request('GET', `/apis/${GROUP}/v1/namespaces/default/paints/p`);
+      expect(v1.body).to.deep.include({ apiVersion: `${GROUP}/v1`, spec: { color: 'teal' } });
+      const got = await c.request('GET', `${V2}/p`);
+      expect(got.body).to.deep.include({ apiVersion: `${GROUP}/v2`, spec: { colour: 'teal' } });
+      const list = await c.request('GET', V2);
+      expect(list.body.items.map((i: any) => i.spec)).to.deep.equal([{ colour: 'teal' }]);
+      const { events } = await watching;
+      expect(events[0]).to.deep.include({ type: 'ADDED' });
+      expect(events[0].object.spec).to.deep.equal({ colour: 'teal' });
+      expect(webhook.reviews.length).to.be.at.least(4);
+      expect(webhook.reviews.every((r) => r.review.request.desiredAPIVersion)).to.equal(true);
+    } finally {
+      await webhook.stop();
+    }
   });
 });

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import type { ApiObject } from '../../internal/apimachinery/meta.js';
 import { StatusError } from '../../internal/apimachinery/status.js';
-import { cellFor, firstValue, printerColumns, toJsonPathPlus } from '../../internal/apiextensions/columns.js';
+import { cellFor, compilePath, firstValue, printerColumns, toJsonPathPlus } from '../../internal/apiextensions/columns.js';
 import {
   LIST_META_REF, OBJECT_META_REF, customDefinitions, customKindNames, definitionName, publishedSchema, toOpenAPIV2, versionSchema,
 } from '../../internal/apiextensions/openapi.js';
@@ -111,6 +111,10 @@ describe('apiextensions: printer columns', () => {
     expect(firstValue(doc, toJsonPathPlus('.items[?(@.v>1)].name'))).to.equal('q');
     expect(firstValue(doc, toJsonPathPlus('..name'))).to.equal('p');
     expect(firstValue(doc, toJsonPathPlus('.items[?(@.name=="a]b")].v'))).to.equal(undefined);
+    // Plain names and indexes are walked directly, to the same values.
+    for (const path of ['.items[1].name', '.items[0]', '.items', '.items[2].name', '.items.length', '.nothing.deeper']) {
+      expect(compilePath(path)(doc), path).to.deep.equal(path.endsWith('.length') ? undefined : firstValue(doc, toJsonPathPlus(path)));
+    }
   });
 });
 
@@ -233,6 +237,24 @@ describe('apiextensions: server-side apply by the schema markers', () => {
     expect((err as StatusError).message).to.contain('.spec.plain');
     obj = apply(obj, widget({ plain: [{ name: 'b' }], labels: { b: '2' } }), opts('two', true));
     expect(specOf(obj)).to.deep.include({ plain: [{ name: 'b' }], labels: { b: '2' } });
+  });
+
+  it('follows a marker change: map to atomic gives the list to its items\' owners, atomic to map conflicts no more', () => {
+    const withPorts = (listType: string) => {
+      const s = widgetSchema();
+      const ports = s.properties!.spec.properties!.ports;
+      ports[X('list-type')] = listType;
+      if (listType !== 'map') delete ports[X('list-map-keys')];
+      return typeOf(publishedSchema(names, s));
+    };
+    const as = (manager: string, t: ReturnType<typeof typeOf>) => ({ type: t, apiVersion: `${GROUP}/v1`, kind: 'Widget', manager, force: false });
+    let obj = apply({}, widget({ ports: [{ name: 'a', port: 1 }] }), as('one', withPorts('map')));
+    obj = apply(obj, widget({ ports: [{ name: 'b', port: 2 }] }), as('two', withPorts('map')));
+    const err = (() => { try { apply(obj, widget({ ports: [{ name: 'c', port: 3 }] }), as('three', withPorts('atomic'))); } catch (e) { return e; } return undefined; })();
+    expect((err as StatusError).details?.causes?.map((c) => [c.message, c.field])).to.deep.equal(
+      [['conflict with "one"', '.spec.ports'], ['conflict with "two"', '.spec.ports']]);
+    const atomic = apply({}, widget({ ports: [{ name: 'a', port: 1 }] }), as('one', withPorts('atomic')));
+    expect(specOf(apply(atomic, widget({ ports: [{ name: 'b', port: 2 }] }), as('two', withPorts('map')))).ports).to.have.length(2);
   });
 
   it('keeps metadata typed as ObjectMeta: finalizers merge as a set', () => {
