@@ -253,6 +253,13 @@ describe('CEL gaps the CRD rules need', () => {
     expect(compile("int(duration('1.5s')) == 1500000000").evaluate({}).value).to.equal(true);
   });
 
+  it('reads RE2 inline flags in the middle of a pattern', () => {
+    expect(compile("'aB'.matches('^a(?i)b$')").evaluate({}).value).to.equal(true);
+    expect(compile("'AB'.matches('^a(?i)b$')").evaluate({}).value).to.equal(false);
+    expect(compile("'xAb'.matches('x(?i:a)b')").evaluate({}).value).to.equal(true);
+    expect(compile("'xAB'.matches('x(?i:a)b')").evaluate({}).value).to.equal(false);
+  });
+
   it('answers -1 for indexOf with an offset past the end', () => {
     expect(compile("'abc'.indexOf('c', 3)").evaluate({}).value).to.equal(-1n);
     expect(compile("'abc'.indexOf('c', 10)").evaluate({}).value).to.equal(-1n);
