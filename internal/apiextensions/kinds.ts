@@ -11,7 +11,6 @@ import { isConditionTrue } from './conditions.js';
 import { printerColumns } from './columns.js';
 import { publishedSchema } from './openapi.js';
 import { noneConverter, webhookConverter, type ServiceResolver } from './conversion.js';
-import type { SchemaReport } from '../registry/schemacheck.js';
 import type { Converter, VersionSchema } from './types.js';
 
 /** The verbs of every custom resource, in the order the platform lists them. */
@@ -19,7 +18,6 @@ const VERBS = ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', '
 const SUBRESOURCE_VERBS = ['get', 'patch', 'update'];
 
 const specOf = (crd: ApiObject): Obj => asObj(crd.spec) ?? {};
-
 
 /** The names the CRD is served under: the accepted ones once the server accepted them, else the spec's. */
 function namesOf(crd: ApiObject): Obj {
@@ -76,20 +74,6 @@ const contentOf = (obj: ApiObject, statusApart: boolean): Obj =>
 function replaceMembers(obj: ApiObject, from: ApiObject): void {
   for (const k of Object.keys(obj)) delete obj[k];
   Object.assign(obj, from);
-}
-
-const ENVELOPE = ['apiVersion', 'kind', 'metadata'] as const;
-
-/** Normalizes a write's body; the envelope is the server's own, never pruned as unknown whatever the schema declares. */
-function normalized(compiled: VersionSchema, obj: ApiObject): SchemaReport {
-  const envelope = ENVELOPE.map((k) => [k, obj[k]] as const);
-  const report = compiled.normalize(obj);
-  if (envelope.some(([k, v]) => obj[k] === undefined && v !== undefined)) {
-    const rest = { ...obj };
-    replaceMembers(obj, { ...Object.fromEntries(envelope.filter(([, v]) => v !== undefined)), ...rest } as ApiObject);
-  }
-  const unknownFields = report.unknownFields.filter((f) => !ENVELOPE.some((k) => f === `.${k}`));
-  return unknownFields.length === report.unknownFields.length ? report : { ...report, unknownFields };
 }
 
 interface VersionContext {
@@ -160,14 +144,14 @@ function kindFor(ctx: VersionContext, version: Obj): KindDef {
     ...conversionOf(ctx, apiVersion, compiled),
 
     prepareForCreate(obj) {
-      const report = normalized(compiled, obj);
+      const report = compiled.normalize(obj);
       if (statusApart) delete obj.status;
       obj.metadata = { ...obj.metadata, generation: 1 };
       return report;
     },
 
     prepareForUpdate(obj, old) {
-      const report = normalized(compiled, obj);
+      const report = compiled.normalize(obj);
       if (statusApart) {
         if (old.status === undefined) delete obj.status;
         else obj.status = clone(old.status);
@@ -179,7 +163,7 @@ function kindFor(ctx: VersionContext, version: Obj): KindDef {
     },
 
     prepareForStatusUpdate(obj, old) {
-      const report = normalized(compiled, obj);
+      const report = compiled.normalize(obj);
       const status = obj.status;
       // The writer's ownership of the status it sets stays; the rest is as stored.
       const managedFields = obj.metadata?.managedFields;

@@ -166,6 +166,24 @@ describe('CRD validation', () => {
     expect(causes.find((x) => x.field === ROOT)!.message).to.contain('x-svc-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget');
   });
 
+  it('estimates rules over map keys as the platform does (keys count as empty strings)', () => {
+    const c = crd();
+    specProps(c).annotations = {
+      type: 'object', maxProperties: 16, additionalProperties: { type: 'string', maxLength: 4096 },
+      'x-svc-validations': [
+        { rule: "self.all(key, key.matches(r'''^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]$'''))" },
+        { rule: "self.all(key, key.split('/')[0].size() < 253)" },
+      ],
+    };
+    expect(validateCustomResourceDefinition(c)).to.deep.equal([]);
+  });
+
+  it('accepts rules with RE2 inline flags anywhere in a pattern', () => {
+    const c = crd();
+    specProps(c).name['x-svc-validations'] = [{ rule: "self.matches(r'''^(?i)\\.?[a-z_][a-z_0-9]*$''')" }];
+    expect(validateCustomResourceDefinition(c)).to.deep.equal([]);
+  });
+
   it('keeps group and plural, and once Established scope and kind, on update', () => {
     const old = crd();
     old.status = { conditions: [{ type: 'Established', status: 'True' }] };
