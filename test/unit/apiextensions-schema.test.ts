@@ -260,6 +260,17 @@ describe('CEL gaps the CRD rules need', () => {
     expect(compile("'xAB'.matches('x(?i:a)b')").evaluate({}).value).to.equal(false);
   });
 
+  it('has the IP and CIDR library of release 1.31', () => {
+    const value = (e: string) => compile(e).evaluate({}).value;
+    expect(value("isIP('10.0.0.1') && isIP('2001:db8::1') && !isIP('10.0.0.01') && !isIP('::ffff:1.2.3.4') && !isIP('example.com')")).to.equal(true);
+    expect(value("ip('2001:db8::1').family()")).to.equal(6n);
+    expect(value("string(ip('2001:0db8:0:0:0:0:0:1'))")).to.equal('2001:db8::1');
+    expect(value("cidr('10.0.0.0/8').containsIP('10.1.2.3') && !cidr('10.0.0.0/8').containsIP(ip('11.0.0.1'))")).to.equal(true);
+    expect(value("string(cidr('10.1.2.3/8').masked()) + ' ' + string(cidr('10.1.2.3/8').prefixLength())")).to.equal('10.0.0.0/8 8');
+    expect(() => compile("isIP('1.2.3.4')", { release: '1.30' })).to.throw(/introduced in release 1.31/);
+    expect(() => value("ip('nope')")).to.throw(/parse error/);
+  });
+
   it('answers -1 for indexOf with an offset past the end', () => {
     expect(compile("'abc'.indexOf('c', 3)").evaluate({}).value).to.equal(-1n);
     expect(compile("'abc'.indexOf('c', 10)").evaluate({}).value).to.equal(-1n);
