@@ -29,6 +29,8 @@ function namesOf(crd: ApiObject): Obj {
 export const storageVersionOf = (crd: ApiObject): string | undefined =>
   str(objects(specOf(crd).versions).find((v) => v.storage === true)?.name);
 
+const storedVersionsOf = (crd: ApiObject): unknown[] => asList(asObj(crd.status)?.storedVersions);
+
 /** Whether the CRD converts through its webhook (else `None`: the apiVersion rewritten). */
 const convertsByWebhook = (crd: ApiObject): boolean => asObj(specOf(crd).conversion)?.strategy === 'Webhook';
 
@@ -82,13 +84,25 @@ interface VersionContext {
   namespaced: boolean;
   storageVersion: string;
   terminating: boolean;
+  /** `status.storedVersions` names the storage version alone: every stored object is of it. */
+  onlyStorageStored: boolean;
   /** The webhook's converter; none for `None`, which converts in place. */
   webhook?: Converter;
 }
 
+/** Whether a schema declares a default anywhere: reads from storage must then apply them. */
+function declaresDefaults(node: unknown): boolean {
+  const s = asObj(node);
+  if (!s) return false;
+  if ('default' in s) return true;
+  const children = [...Object.values(asObj(s.properties) ?? {}), s.items, s.additionalProperties, ...asList(s.allOf), ...asList(s.anyOf), ...asList(s.oneOf)];
+  return children.some(declaresDefaults);
+}
+
 /** How objects move between a version and storage: in place for `None` (defaults applied on every read), through
- * the webhook otherwise (then this version's defaults once converted to it). */
-function conversionOf(ctx: VersionContext, apiVersion: string, compiled: VersionSchema): Pick<KindDef, 'toStorage' | 'fromStorage' | 'convert'> {
+ * the webhook otherwise (then this version's defaults once converted to it). The storage version, when nothing is
+ * stored in another and its schema has no default, reads as stored: the cache's text is its answer as it is. */
+function conversionOf(ctx: VersionContext, apiVersion: string, schema: Schema, compiled: VersionSchema): Pick<KindDef, 'toStorage' | 'fromStorage' | 'convert'> {
   const storageApiVersion = apiVersionOf(ctx.group, ctx.storageVersion);
   const webhook = ctx.webhook;
   if (webhook) {
@@ -100,8 +114,9 @@ function conversionOf(ctx: VersionContext, apiVersion: string, compiled: Version
       },
     };
   }
+  if (apiVersion === storageApiVersion && ctx.onlyStorageStored && !declaresDefaults(schema)) return {};
   return {
-    toStorage: (obj) => (obj.apiVersion === storageApiVersion ? obj : { ...obj, apiVersion: storageApiVersion }),
+    ...(apiVersion === storageApiVersion ? {} : { toStorage: (obj: ApiObject) => (obj.apiVersion === storageApiVersion ? obj : { ...obj, apiVersion: storageApiVersion }) }),
     fromStorage(obj) {
       if (obj.apiVersion !== apiVersion) obj.apiVersion = apiVersion;
       compiled.applyDefaults(obj);
@@ -141,7 +156,7 @@ function kindFor(ctx: VersionContext, version: Obj): KindDef {
     statusSubresource: statusApart, tracksGeneration: true, storageVersion: ctx.storageVersion, custom: true,
     ...(ctx.terminating ? { terminating: true } : {}),
     listKind, schema: () => published,
-    ...conversionOf(ctx, apiVersion, compiled),
+    ...conversionOf(ctx, apiVersion, openAPIV3Schema, compiled),
 
     prepareForCreate(obj) {
       const report = compiled.normalize(obj);
@@ -189,6 +204,7 @@ export function kindsFor(crd: ApiObject, resolve?: ServiceResolver): KindDef[] {
   if (!isConditionTrue(crd, 'Established') || !group || !str(names.plural) || !str(names.kind) || !storageVersion) return [];
   const ctx: VersionContext = {
     group, names, namespaced: spec.scope !== 'Cluster', storageVersion, terminating: isConditionTrue(crd, 'Terminating'),
+    onlyStorageStored: storedVersionsOf(crd).every((v) => v === storageVersion),
     ...(convertsByWebhook(crd) ? { webhook: converterFor(crd, resolve) } : {}),
   };
   return objects(spec.versions).filter((v) => v.served === true && str(v.name)).map((v) => kindFor(ctx, v));
@@ -196,4 +212,4 @@ export function kindsFor(crd: ApiObject, resolve?: ServiceResolver): KindDef[] {
 
 /** What of a CRD its kinds are built from: a change of anything else (a condition's time) builds nothing again. */
 export const servingState = (crd: ApiObject): string =>
-  JSON.stringify([specOf(crd), namesOf(crd), isConditionTrue(crd, 'Established'), isConditionTrue(crd, 'Terminating')]);
+  JSON.stringify([specOf(crd), namesOf(crd), storedVersionsOf(crd), isConditionTrue(crd, 'Established'), isConditionTrue(crd, 'Terminating')]);
