@@ -41,6 +41,7 @@ export function compileVersionSchema(openAPIV3Schema: Schema): CompiledVersionSc
     normalize(obj: ApiObject): SchemaReport {
       const report: SchemaReport = { causes: [], unknownFields: [] };
       pruneAndDefault(obj, schema, report);
+      checkedMetadata.set(obj, report.causes);
       return report;
     },
     applyDefaults: (obj: ApiObject) => applyDefaultsTo(obj, schema),
@@ -50,8 +51,13 @@ export function compileVersionSchema(openAPIV3Schema: Schema): CompiledVersionSc
   };
 }
 
+/** What normalizing found of each object's metadata: a write's metadata is not walked twice. */
+const checkedMetadata = new WeakMap<ApiObject, StatusCause[]>();
+
 /** Metadata members of the wrong type (what ObjectMeta's schema says), as for built-in kinds. */
 function metadataCauses(obj: ApiObject): StatusCause[] {
+  const known = checkedMetadata.get(obj);
+  if (known) return [...known];
   return obj.metadata === undefined ? [] : checkSchema(obj.metadata, objectMetaSchema(), { prune: false, required: false, path: 'metadata' }).causes;
 }
 

@@ -87,10 +87,18 @@ function check(value: unknown, s: Schema, path: string, out: StatusCause[], old:
   if (isObject(value)) objectCheck(value, s, path, out, old);
 }
 
+/** Characters (code points) of a string, counted only where UTF-16 units leave the answer open. */
+function longerThan(value: string, max: number): boolean {
+  if (value.length <= max) return false;
+  if (value.length > 2 * max) return true;
+  let n = 0;
+  for (const _ of value) if (++n > max) return true;
+  return false;
+}
+
 function stringCheck(value: string, s: Schema, path: string, out: StatusCause[]): void {
-  const length = s.maxLength !== undefined || s.minLength !== undefined ? [...value].length : 0;
-  if (typeof s.maxLength === 'number' && length > s.maxLength) out.push(tooLong(path, s.maxLength));
-  if (typeof s.minLength === 'number' && length < s.minLength) out.push(invalid(path, value, `${path} ${IN} should be at least ${s.minLength} chars long`));
+  if (typeof s.maxLength === 'number' && longerThan(value, s.maxLength)) out.push(tooLong(path, s.maxLength));
+  if (typeof s.minLength === 'number' && !longerThan(value, s.minLength - 1)) out.push(invalid(path, value, `${path} ${IN} should be at least ${s.minLength} chars long`));
   if (typeof s.pattern === 'string') {
     const re = schemaPattern(s.pattern);
     if (re && !re.test(value)) out.push(invalid(path, value, `${path} ${IN} should match '${s.pattern}'`));
@@ -167,6 +175,7 @@ function objectCheck(value: Record<string, unknown>, s: Schema, path: string, ou
 
 /** allOf, anyOf, oneOf and not: value validations over the same value. */
 function composition(value: unknown, s: Schema, path: string, out: StatusCause[], old: Old): void {
+  if (s.allOf === undefined && s.anyOf === undefined && s.oneOf === undefined && s.not === undefined) return;
   const label = JSON.stringify(path);
   for (const sub of schemas(s.allOf)) check(value, sub, path, out, old);
   const anyOf = schemas(s.anyOf);

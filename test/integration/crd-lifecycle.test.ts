@@ -238,6 +238,16 @@ describe('CustomResourceDefinition lifecycle: names, Established, Terminating an
       await switchWebhook({ url: 'https://127.0.0.1:1/convert' }, (r) => r.status === 500 && r.body.message.includes('ECONNREFUSED'));
     });
 
+    it('a caBundle that holds no certificate keeps the CRD from being established', async () => {
+      const bad = crd('badca.example.com', { plural: 'things', kind: 'Thing' }, { conversion: conversion({ url: W.url(), caBundle: Buffer.from('not a certificate').toString('base64') }) }) as any;
+      bad.spec.versions = [{ name: 'v1', served: true, storage: true, schema }, { name: 'v2', served: true, storage: false, schema }];
+      expect((await c.request('POST', CRDS, { body: bad })).status).to.equal(201);
+      let refused: any;
+      expect(await waitFor(async () => { refused = await get('things.badca.example.com'); return condition(refused, 'Established')?.reason === 'InvalidCABundle'; }, 5000)).to.equal(true);
+      expect(condition(refused, 'Established')).to.include({ status: 'False', message: 'The conversion webhook CABundle is invalid' });
+      expect(condition(refused, 'NamesAccepted').status).to.equal('True');
+    });
+
     it('a service reference reaches the webhook through the Service\'s EndpointSlice', async () => {
       const svc = { metadata: { name: 'conv' }, spec: { ports: [{ name: 'https', port: 443, targetPort: W.port }] } };
       expect((await c.request('POST', '/api/v1/namespaces/default/services', { body: svc })).status).to.equal(201);
