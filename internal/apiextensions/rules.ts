@@ -55,7 +55,16 @@ export interface RulesCompilation {
   readonly causes: StatusCause[];
 }
 
+/** How a schema's rules are compiled. */
+export interface RulesOptions {
+  /** The schema is a resource's root (default true). */
+  readonly resourceRoot?: boolean;
+  /** The rules are already stored (an update that keeps the version's schema): no per-rule cost limit, every release's features. */
+  readonly stored?: boolean;
+}
+
 interface Context {
+  readonly stored: boolean;
   readonly causes: StatusCause[];
   readonly costs: { path: string; cost: number }[];
 }
@@ -72,10 +81,10 @@ interface Place {
 
 const at = (path: string, child: string): string => (path ? `${path}.${child}` : child);
 
-/** Compiles every rule of a (normalized) schema once; `resourceRoot` (default true): the schema is a resource's. */
-export function compileRules(schema: Schema, resourceRoot = true): RulesCompilation {
-  const ctx: Context = { causes: [], costs: [] };
-  const root = node(schema, { path: '', cardinality: 1, resourceRoot }, ctx);
+/** Compiles every rule of a (normalized) schema once. */
+export function compileRules(schema: Schema, opts: RulesOptions = {}): RulesCompilation {
+  const ctx: Context = { stored: opts.stored ?? false, causes: [], costs: [] };
+  const root = node(schema, { path: '', cardinality: 1, resourceRoot: opts.resourceRoot ?? true }, ctx);
   const total = ctx.costs.reduce((sum, c) => sum + c.cost, 0);
   if (total > STATIC_ESTIMATED_CRD_COST_LIMIT) {
     const costliest = [...ctx.costs].sort((a, b) => b.cost - a.cost).slice(0, MOST_EXPENSIVE);
@@ -165,7 +174,7 @@ function ruleShape(r: Rule, path: string, s: Schema): StatusCause[] {
 }
 
 function compileRule(r: Rule, s: Schema, path: string, place: Place, cardinality: number, ctx: Context): CompiledRule | undefined {
-  const options = { schema: s, resourceRoot: place.resourceRoot, optionalOldSelf: r.optionalOldSelf === true };
+  const options = { schema: s, resourceRoot: place.resourceRoot, optionalOldSelf: r.optionalOldSelf === true, stored: ctx.stored };
   const program = compileExpression(r.rule!, options, `${path}.rule`, r, 'compilation failed: ', ctx);
   if (!program) return undefined;
   if (program.outputType !== 'bool') {
@@ -173,7 +182,7 @@ function compileRule(r: Rule, s: Schema, path: string, place: Place, cardinality
     return undefined;
   }
   const cost = estimated(program) * cardinality;
-  if (cost > STATIC_ESTIMATED_COST_LIMIT) ctx.causes.push(forbidden(`${path}.rule`, costMessage('estimated rule cost', cost, STATIC_ESTIMATED_COST_LIMIT)));
+  if (cost > STATIC_ESTIMATED_COST_LIMIT && !ctx.stored) ctx.causes.push(forbidden(`${path}.rule`, costMessage('estimated rule cost', cost, STATIC_ESTIMATED_COST_LIMIT)));
   ctx.costs.push({ path: `${path}.rule`, cost });
   const usesOldSelf = program.references('oldSelf');
   if (usesOldSelf && place.uncorrelatable !== undefined) {
@@ -189,7 +198,7 @@ function compileRule(r: Rule, s: Schema, path: string, place: Place, cardinality
       message = undefined;
     } else if (message) {
       const messageCost = estimated(message);
-      if (messageCost > STATIC_ESTIMATED_COST_LIMIT) {
+      if (messageCost > STATIC_ESTIMATED_COST_LIMIT && !ctx.stored) {
         ctx.causes.push(forbidden(`${path}.messageExpression`, costMessage('estimated messageExpression cost', messageCost, STATIC_ESTIMATED_COST_LIMIT)));
       }
       ctx.costs.push({ path: `${path}.messageExpression`, cost: messageCost });

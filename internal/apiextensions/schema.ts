@@ -27,7 +27,8 @@ export interface CompiledVersionSchema extends VersionSchema {
 /** Compiles one `spec.versions[*].schema.openAPIV3Schema` (x-kubernetes-* extensions read as x-svc-*). */
 export function compileVersionSchema(openAPIV3Schema: Schema): CompiledVersionSchema {
   const schema = normalizeSchema(openAPIV3Schema);
-  const rules = compileRules(schema);
+  // Served schemas passed CRD validation: their rules compile as stored ones (whatever features they use).
+  const rules = compileRules(schema, { stored: true });
   const statusSchema = schema.properties?.status;
 
   const check = (obj: ApiObject, old: ApiObject | undefined, value: unknown, oldValue: unknown, s: Schema | undefined, path: string): StatusCause[] => {

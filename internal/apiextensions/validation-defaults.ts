@@ -41,7 +41,7 @@ function checkDefault(s: Schema, at: string, embedded: boolean): StatusCause[] {
   if (markers.length) return under(at, markers);
   const values = validateValue(value, s, '');
   if (values.length) return under(at, values);
-  const rules = compileRules(s, embedded);
+  const rules = compileRules(s, { resourceRoot: embedded });
   // As an update that keeps the default (transition rules), then as a create (every other rule).
   return rules.root ? under(at, [...evaluateRules(rules.root, value, value), ...evaluateRules(rules.root, value, undefined)]) : [];
 }

@@ -94,10 +94,11 @@ function specCauses(spec: Obj, old: ApiObject | undefined): StatusCause[] {
   if (spec.preserveUnknownFields === true && versions.some((v) => hasDefaults(schemaOf(v)))) {
     out.push(invalid('spec.preserveUnknownFields', true, 'must be false in order to use defaults in the schema'));
   }
-  out.push(...versionsCauses(versions, top));
+  out.push(...versionsCauses(versions, top, objects(asObj(old?.spec)?.versions)));
   out.push(...namesCauses(asObj(spec.names) ?? {}, 'spec.names', true));
   if (top.schema && schemaOf(versions[0])) {
-    out.push(...validateSchemaOfVersion(schemaOf(versions[0]), versions.some((v) => statusEnabled(v.subresources)), 'spec.validation'));
+    const unchanged = objects(asObj(old?.spec)?.versions).some((v) => deepEqual(schemaOf(v), schemaOf(versions[0])));
+    out.push(...validateSchemaOfVersion(schemaOf(versions[0]), versions.some((v) => statusEnabled(v.subresources)), 'spec.validation', unchanged));
   }
   if (top.subresources) out.push(...validateSubresources(asObj(versions[0]?.subresources), schemaOf(versions[0]), 'spec.subresources'));
   if (top.columns) objects(versions[0]?.additionalPrinterColumns).forEach((c, i) => out.push(...validateColumn(c, `spec.additionalPrinterColumns[${i}]`)));
@@ -109,7 +110,7 @@ function specCauses(spec: Obj, old: ApiObject | undefined): StatusCause[] {
   return out;
 }
 
-function versionsCauses(versions: Obj[], top: Hoisted): StatusCause[] {
+function versionsCauses(versions: Obj[], top: Hoisted, oldVersions: Obj[]): StatusCause[] {
   const out: StatusCause[] = [];
   const seen = new Set<unknown>();
   let unique = true;
@@ -119,7 +120,8 @@ function versionsCauses(versions: Obj[], top: Hoisted): StatusCause[] {
     seen.add(v.name);
     out.push(...dns1035Label(`${at}.name`, str(v.name) ?? ''));
     out.push(...validateDeprecationWarning(v, at));
-    if (!top.schema) out.push(...validateSchemaOfVersion(schemaOf(v), statusEnabled(v.subresources), `${at}.schema`));
+    const unchanged = oldVersions.some((o) => o.name === v.name && deepEqual(schemaOf(o), schemaOf(v)));
+    if (!top.schema) out.push(...validateSchemaOfVersion(schemaOf(v), statusEnabled(v.subresources), `${at}.schema`, unchanged));
     if (!top.subresources) out.push(...validateSubresources(asObj(v.subresources), schemaOf(v), `${at}.subresources`));
     if (!top.columns) objects(v.additionalPrinterColumns).forEach((c, j) => out.push(...validateColumn(c, `${at}.additionalPrinterColumns[${j}]`)));
     if (!top.selectableFields && asList(v.selectableFields).length) {

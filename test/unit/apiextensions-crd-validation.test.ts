@@ -184,6 +184,19 @@ describe('CRD validation', () => {
     expect(validateCustomResourceDefinition(c)).to.deep.equal([]);
   });
 
+  it('lets an update keep a stored schema whose rules exceed the per-rule estimated cost', () => {
+    // Some 14 million: over the per-rule limit, under the schema's total.
+    const costly = (c: ApiObject) => { specProps(c).l = { type: 'array', maxItems: 1000, items: { type: 'string', maxLength: 100 }, 'x-svc-validations': [] }; };
+    const limit = (c: ApiObject) => { specProps(c).l['x-svc-validations'] = [{ rule: 'self.all(x, self.all(y, x == y))' }]; };
+    const old = crd();
+    costly(old);
+    limit(old);
+    const next = structuredClone(old);
+    (next.spec as Obj).names.shortNames = ['wd'];
+    expect(fields(validateCustomResourceDefinition(next))).to.include(`${ROOT}.properties[spec].properties[l].x-svc-validations[0].rule FieldValueForbidden`);
+    expect(validateCustomResourceDefinition(next, old)).to.deep.equal([]);
+  });
+
   it('keeps group and plural, and once Established scope and kind, on update', () => {
     const old = crd();
     old.status = { conditions: [{ type: 'Established', status: 'True' }] };
