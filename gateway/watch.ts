@@ -190,6 +190,7 @@ class WatchStream {
   private queuedBytes = 0;
   /** Since when the client has left what it was sent unread (performance.now()); undefined while it keeps up. */
   private blockedSince: number | undefined;
+  private unreadWhenBlocked = 0;
   private ended = false;
   /** Wakes a catch-up waiting for the client once the watch is over. */
   private wake?: () => void;
@@ -254,14 +255,20 @@ class WatchStream {
    * for its socket to drain, and a client that reads nothing for STALL_MS meanwhile is let go. */
   flush(): void {
     if (this.ended) return;
-    const res = this.r.ctx.res;
-    if (!this.pending && res.writableNeedDrain) this.blockedSince ??= performance.now();
-    if (this.blockedSince !== undefined) {
-      const waiting = this.queue.length > 0 || (this.pending?.length ?? 0) > 0;
-      if (waiting && performance.now() - this.blockedSince > STALL_MS) this.tooSlow();
+    if (this.blockedSince === undefined && (this.pending || !this.r.ctx.res.writableNeedDrain)) {
+      if (!this.pending) this.writeQueued();
       return;
     }
-    if (!this.pending) this.writeQueued();
+    this.blocked();
+    const waiting = this.queue.length > 0 || (this.pending?.length ?? 0) > 0;
+    if (waiting && performance.now() - this.blockedSince! > STALL_MS) this.tooSlow();
+  }
+
+  /** Notes that the client has much unread; the clock restarts whenever it reads some. */
+  private blocked(): void {
+    const unread = this.r.ctx.res.writableLength;
+    if (this.blockedSince === undefined || unread < this.unreadWhenBlocked) this.blockedSince = performance.now();
+    this.unreadWhenBlocked = unread;
   }
 
   schedule(params: WatchParams, hub: WatchHub, unregister: () => void): void {
@@ -345,7 +352,7 @@ class WatchStream {
     const res = this.r.ctx.res;
     if (this.queuedBytes >= CATCH_UP_WRITE_BYTES) this.writeQueued();
     if (res.writableLength > CATCH_UP_UNREAD_BYTES && !this.ended) {
-      this.blockedSince ??= performance.now();
+      this.blocked();
       const progressed = await new Promise<boolean>((resolve) => {
         const settle = (ok: boolean) => { clearTimeout(timer); res.off('drain', onward); res.off('close', onward); this.wake = undefined; resolve(ok); };
         const onward = () => settle(true);
