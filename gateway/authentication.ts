@@ -42,16 +42,13 @@ function dropCredentialHeaders(req: IncomingMessage, names: string[]): void {
   }
 }
 
-/** The middleware: ctx.state.user is the caller (or whom it impersonates); a refusal is 401. */
-export function authenticate(backends: Backends) {
-  return async (ctx: Koa.ParameterizedContext<{ user: UserInfo }>, next: Koa.Next): Promise<void> => {
-    const res = await backends.authenticate({
-      headers: distinctHeaders(ctx.req), peerCertificates: peerCertificates(ctx.req), remoteAddress: ctx.ip, audiences: [], path: ctx.path,
-    });
-    for (const warning of res.warnings) addWarning(ctx, warning);
-    if (!res.authenticated || !res.user) throw unauthorized();
-    dropCredentialHeaders(ctx.req, res.credentialHeaders);
-    ctx.state.user = await impersonatedUser(ctx, backends, res.user);
-    await next();
-  };
+/** The caller (or whom it impersonates); a refusal is 401. */
+export async function authenticateRequest(ctx: Koa.Context, backends: Backends): Promise<UserInfo> {
+  const res = await backends.authenticate({
+    headers: distinctHeaders(ctx.req), peerCertificates: peerCertificates(ctx.req), remoteAddress: ctx.ip, audiences: [], path: ctx.path,
+  });
+  for (const warning of res.warnings) addWarning(ctx, warning);
+  if (!res.authenticated || !res.user) throw unauthorized();
+  dropCredentialHeaders(ctx.req, res.credentialHeaders);
+  return impersonatedUser(ctx, backends, res.user);
 }

@@ -2,8 +2,8 @@
 import type Koa from 'koa';
 import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { isObject } from '../internal/apimachinery/meta.js';
-import { badRequest, requestEntityTooLarge } from '../internal/apimachinery/status.js';
-import { decodeBody } from './negotiation.js';
+import { badRequest, requestEntityTooLarge, unsupportedMediaType } from '../internal/apimachinery/status.js';
+import { MEDIA_CBOR, decodeBody, isProtobuf } from './negotiation.js';
 import { checkDeleteOptionTypes } from './deleteoptions.js';
 import { cborEnabled } from './respond.js';
 import type { DeleteOptions } from './store/strategy.js';
@@ -46,6 +46,12 @@ export async function readObject(ctx: Koa.Context): Promise<{ obj: ApiObject; du
   const body = decodeBody(raw, ctx.get('Content-Type') || undefined, cborEnabled(ctx), duplicates);
   if (!isObject(body)) throw badRequest('the request body must be an object');
   return { obj: body as ApiObject, duplicates };
+}
+
+/** A custom kind has no Protobuf form: a body in it is refused (415) with the types the kind does read. */
+export function refuseProtobufBody(ctx: Koa.Context): void {
+  const type = (ctx.get('Content-Type') || '').split(';')[0].trim().toLowerCase();
+  if (isProtobuf(type)) throw unsupportedMediaType(type, ['application/json', 'application/yaml', ...(cborEnabled(ctx) ? [MEDIA_CBOR] : [])]);
 }
 
 /** `dryRun=All` (or no value) asks for a dry run; any other value is a 400. */

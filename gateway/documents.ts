@@ -1,7 +1,7 @@
 // The non-resource documents of the API: /version, legacy and aggregated discovery,
-// OpenAPI v2 and v3. The registry does not change while the server runs, so each
-// document is built and serialized once, and answered with an ETag (304 when the
-// client already holds it).
+// OpenAPI v2 and v3. Each document is built and serialized once (again after the
+// registry's kinds change, as CustomResourceDefinitions come and go), and answered
+// with an ETag (304 when the client already holds it).
 import type Koa from 'koa';
 import { createHash } from 'node:crypto';
 import type { Registry } from '../internal/registry/index.js';
@@ -27,7 +27,12 @@ export class Documents {
   private readonly built = new Map<string, unknown>();
 
   /** `upstreamNames`: renamed groups are listed under their upstream spelling too. */
-  constructor(private readonly registry: Registry, private readonly upstreamNames: boolean) {}
+  constructor(private readonly registry: Registry, private readonly upstreamNames: boolean) {
+    registry.onChange(() => {
+      this.cache.clear();
+      this.built.clear();
+    });
+  }
 
   /** Answers a GET of a non-resource path; false when no document lives there. */
   serve(ctx: Koa.Context, serverAddress: string): boolean {

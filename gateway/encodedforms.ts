@@ -12,10 +12,10 @@ export class EncodedForms {
   constructor(private readonly budgetBytes: number) {}
 
   /** The object's encoding in `form`, made by `encode` when not kept. */
-  get(json: string, form: string, encode: () => Buffer): Buffer {
+  get(json: string, form: string, encode: (json: string) => Buffer): Buffer {
     const kept = this.forms.get(json);
     if (kept?.form === form) return kept.bytes;
-    const bytes = encode();
+    const bytes = encode(json);
     const cost = bytes.length + json.length;
     if (cost > this.budgetBytes) return bytes;
     if (kept) this.evict(json, kept.bytes);

@@ -9,7 +9,7 @@ import { enforceFieldValidation, fieldValidationOf, unknownFields } from './fiel
 import type { Backends } from './backends.js';
 import type { ResourceRequest } from './context.js';
 import { listObjects } from './reads.js';
-import { readDeleteOptions, readObject } from './body.js';
+import { readDeleteOptions, readObject, refuseProtobufBody } from './body.js';
 import { writeList, writeObject, writeBody, formatOf, presentedStatus } from './respond.js';
 import { checkUpdatePreconditions } from './store/strategy.js';
 import { updateManager } from './managers.js';
@@ -63,6 +63,7 @@ export function checkTypeAndScope(r: ResourceRequest, obj: ApiObject): void {
  * store's schema walk finds, with the fields the body repeats. */
 async function readChecked(r: ResourceRequest): Promise<{ obj: ApiObject; unknownFields: (paths: string[]) => void }> {
   const directive = fieldValidationOf(r.query);
+  if (r.def.custom) refuseProtobufBody(r.ctx);
   const { obj, duplicates } = await readObject(r.ctx);
   checkTypeAndScope(r, obj);
   return { obj, unknownFields: (paths) => enforceFieldValidation(r.ctx, directive, paths, duplicates) };
@@ -70,6 +71,7 @@ async function readChecked(r: ResourceRequest): Promise<{ obj: ApiObject; unknow
 
 export async function createObject(r: ResourceRequest, backends: Backends): Promise<void> {
   const opts = writeOptions(r);
+  if (r.def.terminating) throw new StatusError(405, 'MethodNotAllowed', 'create not allowed while custom resource definition is terminating');
   const { obj, unknownFields: answerUnknown } = await readChecked(r);
   if (r.def.namespaced && !r.info.namespace) throw badRequest('the namespace of the object is required');
   if (r.def.ephemeral) {

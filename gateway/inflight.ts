@@ -1,7 +1,6 @@
 // Overload protection as upstream's max-in-flight filter: at most so many read-only
 // and so many mutating requests are served at once; one more is answered 429 with
 // Retry-After. Long-running requests (watches, streams) hold no slot.
-import type Koa from 'koa';
 import type { Counter, Gauge } from 'prom-client';
 import { tooManyRequests } from '../internal/apimachinery/status.js';
 import { GROUP_MASTERS } from '../internal/names/index.js';
@@ -46,25 +45,24 @@ export class InflightLimiter {
     this.publish();
   }
 
-  /** Needs the request's info and user (after authentication, before authorization, as upstream). */
-  middleware() {
-    return async (ctx: Koa.Context, next: Koa.Next): Promise<void> => {
-      const info = ctx.state.info as RequestInfo;
-      if (isLongRunning(info)) return next();
-      const kind = requestKindOf(info);
-      const limit = this.limits[kind];
-      if (limit > 0 && this.current[kind] >= limit && !isPrivileged(ctx.state.user as UserInfo | undefined)) {
-        this.metrics.dropped.inc({ request_kind: kind });
-        ctx.state.terminated = true;
-        throw tooManyRequests();
-      }
-      this.track(kind, 1);
-      try {
-        await next();
-      } finally {
-        this.track(kind, -1);
-      }
-    };
+  /** Takes a slot for a request (after authentication, before authorization, as upstream): its kind, to give
+   * back with `leave`, or undefined for a long-running request, which needs none. 429 when none is free, marking
+   * the request's `state` as terminated. */
+  enter(info: RequestInfo, user: UserInfo | undefined, state: { terminated?: boolean }): RequestKind | undefined {
+    if (isLongRunning(info)) return undefined;
+    const kind = requestKindOf(info);
+    const limit = this.limits[kind];
+    if (limit > 0 && this.current[kind] >= limit && !isPrivileged(user)) {
+      this.metrics.dropped.inc({ request_kind: kind });
+      state.terminated = true;
+      throw tooManyRequests();
+    }
+    this.track(kind, 1);
+    return kind;
+  }
+
+  leave(kind: RequestKind): void {
+    this.track(kind, -1);
   }
 
   private track(kind: RequestKind, delta: number): void {

@@ -48,23 +48,17 @@ export class GatewayMetrics {
     for (const kind of ['readOnly', 'mutating']) this.dropped.inc({ request_kind: kind }, 0);
   }
 
-  /** Counts and times every request; requests the server cut short (429, 504) count as terminations too. */
-  middleware() {
-    return async (ctx: Koa.Context, next: Koa.Next): Promise<void> => {
-      const started = process.hrtime.bigint();
-      try {
-        await next();
-      } finally {
-        const labels = this.labelsOf(ctx.state.info as RequestInfo | undefined, ctx);
-        const code = String(ctx.status);
-        this.requests.inc({ ...labels, code });
-        if (ctx.state.terminated) {
-          const { dry_run: _dryRun, ...termination } = labels;
-          this.terminations.inc({ ...termination, code });
-        }
-        if (labels.verb !== 'WATCH') this.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
-      }
-    };
+  /** Counts and times a request that began at `started` (performance.now()); requests the server cut short
+   * (429, 504) count as terminations too. */
+  record(ctx: Koa.Context, started: number): void {
+    const labels = this.labelsOf(ctx.state.info as RequestInfo | undefined, ctx);
+    const code = String(ctx.status);
+    this.requests.inc({ ...labels, code });
+    if (ctx.state.terminated) {
+      const { dry_run: _dryRun, ...termination } = labels;
+      this.terminations.inc({ ...termination, code });
+    }
+    if (labels.verb !== 'WATCH') this.latency.observe(labels, (performance.now() - started) / 1000);
   }
 
   /** The gateway's metrics followed by those of the services (`services` answers their text). */

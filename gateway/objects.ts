@@ -42,6 +42,22 @@ export class Objects {
     return encodeStored(this.def.toStorage ? this.def.toStorage(obj) : obj);
   }
 
+  /** As encode, also for a kind whose conversion takes a call. */
+  async storedForm(obj: ApiObject): Promise<Buffer> {
+    if (!this.def.convert) return this.encode(obj);
+    const [stored] = await this.def.convert([obj], apiVersionOf(this.def.group, this.def.storageVersion ?? this.def.version));
+    return encodeStored(stored);
+  }
+
+  /** Objects decoded from storage as objects of this version, for a kind whose conversion takes a call; others are already. */
+  async inVersion(objs: ApiObject[]): Promise<ApiObject[]> {
+    return this.def.convert && objs.length ? this.def.convert(objs, this.apiVersion) : objs;
+  }
+
+  private async one(obj: ApiObject): Promise<ApiObject> {
+    return this.def.convert ? (await this.inVersion([obj]))[0] : obj;
+  }
+
   /** A stored value as an object of this version. */
   decode(kv: KeyValue, revision = kv.modRevision): ApiObject {
     return this.written(kv.value, revision);
@@ -71,12 +87,8 @@ export class Objects {
 
   /** The stored object; `allowCached` accepts any state at least as new as `revision` from storage's memory. */
   async get(namespace: string, name: string, revision = 0, allowCached = false): Promise<{ obj: ApiObject; kv: KeyValue; revision: number }> {
-    try {
-      const res = await this.storage.get(this.key(namespace, name), revision, { allowCached });
-      return { obj: this.decode(res.kv!), kv: res.kv!, revision: res.revision };
-    } catch (err) {
-      throw storageError(err, this.gr, name);
-    }
+    const res = await this.storage.get(this.key(namespace, name), revision, { allowCached }).catch((err) => { throw storageError(err, this.gr, name); });
+    return { obj: await this.one(this.decode(res.kv!)), kv: res.kv!, revision: res.revision };
   }
 
   /** The stored object, or undefined when there is none. */
@@ -88,35 +100,27 @@ export class Objects {
   }
 
   /** Creates obj; `encoded` is its stored form when the caller has it already. */
-  async create(obj: ApiObject, encoded = this.encode(obj)): Promise<ApiObject> {
+  async create(obj: ApiObject, encoded?: Buffer): Promise<ApiObject> {
     const meta = obj.metadata!;
-    try {
-      const res = await this.storage.create(this.key(meta.namespace ?? '', meta.name!), encoded, meta.uid ?? '');
-      return this.written(encoded, res.kv!.modRevision);
-    } catch (err) {
-      throw storageError(err, this.gr, meta.name!);
-    }
+    const stored = encoded ?? await this.storedForm(obj);
+    const res = await this.storage.create(this.key(meta.namespace ?? '', meta.name!), stored, meta.uid ?? '')
+      .catch((err) => { throw storageError(err, this.gr, meta.name!); });
+    return this.one(this.written(stored, res.kv!.modRevision));
   }
 
   /** Writes obj if the stored object is still at expectedRevision; `encoded` as for create. */
-  async update(obj: ApiObject, expectedRevision: number, encoded = this.encode(obj)): Promise<ApiObject> {
+  async update(obj: ApiObject, expectedRevision: number, encoded?: Buffer): Promise<ApiObject> {
     const meta = obj.metadata!;
-    try {
-      const res = await this.storage.update(this.key(meta.namespace ?? '', meta.name!), encoded, { modRevision: expectedRevision });
-      return this.written(encoded, res.kv!.modRevision);
-    } catch (err) {
-      throw storageError(err, this.gr, meta.name!);
-    }
+    const stored = encoded ?? await this.storedForm(obj);
+    const res = await this.storage.update(this.key(meta.namespace ?? '', meta.name!), stored, { modRevision: expectedRevision })
+      .catch((err) => { throw storageError(err, this.gr, meta.name!); });
+    return this.one(this.written(stored, res.kv!.modRevision));
   }
 
   /** Removes the object if it is still at expectedRevision; answers it as last stored. */
   async delete(namespace: string, name: string, expectedRevision: number): Promise<ApiObject> {
-    try {
-      const res = await this.storage.delete(this.key(namespace, name), { modRevision: expectedRevision });
-      return this.decode(res.kv!);
-    } catch (err) {
-      throw storageError(err, this.gr, name);
-    }
+    const res = await this.storage.delete(this.key(namespace, name), { modRevision: expectedRevision }).catch((err) => { throw storageError(err, this.gr, name); });
+    return this.one(this.decode(res.kv!));
   }
 
   /** Removes the object if it is still as written (at its resourceVersion); gone or changed since is no failure. */

@@ -3,12 +3,15 @@
 // definitions; each `x-svc-*` marker is also given in the upstream spelling that
 // kubectl reads (`x-kubernetes-group-version-kind`, patch markers). The upstream
 // spelling of a renamed group is derived from ours: the same paths and schemas, its
-// name in path prefixes and group-version-kind markers.
+// name in path prefixes and group-version-kind markers. Kinds of CustomResourceDefinitions
+// publish the definitions and paths their CRD version describes.
 import { createHash } from 'node:crypto';
 import type { KindDef, Registry } from '../internal/registry/index.js';
 import { definitions, definitionNameFor, type Schema } from '../internal/registry/openapi.js';
 import { extension, isRenamedGroup, upstreamGroup } from '../internal/names/index.js';
 import { SERVED_RELEASE, type GroupView } from './discovery.js';
+import { customDefinitions, publishedSchema } from '../internal/apiextensions/openapi.js';
+import { customPaths, pathDefinitions } from '../internal/apiextensions/openapipaths.js';
 
 const OWN_PREFIX = extension('');
 const UPSTREAM_PREFIX = 'x-kubernetes-';
@@ -30,8 +33,8 @@ function exportSchema(schema: unknown, refPrefix: string): unknown {
   return out;
 }
 
-/** The names of the definitions a set of definitions refers to, transitively. */
-function reachable(roots: string[]): Set<string> {
+/** The names of the definitions a set of definitions (and schemas not among them) refers to, transitively. */
+function reachable(roots: string[], schemas: unknown[] = []): Set<string> {
   const all = definitions();
   const seen = new Set<string>();
   const visit = (node: unknown): void => {
@@ -45,10 +48,36 @@ function reachable(roots: string[]): Set<string> {
     }
   };
   for (const r of roots) if (all[r]) { seen.add(r); visit(all[r]); }
+  schemas.forEach(visit);
   return seen;
 }
 
 const gvkOf = (k: KindDef) => ({ group: k.group, version: k.version, kind: k.kind });
+
+/** A kind a CustomResourceDefinition serves: the definitions (its schema() is the published one) and paths of its version. */
+interface CustomKind {
+  definitions(v2: boolean): Record<string, Schema>;
+  paths(v3: boolean): Record<string, unknown>;
+  /** Definitions its paths refer to. */
+  refs: string[];
+}
+
+function customKind(k: KindDef): CustomKind | undefined {
+  if (!k.custom) return undefined;
+  const names = { ...gvkOf(k), listKind: k.listKind ?? `${k.kind}List`, plural: k.resource };
+  const schema = k.schema() ?? publishedSchema(names, undefined);
+  const subresources = { status: Boolean(k.subresources?.includes('status')), scale: Boolean(k.subresources?.includes('scale')) };
+  return {
+    definitions: (v2) => customDefinitions(names, schema, v2),
+    paths: (v3) => exportSchema(customPaths(names, k.namespaced, subresources, v3, V2_REF), v3 ? V3_REF : V2_REF) as Record<string, unknown>,
+    refs: pathDefinitions(subresources.scale),
+  };
+}
+
+/** The paths of a kind, built-in or custom. */
+const kindPaths = (k: KindDef, v3: boolean): Record<string, unknown> =>
+  customKind(k)?.paths(v3) ?? pathsOf(k, (n) => ({ $ref: (v3 ? V3_REF : V2_REF) + n }), v3);
+
 const param = (name: string, type = 'string') => ({ name, in: 'query', schema: { type }, uniqueItems: true });
 const WRITE_PARAMS = [param('dryRun'), param('fieldManager'), param('fieldValidation')];
 
@@ -105,9 +134,9 @@ function upstreamPaths(paths: Record<string, unknown>): Record<string, unknown> 
 /** The Swagger 2.0 document; with upstream names, the aliases' paths too and each renamed kind's schema
  * marked with both group-version-kinds (as upstream marks a schema served in several groups). */
 export function openapiV2(registry: Registry, upstreamNames: boolean): unknown {
-  const all = definitions();
+  const all = { ...definitions(), ...Object.assign({}, ...registry.all().map((k) => customKind(k)?.definitions(true))) as Record<string, Schema> };
   let defs: Record<string, unknown> = Object.fromEntries(Object.entries(all).map(([name, s]) => [name, exportSchema(s, V2_REF)]));
-  let paths: Record<string, unknown> = Object.assign({}, ...registry.all().map((k) => pathsOf(k, (n) => ({ $ref: V2_REF + n }), false)));
+  let paths: Record<string, unknown> = Object.assign({}, ...registry.all().map((k) => kindPaths(k, false)));
   if (upstreamNames) {
     defs = mapMarkers(defs, withUpstream) as Record<string, unknown>;
     paths = { ...paths, ...upstreamPaths(paths) };
@@ -128,9 +157,12 @@ interface V3Document {
 export function openapiV3Document(registry: Registry, group: string, version: string): V3Document | undefined {
   const kinds = registry.inGroupVersion(group, version);
   if (kinds.length === 0) return undefined;
-  const roots = kinds.map((k) => definitionNameFor(gvkOf(k))).filter((n): n is string => Boolean(n));
-  const schemas = Object.fromEntries([...reachable(roots)].map((n) => [n, exportSchema(definitions()[n], V3_REF) as Schema]));
-  const paths = Object.assign({}, ...kinds.map((k) => pathsOf(k, (n) => ({ $ref: V3_REF + n }), true)));
+  const custom = kinds.map(customKind).filter((c): c is CustomKind => c !== undefined);
+  const own: Record<string, Schema> = Object.assign({}, ...custom.map((c) => c.definitions(false)));
+  const roots = [...kinds.map((k) => definitionNameFor(gvkOf(k))).filter((n): n is string => Boolean(n)), ...custom.flatMap((c) => c.refs)];
+  const found = Object.fromEntries([...reachable(roots, Object.values(own))].map((n) => [n, definitions()[n]]));
+  const schemas = Object.fromEntries(Object.entries({ ...found, ...own }).map(([n, s]) => [n, exportSchema(s, V3_REF) as Schema]));
+  const paths = Object.assign({}, ...kinds.map((k) => kindPaths(k, true)));
   return { openapi: '3.0.0', info: { title: 'svc-apiserver', version: SERVED_RELEASE.gitVersion }, paths, components: { schemas } };
 }
 

@@ -18,6 +18,7 @@ export async function getObject(r: ResourceRequest, backends: Backends): Promise
   if (cached) {
     const json = cached.get(r.objects.key(r.info.namespace, r.info.name));
     if (json === undefined) throw notFound(r.objects.gr, r.info.name);
+    if (r.def.convert) return writeObject(r.ctx, r.def, 200, (await r.objects.inVersion([decodeCached(r.def, json)]))[0]);
     return writeCachedObject(r.ctx, r.def, json);
   }
   const { obj } = await r.objects.get(r.info.namespace, r.info.name, plan.revision, servedFromCache(plan.mode));
@@ -80,7 +81,7 @@ interface Page {
 /** Reads a page of a collection, filtering by selectors until `limit` matches are found. */
 export async function listObjects(r: ResourceRequest, backends: Backends): Promise<ListResult> {
   const { cached, items, ...page } = await readPage(r, backends);
-  return { ...page, items: items ?? cached!.map(([, json]) => decodeCached(r.def, json)) };
+  return { ...page, items: await r.objects.inVersion(items ?? cached!.map(([, json]) => decodeCached(r.def, json))) };
 }
 
 async function readPage(r: ResourceRequest, backends: Backends): Promise<Page> {
@@ -148,6 +149,6 @@ export async function listCollection(r: ResourceRequest, backends: Backends): Pr
   const listMeta: Record<string, unknown> = { resourceVersion: String(page.revision) };
   if (page.continueAfter) listMeta.continue = encodeContinue(page.revision, page.continueAfter);
   if (page.remaining !== undefined) listMeta.remainingItemCount = page.remaining;
-  if (page.cached) writeCachedList(r.ctx, r.def, r.objects.apiVersion, page.cached.map(([, json]) => json), listMeta);
-  else writeList(r.ctx, r.def, r.objects.apiVersion, page.items!, listMeta);
+  if (page.cached && !r.def.convert) writeCachedList(r.ctx, r.def, r.objects.apiVersion, page.cached.map(([, json]) => json), listMeta);
+  else writeList(r.ctx, r.def, r.objects.apiVersion, await r.objects.inVersion(page.items ?? page.cached!.map(([, json]) => decodeCached(r.def, json))), listMeta);
 }

@@ -123,7 +123,10 @@ export function writeObject(ctx: Koa.Context, def: KindDef, status: number, obj:
   writeBody(ctx, status, body, format.mediaType);
 }
 
-/** Writes a list: `<Kind>List` with items stripped of their type, a Table, or the items' metadata. */
+/** The kind of a list of the kind's objects. */
+const listKindOf = (def: KindDef): string => def.listKind ?? `${def.kind}List`;
+
+/** Writes a list: `<Kind>List` (or the kind's listKind) with items stripped of their type, a Table, or the items' metadata. */
 export function writeList(ctx: Koa.Context, def: KindDef, apiVersion: string, items: ApiObject[], listMeta: Record<string, unknown>): void {
   const format = formatOf(ctx, def);
   if (format.as === 'PartialObjectMetadata') throw metadataMisfit(def, true);
@@ -134,7 +137,7 @@ export function writeList(ctx: Koa.Context, def: KindDef, apiVersion: string, it
     body = { kind: 'PartialObjectMetadataList', apiVersion: metaVersion, metadata: listMeta, items: items.map((o) => partialMetadata(o, metaVersion)) };
   } else {
     const bare = items.map(({ apiVersion: _a, kind: _k, ...rest }) => rest);
-    body = presented(ctx, { kind: `${def.kind}List`, apiVersion, metadata: listMeta, items: aliasOf(ctx) && def.spellGroups ? bare.map((o) => spelled(o, def)) : bare });
+    body = presented(ctx, { kind: listKindOf(def), apiVersion, metadata: listMeta, items: aliasOf(ctx) && def.spellGroups ? bare.map((o) => spelled(o, def)) : bare });
   }
   writeBody(ctx, 200, body, format.mediaType);
 }
@@ -176,7 +179,7 @@ export function writeCachedList(ctx: Koa.Context, def: KindDef, apiVersion: stri
     return writeProtobufList(ctx, def, apiVersion, items, listMeta, format.mediaType);
   }
   if (!rawJson(ctx, def, format)) return writeList(ctx, def, apiVersion, items.map((json) => decodeCached(def, json)), listMeta);
-  const head = `{${goEscape(JSON.stringify({ kind: `${def.kind}List`, apiVersion, metadata: listMeta })).slice(1, -1)},"items":[`;
+  const head = `{${goEscape(JSON.stringify({ kind: listKindOf(def), apiVersion, metadata: listMeta })).slice(1, -1)},"items":[`;
   const typeMeta = `"apiVersion":${JSON.stringify(apiVersion)},"kind":${JSON.stringify(def.kind)}`;
   ctx.status = 200;
   ctx.type = 'application/json';
@@ -189,10 +192,12 @@ const protobufItems = new EncodedForms(32 * 1024 * 1024);
 /** Writes a list in Protobuf: each item's message (kept, or encoded from its JSON), then the list around them. */
 function writeProtobufList(ctx: Koa.Context, def: KindDef, apiVersion: string, items: string[], listMeta: Record<string, unknown>, mediaType: string): void {
   const message = messageNameFor(apiVersion, def.kind)!;
-  const encoded = items.map((json) => protobufItems.get(json, message, () => encodeObject(decodeCached(def, json), message)));
+  const encode = (json: string) => encodeObject(decodeCached(def, json), message);
+  const encoded = new Array<Buffer>(items.length);
+  for (let i = 0; i < items.length; i++) encoded[i] = protobufItems.get(items[i], message, encode);
   ctx.status = 200;
   ctx.type = mediaType;
-  ctx.body = chunkedBody(encoded, encodeListPieces(apiVersion, `${def.kind}List`, listMeta, encoded, STREAM_CHUNK));
+  ctx.body = chunkedBody(encoded, encodeListPieces(apiVersion, listKindOf(def), listMeta, encoded, STREAM_CHUNK));
 }
 
 /** The chunks of a JSON list. */

@@ -8,9 +8,9 @@ const current = new AsyncLocalStorage<string>();
 /** Paths are logged only this far: they may be a megabyte long. */
 const LOGGED_PATH_CHARS = 200;
 
-/** Remembers, for everything a request sets off, which request it was. */
-export async function requestScope(ctx: Koa.Context, next: Koa.Next): Promise<void> {
-  await current.run(`${ctx.method} ${ctx.path.slice(0, LOGGED_PATH_CHARS)}`, next);
+/** Runs `serve(ctx)` remembering, for everything it sets off, which request it was. */
+export function requestScope<C extends Pick<Koa.Context, 'method' | 'path'>>(ctx: C, serve: (ctx: C) => Promise<void>): Promise<void> {
+  return current.run(`${ctx.method} ${ctx.path.slice(0, LOGGED_PATH_CHARS)}`, serve, ctx);
 }
 
 /** Logs stray errors instead of exiting. Stray errors carry no shared state of the gateway's

@@ -17,6 +17,8 @@ import { storeFor, writeOptions } from './stores.js';
 import { bindPod } from './binding.js';
 import { writeBody, writeObject, formatOf } from './respond.js';
 import { serveTokenRequest } from './tokenrequest.js';
+import type { KindDef } from '../internal/registry/index.js';
+import { setValueAt, valueAt } from '../internal/apiextensions/kinds.js';
 
 /** Routes a sub-resource request by name and verb; 405 for a verb it does not serve. */
 export async function serveSubresource(r: ResourceRequest, backends: Backends): Promise<void> {
@@ -70,16 +72,28 @@ function serveStatus(r: ResourceRequest, backends: Backends): Promise<void> {
   return r.info.verb === 'patch' ? patchObject(r, backends) : verbs.updateObject(r, backends);
 }
 
-/** The Scale view of an object with spec.replicas. */
-export function toScale(obj: ApiObject): ApiObject {
-  const spec = (obj.spec ?? {}) as { replicas?: number; selector?: unknown };
-  const status = (obj.status ?? {}) as { replicas?: number };
+/** Where a kind's Scale reads and writes: a custom kind's declared paths, spec.replicas for the built-in ones. */
+const BUILT_IN_SCALE = { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' };
+const scalePathsOf = (def: KindDef) => def.scalePaths ?? BUILT_IN_SCALE;
+const count = (v: unknown): number => (typeof v === 'number' ? v : 0);
+
+/** The selector of a Scale: a built-in kind's spec.selector, the text at a custom kind's labelSelectorPath. */
+function scaleSelector(def: KindDef, obj: ApiObject): string {
+  if (!def.scalePaths) return formatLabelSelector((obj.spec as { selector?: unknown } | undefined)?.selector);
+  const path = def.scalePaths.labelSelectorPath;
+  const selector = path ? valueAt(obj, path) : undefined;
+  return typeof selector === 'string' ? selector : '';
+}
+
+/** The Scale view of an object: its replicas and selector. */
+export function toScale(def: KindDef, obj: ApiObject): ApiObject {
+  const paths = scalePathsOf(def);
   const { name, namespace, uid, resourceVersion, creationTimestamp } = obj.metadata ?? {};
   return {
     kind: 'Scale', apiVersion: 'autoscaling/v1',
     metadata: { name, namespace, uid, resourceVersion, creationTimestamp },
-    spec: { replicas: spec.replicas ?? 0 },
-    status: { replicas: status.replicas ?? 0, selector: formatLabelSelector(spec.selector) },
+    spec: { replicas: count(valueAt(obj, paths.specReplicasPath)) },
+    status: { replicas: count(valueAt(obj, paths.statusReplicasPath)), selector: scaleSelector(def, obj) },
   };
 }
 
@@ -95,36 +109,37 @@ function replicasOf(r: ResourceRequest, scale: ApiObject): number {
 function fromScale(r: ResourceRequest) {
   return (scale: ApiObject, current: ApiObject): ApiObject => {
     const next = structuredClone(current);
-    next.spec = { ...(next.spec as object), replicas: replicasOf(r, scale) };
+    setValueAt(next, scalePathsOf(r.def).specReplicasPath, replicasOf(r, scale));
     return next;
   };
 }
 
-/** An applied Scale as an applied configuration of its object: only spec.replicas, which the manager then owns there. */
+/** An applied Scale as an applied configuration of its object: only the replicas, which the manager then owns there. */
 function scaleConfig(r: ResourceRequest) {
   return (scale: ApiObject, current: ApiObject): ApiObject => {
     const { apiVersion, kind, metadata } = current;
     const config: ApiObject = { apiVersion, kind, metadata: { name: metadata?.name, ...(metadata?.namespace ? { namespace: metadata.namespace } : {}) } };
-    if ((scale.spec as { replicas?: unknown } | undefined)?.replicas !== undefined) config.spec = { replicas: replicasOf(r, scale) };
+    if ((scale.spec as { replicas?: unknown } | undefined)?.replicas !== undefined) setValueAt(config, scalePathsOf(r.def).specReplicasPath, replicasOf(r, scale));
     return config;
   };
 }
 
-/** GET answers the Scale; PUT, PATCH and apply change spec.replicas, owned by the writer under the `scale` sub-resource. */
+/** GET answers the Scale; PUT, PATCH and apply change the replicas, owned by the writer under the `scale` sub-resource. */
 async function serveScale(r: ResourceRequest, backends: Backends): Promise<void> {
+  const view = (obj: ApiObject) => toScale(r.def, obj);
   if (r.info.verb === 'get') {
     const { obj } = await r.objects.get(r.info.namespace, r.info.name);
-    return writeBody(r.ctx, 200, toScale(obj), formatOf(r.ctx).mediaType);
+    return writeBody(r.ctx, 200, view(obj), formatOf(r.ctx).mediaType);
   }
   const opts = writeOptions(r);
   const write = r.info.verb === 'update'
     ? await readPartialUpdate(r, fromScale(r))
-    : await readPartialPatch(r, toScale, fromScale(r), scaleConfig(r));
+    : await readPartialPatch(r, view, fromScale(r), scaleConfig(r));
   const written = await storeFor(r, backends).update(r.info.namespace, r.info.name, (current) => {
     if (write.rv && write.rv !== current.metadata?.resourceVersion) throw staleConflict(r.objects.gr, r.info.name);
     return write.next(current);
   }, { ...opts, manager: write.manager, conditional: Boolean(write.rv) });
-  writeBody(r.ctx, 200, toScale(written), formatOf(r.ctx).mediaType);
+  writeBody(r.ctx, 200, view(written), formatOf(r.ctx).mediaType);
 }
 
 async function serveFinalize(r: ResourceRequest, backends: Backends): Promise<void> {

@@ -39,24 +39,25 @@ function longRunning(ctx: Koa.Context): boolean {
   }
 }
 
-/** Ends non-long-running requests at their deadline with 504; `serverMs` 0 turns it off. */
-export function requestDeadline(serverMs: number) {
-  return async (ctx: Koa.Context, next: Koa.Next): Promise<void> => {
-    if (serverMs <= 0 || longRunning(ctx)) return next();
-    const ms = deadlineOf(ctx, serverMs);
-    const work = next();
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<'expired'>((resolve) => { timer = setTimeout(() => resolve('expired'), ms); });
-    try {
-      if ((await Promise.race([work, expired])) !== 'expired') return;
-    } finally {
-      clearTimeout(timer);
-    }
-    work.catch((err) => {
-      if (!(err instanceof StatusError)) console.error(`gateway: ${ctx.method} ${ctx.path} failed after its timeout:`, err);
-    });
-    ctx.state.terminated = true;
-    ctx.set('Connection', 'close'); // a body still arriving is not read any further
-    throw requestTimeout();
-  };
+/** The deadline (ms) of a request that is not long-running, resolving its info on the way; undefined when it
+ * has none (`serverMs` 0 turns deadlines off). A `timeout` that is not a duration is refused with 400. */
+export function deadlineFor(ctx: Koa.Context, serverMs: number): number | undefined {
+  return serverMs <= 0 || longRunning(ctx) ? undefined : deadlineOf(ctx, serverMs);
+}
+
+/** `work`'s outcome, or 504 when `ms` pass first: the work is left to finish (its late failure is only logged). */
+export function withDeadline(ctx: Koa.Context, ms: number, work: Promise<void>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(expire, ms, ctx, work, reject);
+    work.then(() => { clearTimeout(timer); resolve(); }, (err: unknown) => { clearTimeout(timer); reject(err); });
+  });
+}
+
+function expire(ctx: Koa.Context, work: Promise<void>, reject: (err: unknown) => void): void {
+  work.catch((err) => {
+    if (!(err instanceof StatusError)) console.error(`gateway: ${ctx.method} ${ctx.path} failed after its timeout:`, err);
+  });
+  ctx.state.terminated = true;
+  ctx.set('Connection', 'close'); // a body still arriving is not read any further
+  reject(requestTimeout());
 }

@@ -195,6 +195,8 @@ class WatchStream {
   /** Wakes a catch-up waiting for the client once the watch is over. */
   private wake?: () => void;
   private readonly timers: NodeJS.Timeout[] = [];
+  /** Where the events of a kind converting through a webhook are in their turn. */
+  private converted: Promise<void> = Promise.resolve();
 
   constructor(private readonly r: ResourceRequest, private readonly format: ResponseFormat, private readonly opts: WatchOptions) {}
 
@@ -306,6 +308,26 @@ class WatchStream {
 
   /** Queues an event for the next flush. */
   private write(ev: WatchEvent): void {
+    if (this.ended) return;
+    if (this.r.def.convert) {
+      this.convertThenWrite(ev);
+      return;
+    }
+    this.enqueue(ev);
+  }
+
+  /** A kind whose conversion takes a call (a conversion webhook): its events are converted, then written in order. */
+  private convertThenWrite(ev: WatchEvent): void {
+    const converts = ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED';
+    this.converted = this.converted
+      .then(async () => (converts ? { ...ev, object: (await this.r.objects.inVersion([ev.object as ApiObject]))[0] } : ev))
+      .then((out) => { this.enqueue(out); this.flush(); }, (err: unknown) => {
+        this.enqueue({ type: 'ERROR', object: presentedStatus(this.r.ctx, (err instanceof StatusError ? err : serviceUnavailable(String(err))).toStatus()) });
+        this.end();
+      });
+  }
+
+  private enqueue(ev: WatchEvent): void {
     if (this.ended) return;
     const bytes = this.encoded(ev);
     this.queue.push(bytes);

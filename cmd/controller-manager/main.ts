@@ -1,5 +1,5 @@
 // The controller-manager: namespace deletion, garbage collection, ClusterRole
-// aggregation and the bootstrap-token controllers, as a client of a gateway's
+// aggregation, CustomResourceDefinitions and the bootstrap-token controllers, as a client of a gateway's
 // HTTPS API. Flags and wiring.
 import { readFileSync } from 'node:fs';
 import { controllerManagerFlags } from '../../internal/config/services.js';
@@ -8,6 +8,7 @@ import { ApiClient } from '../../internal/client/index.js';
 import { GarbageCollector } from '../../internal/controllers/gc.js';
 import { NamespaceController } from '../../internal/controllers/namespace.js';
 import { ClusterRoleAggregationController } from '../../internal/controllers/aggregation.js';
+import { CrdController } from '../../internal/controllers/crd.js';
 import { BootstrapSigner } from '../../internal/controllers/bootstrapsigner.js';
 import { TokenCleaner } from '../../internal/controllers/tokencleaner.js';
 import { selectControllers, type CatalogEntry, type Controller } from '../../internal/controllers/selection.js';
@@ -27,6 +28,7 @@ const resources = discovered(client);
 const catalog: CatalogEntry[] = [
   { name: 'namespace-controller', alias: 'namespace', create: () => new NamespaceController(client, resources) },
   { name: 'clusterrole-aggregation-controller', alias: 'clusterrole-aggregation', create: () => new ClusterRoleAggregationController(client) },
+  { name: 'crd-controller', alias: 'crd', create: () => new CrdController(client) },
   {
     name: 'garbage-collector-controller', alias: 'garbagecollector',
     create: () => { const gc = new GarbageCollector(client); return { start: async () => gc.start(await resources()), stop: () => gc.stop() }; },

@@ -21,6 +21,8 @@ import { createHttpsServer } from '../../gateway/server.js';
 import { ensureInitialNamespaces } from '../../gateway/namespaces.js';
 import { ensureClusterInfo } from '../../gateway/clusterinfo.js';
 import { ServiceAllocator } from '../../gateway/serviceallocator.js';
+import { CustomKinds } from '../../gateway/customkinds.js';
+import { storedServiceResolver } from '../../gateway/serviceresolver.js';
 import { logStrayErrors } from '../../gateway/stray.js';
 
 const flags = parseArgsOrExit('gateway', gatewayFlags);
@@ -61,6 +63,8 @@ const hub = new WatchHub(nc, backends.storage);
 await hub.start();
 backends.revisions = hub;
 backends.cache = new ObjectCache(backends.storage, hub);
+const customKinds = new CustomKinds(backends.storage, registry, hub, storedServiceResolver(backends.storage));
+void customKinds.start();
 backends.decisions = new DecisionCache(nc);
 await backends.decisions.start();
 backends.authentications = new AuthenticationCache(nc);
@@ -128,6 +132,7 @@ async function shutdown(): Promise<void> {
   if (shuttingDown) return;
   shuttingDown = true;
   await new Promise((resolve) => setTimeout(resolve, flags.duration('shutdown-delay-duration')));
+  customKinds.close();
   hub.close();
   backends.decisions?.close();
   backends.authentications?.close();

@@ -14,7 +14,7 @@ import type { Allocator, Release } from '../serviceallocator.js';
 import { admit, type AdmissionCall } from './admission.js';
 import { managerOptions } from './fields.js';
 import {
-  checkDeletePreconditions, heldByFinalizers, isFinalized, markedForDeletion, prepareCreate, prepareUpdate, propagationFinalizer,
+  checkDeletePreconditions, deleteFinalizer, heldByFinalizers, isFinalized, markedForDeletion, prepareCreate, prepareUpdate,
   validateObject, writeRules, type DeleteOptions, type WriteRules,
 } from './strategy.js';
 
@@ -73,7 +73,7 @@ export class Store {
       validateObject(this.def, obj, undefined, 'spec', findings.clean);
       await this.deps.guard?.(obj);
       // A new object has no resourceVersion: unless its kind converts, its stored form is its JSON, which admission reads too.
-      const encoded = this.def.toStorage ? undefined : this.objects.encode(obj);
+      const encoded = this.def.toStorage || this.def.convert ? undefined : this.objects.encode(obj);
       const admitted = (await admit(this.deps.admission, { def: this.def, operation: 'CREATE', user: opts.user, obj, json: encoded, dryRun: opts.dryRun }))!;
       if (admitted !== obj) validateObject(this.def, admitted); // mutated by admission: validated again
       if (!opts.dryRun) return await this.createWithName(admitted, admitted === obj ? encoded : undefined);
@@ -143,7 +143,7 @@ export class Store {
         def: this.def, operation: 'DELETE', user: opts.user, old: obj, dryRun,
         options: { kind: 'DeleteOptions', apiVersion: 'v1', ...options }, subresource: opts.subresource,
       });
-      const policyFinalizer = propagationFinalizer(options);
+      const policyFinalizer = deleteFinalizer(this.def, obj, options);
       try {
         if (!heldByFinalizers(obj, policyFinalizer)) return { obj: dryRun ? obj : await this.objects.delete(namespace, name, kv.modRevision), removed: true };
         const marked = markedForDeletion(this.def, obj, options, policyFinalizer);
@@ -199,7 +199,7 @@ export class Store {
       def: this.def, operation: 'UPDATE', user: opts.user, obj: next, old: current, dryRun: opts.dryRun, subresource: opts.subresource,
     }))!;
     if (admitted !== next) validateObject(this.def, admitted, current, rules);
-    const encoded = this.objects.encode(admitted);
+    const encoded = await this.objects.storedForm(admitted);
     if (encoded.equals(kv.value)) return current;
     if (opts.dryRun) return admitted;
     const written = await this.objects.update(admitted, kv.modRevision, encoded);

@@ -111,8 +111,12 @@ export function checkDeletePreconditions(gr: GroupResource, obj: ApiObject, opts
   }
 }
 
+/** The finalizer a delete adds: the kind's own on a first delete, else the one the propagation policy asks for. */
+export const deleteFinalizer = (def: KindDef, obj: ApiObject, opts: DeleteOptions): string | undefined =>
+  (obj.metadata!.deletionTimestamp ? undefined : def.deletionFinalizer) ?? propagationFinalizer(opts);
+
 /** The finalizer a propagation policy asks the garbage collector to honour before removal. */
-export function propagationFinalizer(opts: DeleteOptions): string | undefined {
+function propagationFinalizer(opts: DeleteOptions): string | undefined {
   if (opts.propagationPolicy === 'Orphan' || (opts.propagationPolicy === undefined && opts.orphanDependents === true)) return ORPHAN_FINALIZER;
   return opts.propagationPolicy === 'Foreground' ? FOREGROUND_FINALIZER : undefined;
 }

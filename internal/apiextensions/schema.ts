@@ -1,15 +1,76 @@
-// A served version's openAPIV3Schema compiled into the checks the write and read paths run.
+// A served version's openAPIV3Schema compiled once into what the write and read
+// paths run: pruning, nulls and defaults on decode, defaults on reads from
+// storage, and validation (values, list markers, embedded resources, rules).
 import type { ApiObject } from '../apimachinery/meta.js';
+import type { StatusCause } from '../apimachinery/status.js';
+import type { SchemaReport } from '../registry/schemacheck.js';
+import { invalid } from '../registry/causes.js';
+import { compileRules, evaluateRules, type RuleNode } from './rules.js';
+import { normalizeSchema, type Schema } from './structural.js';
+import { applyDefaultsTo, pruneAndDefault } from './structural-prune.js';
+import { validateMarkers } from './validation-lists.js';
+import { NO_OLD, validateValue } from './validation-values.js';
 import { checkSchema } from '../registry/schemacheck.js';
-import type { Schema } from '../registry/openapi.js';
+import { objectMetaSchema } from './structural-prune.js';
 import type { VersionSchema } from './types.js';
 
-/** Compiles one `spec.versions[*].schema.openAPIV3Schema`. */
-export function compileVersionSchema(openAPIV3Schema: Schema): VersionSchema {
-  return {
-    normalize: (obj: ApiObject) => checkSchema(obj, openAPIV3Schema),
-    applyDefaults: () => undefined,
-    validate: (obj: ApiObject) => checkSchema(obj, openAPIV3Schema, { prune: false }).causes,
-    validateStatus: (obj: ApiObject) => (obj.status === undefined ? [] : checkSchema(obj.status, openAPIV3Schema.properties?.status ?? {}, { prune: false, path: 'status' }).causes),
+/** Cause types after which the rules are not run: the object is not what they were written for. */
+const BLOCKING = new Set(['FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueTypeInvalid']);
+const RULES_SKIPPED = 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation';
+
+/** A compiled version schema, with the problems its rules had when compiled (for CRD validation). */
+export interface CompiledVersionSchema extends VersionSchema {
+  /** Rule problems, with paths below the schema root (`properties[spec].x-svc-validations[0].rule`). */
+  readonly ruleCauses: readonly StatusCause[];
+}
+
+/** Compiles one `spec.versions[*].schema.openAPIV3Schema` (x-kubernetes-* extensions read as x-svc-*). */
+export function compileVersionSchema(openAPIV3Schema: Schema): CompiledVersionSchema {
+  const schema = normalizeSchema(openAPIV3Schema);
+  // Served schemas passed CRD validation: their rules compile as stored ones (whatever features they use).
+  const rules = compileRules(schema, { stored: true });
+  const statusSchema = schema.properties?.status;
+
+  const check = (obj: ApiObject, old: ApiObject | undefined, value: unknown, oldValue: unknown, s: Schema | undefined, path: string): StatusCause[] => {
+    const causes = path ? [] : metadataCauses(obj);
+    if (s) causes.push(...validateValue(value, s, path, oldValue), ...markerCauses(value, oldValue, s, path));
+    return causes.concat(ruleCauses(rules.root, causes, obj, old));
   };
+
+  return {
+    ruleCauses: rules.causes,
+    normalize(obj: ApiObject): SchemaReport {
+      const report: SchemaReport = { causes: [], unknownFields: [] };
+      pruneAndDefault(obj, schema, report);
+      checkedMetadata.set(obj, report.causes);
+      return report;
+    },
+    applyDefaults: (obj: ApiObject) => applyDefaultsTo(obj, schema),
+    validate: (obj: ApiObject, old?: ApiObject) => check(obj, old, obj, old ?? NO_OLD, schema, ''),
+    validateStatus: (obj: ApiObject, old: ApiObject) =>
+      check(obj, old, obj.status, 'status' in old ? old.status : NO_OLD, obj.status === undefined ? undefined : statusSchema, 'status'),
+  };
+}
+
+/** What normalizing found of each object's metadata: a write's metadata is not walked twice. */
+const checkedMetadata = new WeakMap<ApiObject, StatusCause[]>();
+
+/** Metadata members of the wrong type (what ObjectMeta's schema says), as for built-in kinds. */
+function metadataCauses(obj: ApiObject): StatusCause[] {
+  const known = checkedMetadata.get(obj);
+  if (known) return [...known];
+  return obj.metadata === undefined ? [] : checkSchema(obj.metadata, objectMetaSchema(), { prune: false, required: false, path: 'metadata' }).causes;
+}
+
+/** Duplicates in set and map lists; on an update only if the old value had none (ratcheting). */
+function markerCauses(value: unknown, old: unknown, s: Schema, path: string): StatusCause[] {
+  const causes = validateMarkers(value, s, path);
+  if (!causes.length || old === NO_OLD) return causes;
+  return validateMarkers(old, s, path).length ? [] : causes;
+}
+
+function ruleCauses(root: RuleNode | undefined, schemaCauses: StatusCause[], obj: ApiObject, old: ApiObject | undefined): StatusCause[] {
+  if (!root) return [];
+  if (schemaCauses.some((c) => BLOCKING.has(c.reason ?? ''))) return [invalid('<nil>', null, RULES_SKIPPED)];
+  return evaluateRules(root, obj, old);
 }

@@ -7,7 +7,7 @@ import { declare, type DeclarationOptions, type Declarations } from './declarati
 import { type CostEstimate, estimateMessage, estimateTree } from './estimate.js';
 import { BudgetExhausted, CostMeter, type FeatureUse, instrument, LiteralError, metered, type Node, prepare } from './instrument.js';
 import { compareReleases, checkRelease, SERVING_RELEASE } from './release.js';
-import { selectsField } from './references.js';
+import { referencesVariable, selectsField } from './references.js';
 
 export interface CompileOptions extends DeclarationOptions {
   /** Release of the server the rule is written to; newer features are rejected. */
@@ -62,6 +62,11 @@ export class Program {
   /** True when the expression reads `variable.field` (e.g. claims.email). */
   selects(variable: string, field: string): boolean {
     return selectsField(this.parsed.ast, variable, field);
+  }
+
+  /** True when the expression reads the variable (e.g. oldSelf, which makes a rule a transition rule). */
+  references(variable: string): boolean {
+    return referencesVariable(this.parsed.ast, variable);
   }
 
   /** Evaluates with the variables of activation (JSON data or expression values). */

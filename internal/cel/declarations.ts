@@ -3,7 +3,7 @@
 // any other name is dynamic. One environment is built per distinct set of
 // declarations and shared by every expression compiled against it.
 import { createHash } from 'node:crypto';
-import { Environment } from '@marcbachmann/cel-js';
+import { Environment, Optional } from '@marcbachmann/cel-js';
 import { AuthorizerValue, type AuthorizerBinding } from './authz.js';
 import { registerLibraries } from './library.js';
 import {
@@ -57,6 +57,8 @@ export interface DeclarationOptions {
   readonly resourceRoot?: boolean;
   /** Names to declare besides self and oldSelf (which a schema declares). */
   readonly variables?: readonly string[];
+  /** oldSelf is `optional<self's type>`: a transition rule that also runs when there is no old value. */
+  readonly optionalOldSelf?: boolean;
 }
 
 export interface Declarations {
@@ -73,6 +75,14 @@ function authorizerDecl(): DeclType {
   };
 }
 
+/** oldSelf as an optional of self's type: absent old values are `optional.none()`. */
+function optionalDecl(decl: DeclType): DeclType {
+  return {
+    ...decl, celType: `optional<${decl.celType}>`,
+    convert: (v) => (v instanceof Optional ? v : Optional.of(decl.convert(v))),
+  } as DeclType;
+}
+
 function variableDecls(opts: DeclarationOptions): Map<string, DeclType> {
   const names = new Set(opts.variables ?? []);
   if (opts.schema) names.add('self').add('oldSelf');
@@ -82,7 +92,8 @@ function variableDecls(opts: DeclarationOptions): Map<string, DeclType> {
   const decls = new Map<string, DeclType>();
   for (const name of [...names].sort()) {
     switch (name) {
-      case 'self': case 'oldSelf': decls.set(name, self ?? dynDecl(name)); break;
+      case 'self': decls.set(name, self ?? dynDecl(name)); break;
+      case 'oldSelf': decls.set(name, opts.optionalOldSelf ? optionalDecl(self ?? dynDecl(name)) : self ?? dynDecl(name)); break;
       case 'claims': decls.set(name, declFromSchema(CLAIMS_SCHEMA, { path: name, typeName: 'claims' })); break;
       case 'user': decls.set(name, declFromSchema(USER_INFO_SCHEMA, { path: name, typeName: USER_INFO_TYPE })); break;
       case 'request': decls.set(name, declFromSchema(ACCESS_REVIEW_SCHEMA, { path: name, typeName: ACCESS_REVIEW_TYPE, escape: false })); break;
@@ -148,7 +159,7 @@ const cache = new Map<string, Declarations>();
 
 /** The declarations for a schema and variable names, built once and cached. */
 export function declare(opts: DeclarationOptions = {}): Declarations {
-  const key = `${schemaDigest(opts.schema)}/${opts.resourceRoot ? 'root' : ''}/${[...new Set(opts.variables ?? [])].sort().join(',')}`;
+  const key = `${schemaDigest(opts.schema)}/${opts.resourceRoot ? 'root' : ''}${opts.optionalOldSelf ? '?' : ''}/${[...new Set(opts.variables ?? [])].sort().join(',')}`;
   const hit = cache.get(key);
   if (hit) {
     cache.delete(key);

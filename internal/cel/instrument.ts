@@ -220,8 +220,23 @@ function checkHomogeneous(nodes: Node[], what: string, optionalIndices: readonly
   });
 }
 
-/** Rejects mixed literals, and constant regexes, durations and timestamps that could never evaluate. */
+const INT64_LIMIT = 2n ** 63n;
+/** The literal 2^63 written right after a minus: the smallest int, the one literal past the limit allowed. */
+const negatedLimits = new WeakSet<Node>();
+
+/** Integer literals must fit in 64 bits; the parser reads `-9223372036854775808` as minus 2^63. */
+function checkIntLiteral(node: Node): void {
+  if (node.op === '-_' && node.args?.op === 'value' && node.args.args === INT64_LIMIT && node.args.start === node.start + 1) {
+    negatedLimits.add(node.args);
+  }
+  if (node.op === 'value' && typeof node.args === 'bigint' && node.args >= INT64_LIMIT && !negatedLimits.has(node)) {
+    throw new LiteralError('invalid int literal', node.start);
+  }
+}
+
+/** Rejects mixed literals, out-of-range integers, and constant regexes, durations and timestamps that could never evaluate. */
 function validateLiterals(node: Node): void {
+  checkIntLiteral(node);
   if (node.op === 'list') checkHomogeneous(node.args, 'List elements must have the same type', node.meta.optionalIndices);
   if (node.op === 'map') {
     checkHomogeneous((node.args as Node[][]).map((e) => e[0]), 'Map key uses wrong type');

@@ -22,3 +22,23 @@ export function selectsField(root: Node, variable: string, field: string): boole
   }
   return false;
 }
+
+/** True when the tree reads the variable anywhere (comprehension bodies included). */
+export function referencesVariable(root: Node, variable: string): boolean {
+  const pending: unknown[] = [root];
+  const seen = new Set<unknown>();
+  while (pending.length) {
+    const v = pending.pop();
+    if (v === null || typeof v !== 'object' || seen.has(v)) continue;
+    seen.add(v);
+    if (Array.isArray(v)) {
+      pending.push(...v);
+    } else if (isNode(v)) {
+      if (v.op === 'id' && v.args === variable) return true;
+      pending.push(v.args);
+    } else if (Object.getPrototypeOf(v) === Object.prototype) {
+      pending.push(...Object.values(v));
+    }
+  }
+  return false;
+}

@@ -208,3 +208,8 @@ export function objectDecls(decl: DeclType, out: ObjectDecl[] = []): ObjectDecl[
   }
   return out;
 }
+
+/** The smallest JSON serialization of a value of the schema: bounds how many such values a request holds. */
+export function minSerializedSize(schema: Schema): number {
+  return new DeclBuilder().build(schema, 'self', 'self', false).minSize;
+}

@@ -26,7 +26,9 @@ export function indexOf(s: string, sub: string, offset = 0n): bigint {
   if (sub === '') return offset;
   const cps = codePoints(s);
   const off = toIndex(offset);
-  if (off < 0 || off >= cps.length) throw outOfRange(offset);
+  if (off < 0) throw outOfRange(offset);
+  // An offset past the end finds nothing, as the platform's string library answers.
+  if (off >= cps.length) return -1n;
   return BigInt(findFrom(cps, codePoints(sub), off, 1));
 }
 

@@ -39,6 +39,8 @@ export const upstreamGroup = (name: string): string =>
 export const UPSTREAM_REVIEW_GROUPS: readonly string[] = [upstreamGroup(group('authorization')), upstreamGroup(group('authentication'))];
 /** `x-svc-<name>` OpenAPI extensions. */
 export const extension = (name: string): string => `x-svc-${name}`;
+/** The upstream spelling of an extension (`x-kubernetes-<name>`), which operators' schemas carry. */
+export const upstreamExtension = (name: string): string => `x-${UPSTREAM_LABEL_DOMAIN.slice(0, UPSTREAM_LABEL_DOMAIN.indexOf('.'))}-${name}`;
 
 export const PRODUCT = 'svc';
 export const SERVER_NAME = 'svc-apiserver';
@@ -67,10 +69,17 @@ export const UPSTREAM_LABEL_ALIASES: readonly WellKnown[] = [SERVICE_NAME_LABEL]
 
 /** Finalizer that keeps a namespace until its contents are gone (upstream's is `kubernetes`). */
 export const NAMESPACE_FINALIZER: WellKnown = { own: PRODUCT, upstream: 'kubernetes' };
+/** Holds a deleted CustomResourceDefinition until its custom objects are gone. */
+export const CRD_CLEANUP_FINALIZER = `customresourcecleanup.${group('apiextensions')}`;
 /** The label every namespace carries with its own name, so selectors can name namespaces. */
 export const NAMESPACE_NAME_LABEL = wellKnownKey('metadata.name');
 /** kubectl's client-side apply annotation, which the server never rewrites. */
 export const LAST_APPLIED_ANNOTATION = wellKnownKey('last-applied-configuration', 'kubectl');
+/** The annotation a CRD of a protected group (the product's or upstream's own) carries: a URL of its approval, or `unapproved...`. */
+export const API_APPROVED_ANNOTATION: WellKnown = { own: group('api-approved'), upstream: `api-approved.${UPSTREAM_LABEL_DOMAIN}` };
+/** Whether a group is one the project itself owns (`svc.io`, `k8s.io`, `kubernetes.io` and their subdomains). */
+export const isProtectedGroup = (name: string): boolean =>
+  [DOMAIN, UPSTREAM_DOMAIN, UPSTREAM_LABEL_DOMAIN].some((d) => name === d || name.endsWith(`.${d}`));
 
 export const GROUP_META = group('meta');
 export const GROUP_APIDISCOVERY = group('apidiscovery');

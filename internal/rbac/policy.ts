@@ -246,6 +246,12 @@ const CLUSTER_ROLE_BINDINGS: DefaultBinding[] = [
 /** The controllers the controller-manager runs, with their roles (`system:controller:<name>`). */
 const CONTROLLER_ROLES: Record<string, PolicyRule[]> = {
   'clusterrole-aggregation-controller': [rule(['escalate', 'get', 'list', 'watch', 'update', 'patch'], [GROUP_RBAC], ['clusterroles'])],
+  // Names and establishes CRDs, and deletes a deleted CRD's custom objects before dropping its finalizer.
+  'crd-controller': [
+    rule(['get', 'list', 'watch', 'update', 'patch'], [group('apiextensions')], ['customresourcedefinitions']),
+    rule(['update'], [group('apiextensions')], ['customresourcedefinitions/status']),
+    rule(['list', 'delete', 'deletecollection'], ['*'], ['*']),
+  ],
   'generic-garbage-collector': [rule(['get', 'list', 'watch', 'patch', 'update', 'delete'], ['*'], ['*']), eventsRule],
   'job-controller': [
     rule(['get', 'list', 'watch', 'update', 'patch'], ['batch'], ['jobs']),

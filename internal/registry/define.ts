@@ -19,6 +19,7 @@ export interface KindSpec {
   tableColumns?: TableColumn[];
   selectableFields?: KindDef['selectableFields'];
   returnDeletedObject?: boolean;
+  deletionFinalizer?: string;
   ephemeral?: boolean;
   /** Overrides the generation rule (default: kinds whose schema has a `spec`). */
   tracksGeneration?: boolean;
@@ -82,7 +83,7 @@ export function defineKind(entry: ResourceEntry, spec: KindSpec = {}): KindDef {
     ...(spec.categories ? { categories: spec.categories } : {}),
     ...(entry.subresources.length ? { subresources: entry.subresources.map((s) => s.name), subresourceDefs: entry.subresources } : {}),
     statusSubresource, tracksGeneration, schema,
-    ...pick(spec, ['nameRule', 'tableColumns', 'selectableFields', 'returnDeletedObject', 'ephemeral', 'storageVersion', 'storageGroup', 'toStorage', 'fromStorage', 'spellGroups']),
+    ...pick(spec, ['nameRule', 'tableColumns', 'selectableFields', 'returnDeletedObject', 'deletionFinalizer', 'ephemeral', 'storageVersion', 'storageGroup', 'toStorage', 'fromStorage', 'spellGroups']),
 
     prepareForCreate(obj, requester) {
       const report = normalize(obj);

@@ -1,6 +1,7 @@
 // The one registry of kinds: every resource of the shared resource table,
 // completed by the declarations under kinds/, found by group, version and
-// resource (or kind). Lookups are map reads; every list is computed once.
+// resource (or kind). Lookups are map reads; every list is computed once, and
+// again when CustomResourceDefinitions add or remove kinds at run time.
 import type { KindDef } from './types.js';
 import { defineKind } from './define.js';
 import { resourceTable } from './resources.js';
@@ -15,16 +16,32 @@ export { nameCauses } from './naming.js';
 const gvKey = (group: string, version: string) => `${group}/${version}`;
 
 export class Registry {
-  private readonly byResource = new Map<string, KindDef>();
-  private readonly byKind = new Map<string, KindDef>();
-  private readonly byGroupVersion = new Map<string, KindDef[]>();
-  private readonly groupVersions = new Map<string, string[]>();
-  private readonly kinds: KindDef[];
+  private byResource = new Map<string, KindDef>();
+  private byKind = new Map<string, KindDef>();
+  private byGroupVersion = new Map<string, KindDef[]>();
+  private groupVersions = new Map<string, string[]>();
+  private kinds: KindDef[] = [];
+  /** Kinds added at run time (a CustomResourceDefinition's served versions), by the name of what defines them. */
+  private readonly custom = new Map<string, KindDef[]>();
+  private readonly listeners: Array<() => void> = [];
 
-  constructor(kinds: KindDef[]) {
+  constructor(private readonly builtin: KindDef[]) {
+    this.index();
+  }
+
+  /** Recomputes every lookup from the built-in and custom kinds: changes are rare, lookups stay map reads. */
+  private index(): void {
     const groupRank = (g: string) => { const i = GROUP_ORDER.indexOf(g); return i < 0 ? GROUP_ORDER.length : i; };
-    this.kinds = [...kinds].sort((a, b) => groupRank(a.group) - groupRank(b.group) || versionPriority(b.version) - versionPriority(a.version));
+    const custom = [...this.custom.values()].flat().filter((k) => !this.builtin.some((b) => b.group === k.group));
+    this.kinds = [...this.builtin, ...custom].sort((a, b) => groupRank(a.group) - groupRank(b.group)
+      || (groupRank(a.group) === GROUP_ORDER.length ? a.group.localeCompare(b.group) : 0)
+      || versionPriority(b.version) - versionPriority(a.version) || (a.version < b.version ? -1 : a.version > b.version ? 1 : 0));
+    this.byResource = new Map();
+    this.byKind = new Map();
+    this.byGroupVersion = new Map();
+    this.groupVersions = new Map();
     for (const k of this.kinds) {
+      if (this.byResource.has(`${gvKey(k.group, k.version)}/${k.resource}`)) continue;
       this.byResource.set(`${gvKey(k.group, k.version)}/${k.resource}`, k);
       if (!this.byKind.has(`${gvKey(k.group, k.version)}/${k.kind}`)) this.byKind.set(`${gvKey(k.group, k.version)}/${k.kind}`, k);
       const inGv = this.byGroupVersion.get(gvKey(k.group, k.version)) ?? [];
@@ -36,6 +53,20 @@ export class Registry {
     }
   }
 
+  /** Serves `kinds` under `name` from now on, instead of what `name` defined before (none: stops serving them). */
+  define(name: string, kinds: KindDef[]): void {
+    if (kinds.length === 0 && !this.custom.has(name)) return;
+    if (kinds.length === 0) this.custom.delete(name);
+    else this.custom.set(name, kinds);
+    this.index();
+    for (const listener of this.listeners) listener();
+  }
+
+  /** Calls `listener` after every change of the served kinds, so what is derived from them is derived again. */
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
   lookup(group: string, version: string, resource: string): KindDef | undefined {
     return this.byResource.get(`${gvKey(group, version)}/${resource}`);
   }
@@ -45,7 +76,7 @@ export class Registry {
     return this.byKind.get(`${gvKey(group, version)}/${kind}`);
   }
 
-  /** Every kind, in discovery order. Shared: do not modify. */
+  /** Every kind, in discovery order. Shared: do not modify; a change of the kinds replaces it. */
   all(): KindDef[] {
     return this.kinds;
   }

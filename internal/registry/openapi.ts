@@ -1,7 +1,7 @@
 // The OpenAPI v2 definitions of the built-in kinds (shared/openapi/definitions.json),
 // loaded once and indexed by group, version and kind.
 import { readSharedJson } from '../config/shared.js';
-import { extension } from '../names/index.js';
+import { extension, upstreamExtension } from '../names/index.js';
 import type { Schema } from '../apimachinery/schema.js';
 
 export type { Schema };
@@ -21,9 +21,22 @@ const GVK_MARKER = extension('group-version-kind');
 
 /**
  * Definitions with a field named `description`, which the shared data lost along
- * with the schema descriptions: PriorityClass and the schemas of custom resources.
+ * with the schema descriptions: PriorityClass, the schemas of custom resources and
+ * their printer columns.
  */
-const DESCRIPTION_FIELDS = [/\.scheduling\.v[0-9a-z]+\.PriorityClass$/, /\.apiextensions\.v1\.JSONSchemaProps$/];
+const DESCRIPTION_FIELDS = [
+  /\.scheduling\.v[0-9a-z]+\.PriorityClass$/, /\.apiextensions\.v1\.JSONSchemaProps$/, /\.apiextensions\.v1\.CustomResourceColumnDefinition$/,
+];
+
+const JSON_SCHEMA_PROPS = /\.apiextensions\.v1\.JSONSchemaProps$/;
+const EXTENSION_PREFIX = extension('');
+
+/** CRD schemas written for the platform spell each extension `x-kubernetes-*`: kept (the CRD's defaults rename them). */
+function addUpstreamExtensions(properties: Record<string, Schema>): void {
+  for (const key of Object.keys(properties)) {
+    if (key.startsWith(EXTENSION_PREFIX)) properties[upstreamExtension(key.slice(EXTENSION_PREFIX.length))] ??= properties[key];
+  }
+}
 
 let loaded: { definitions: Record<string, Schema>; byGvk: Map<string, string> } | undefined;
 const gvkKey = (g: GroupVersionKind) => `${g.group}/${g.version}/${g.kind}`;
@@ -34,6 +47,7 @@ function load() {
   const byGvk = new Map<string, string>();
   for (const [name, schema] of Object.entries(definitions)) {
     if (schema.properties && DESCRIPTION_FIELDS.some((re) => re.test(name))) schema.properties.description ??= { type: 'string' };
+    if (schema.properties && JSON_SCHEMA_PROPS.test(name)) addUpstreamExtensions(schema.properties);
     for (const gvk of (schema[GVK_MARKER] as GroupVersionKind[] | undefined) ?? []) {
       if (!byGvk.has(gvkKey(gvk))) byGvk.set(gvkKey(gvk), name);
     }

@@ -42,6 +42,8 @@ export interface KindDef {
   resource: string;
   singular: string;
   kind: string;
+  /** The kind of its lists when not `<kind>List` (a CustomResourceDefinition's `spec.names.listKind`). */
+  listKind?: string;
   namespaced: boolean;
   verbs: string[];
   shortNames?: string[];
@@ -65,6 +67,9 @@ export interface KindDef {
   toStorage?(obj: ApiObject): ApiObject;
   /** Converts a stored object to this version. */
   fromStorage?(obj: ApiObject): ApiObject;
+  /** Conversion that takes a call (a CustomResourceDefinition's conversion webhook): `objects` as `apiVersion`, in order.
+   * A kind with it has neither toStorage nor fromStorage: its reads and writes convert through it. */
+  convert?(objects: ApiObject[], apiVersion: string): Promise<ApiObject[]>;
   /** The OpenAPI schema of the kind (`$ref`s unresolved); undefined when the shared data has none. */
   schema(): Schema | undefined;
   /** Rewrites in place the group names the object's contents carry (RBAC rules and references) with `spell`:
@@ -81,6 +86,8 @@ export interface KindDef {
   prepareForStatusUpdate?(obj: ApiObject, old: ApiObject): SchemaReport | undefined;
   /** Sets what a delete held by finalizers changes besides deletionTimestamp (a namespace turns Terminating). */
   prepareForDelete?(obj: ApiObject): void;
+  /** A finalizer the first delete adds, holding the object until its controller is done (a CRD's cleanup). */
+  deletionFinalizer?: string;
   /** Schema and kind rules of a create (old undefined) or spec write; metadata is validated by the caller.
    * `schemaChecked`: the walk of prepare found no cause and only the server's own steps changed the object
    * since, so the schema is not walked again. */
@@ -92,4 +99,10 @@ export interface KindDef {
   /** A delete answers the deleted object instead of a Status, as the platform's store does for a few kinds (`ReturnDeletedObject`). */
   returnDeletedObject?: boolean;
   tableColumns?: TableColumn[];
+  /** Defined at run time by a CustomResourceDefinition: no Protobuf form, no strategic merge patch. */
+  custom?: boolean;
+  /** The CustomResourceDefinition is being deleted: its objects are served until they are gone, but none is created. */
+  terminating?: boolean;
+  /** Where `/scale` of a custom kind reads and writes (JSON paths such as `.spec.replicas`); built-in kinds use spec.replicas. */
+  scalePaths?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
 }

@@ -70,9 +70,9 @@ export function beginSpan(name: string | (() => string), kind: SpanKind, parent:
   return { span, context: ctx };
 }
 
-/** Runs fn with ctx active; without any context switch when it is active already. */
-export function runIn<T>(ctx: Context, fn: () => T): T {
-  return ctx === activeContext() ? fn() : current.run(ctx, fn);
+/** Runs fn(...args) with ctx active; without any context switch when it is active already. */
+export function runIn<A extends unknown[], T>(ctx: Context, fn: (...args: A) => T, ...args: A): T {
+  return ctx === activeContext() ? fn(...args) : current.run(ctx, fn, ...args);
 }
 
 /** Marks a span failed with err. */

@@ -34,7 +34,7 @@ function postOnce(agent: https.Agent, endpoint: WebhookEndpoint, payload: string
     ...(endpoint.token ? { Authorization: `Bearer ${endpoint.token}` } : {}),
   };
   return new Promise((done, fail) => {
-    const req = https.request(endpoint.url, { method: 'POST', agent, headers, timeout: timeoutMs }, (res) => {
+    const req = https.request(endpoint.url, { method: 'POST', agent, headers, timeout: timeoutMs, servername: endpoint.serverName }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {

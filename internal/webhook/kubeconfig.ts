@@ -17,6 +17,8 @@ export interface WebhookEndpoint {
   /** A bearer token sent to the service. */
   token?: string;
   insecureSkipTlsVerify: boolean;
+  /** The name the service's certificate must hold, when `url` names an address instead (a service reference resolved). */
+  serverName?: string;
 }
 
 export class KubeconfigError extends Error {}

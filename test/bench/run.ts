@@ -20,6 +20,7 @@ const PARTS: Array<Bench & { area: string }> = [
   { module: 'storage', fn: 'benchStorage', area: 'Storage in-process: LevelDB, group commit, NATS hop' },
   { module: 'protobuf', fn: 'benchProtobuf', area: 'Protobuf and JSON codecs' },
   { module: 'cel', fn: 'benchCel', area: 'CEL' },
+  { module: 'crd', fn: 'benchCrd', area: 'Custom resources: creates with two validation rules beside ConfigMap creates' },
 ];
 let failures = 0;
 

@@ -46,20 +46,22 @@ describe('overload protection', () => {
       inflight: new Gauge({ name: 'inflight', help: 'h', labelNames: ['request_kind'], registers: [registry] }),
       dropped: new Counter({ name: 'dropped', help: 'h', labelNames: ['request_kind'], registers: [registry] }),
     };
-    const limiter = new InflightLimiter({ readOnly: 1, mutating: 0 }, metrics).middleware();
-    const ctx = (groups: string[], method = 'GET') => ({ state: { info: info(method, '/api/v1/pods'), user: { groups } } }) as any;
-    let release!: () => void;
-    const held = limiter(ctx(['dev']), () => new Promise<void>((resolve) => { release = resolve; }));
-    const refused = await limiter(ctx(['dev']), async () => undefined).then(() => undefined, (err: unknown) => err);
+    const limiter = new InflightLimiter({ readOnly: 1, mutating: 0 }, metrics);
+    const enter = (groups: string[], method = 'GET', state: { terminated?: boolean } = {}) => limiter.enter(info(method, '/api/v1/pods'), { groups } as any, state);
+    const held = enter(['dev']);
+    expect(held).to.equal('readOnly');
+    const state: { terminated?: boolean } = {};
+    const refused = (() => { try { return enter(['dev'], 'GET', state); } catch (err) { return err; } })();
     expect(refused).to.be.instanceOf(StatusError);
     expect((refused as StatusError).code).to.equal(429);
     expect((refused as StatusError).headers).to.deep.equal({ 'Retry-After': '1' });
-    await limiter(ctx(['system:masters']), async () => undefined);
-    await limiter(ctx(['dev'], 'POST'), async () => undefined); // 0: no mutating limit
+    expect(state.terminated).to.equal(true);
+    limiter.leave(enter(['system:masters'])!);
+    limiter.leave(enter(['dev'], 'POST')!); // 0: no mutating limit
+    expect(limiter.enter(info('GET', '/api/v1/pods', 'watch=true'), { groups: ['dev'] } as any, {})).to.equal(undefined); // long-running: no slot
     expect((await metrics.dropped.get()).values).to.deep.equal([{ value: 1, labels: { request_kind: 'readOnly' } }]);
-    release();
-    await held;
-    await limiter(ctx(['dev']), async () => undefined);
+    limiter.leave(held!);
+    limiter.leave(enter(['dev'])!);
   });
 
   it('logs a stray rejection and exception with the request they came from, and the process lives on', () => {

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { ApiObject } from '../../internal/apimachinery/meta.js';
 import { StatusError } from '../../internal/apimachinery/status.js';
 import { FieldSet, UNTYPED, apply, managerName, recordUpdate, rootType, type TypeNode } from '../../internal/patch/index.js';
+import { additions, compare } from '../../internal/patch/fieldmanager/typed.js';
 
 const cmType = rootType({ group: '', version: 'v1', kind: 'ConfigMap' })!;
 const deployType = rootType({ group: 'apps', version: 'v1', kind: 'Deployment' })!;
@@ -63,6 +64,23 @@ describe('field ownership', () => {
       expect(f).not.to.contain('"i:');
       const withFinalizers = created({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', finalizers: ['a.example/x'] } });
       expect(fields(withFinalizers, 'creator', 'Update')).to.deep.equal({ 'f:metadata': { 'f:finalizers': { '.': {}, 'v:"a.example/x"': {} } } });
+    });
+
+    it('records the fields of a new object as comparing it against an empty object would', () => {
+      const objects: Array<[unknown, TypeNode]> = [
+        [cm({ a: '1', b: '' }, { labels: { x: 'y' }, annotations: {}, finalizers: ['f', 'f', 'g'] }), cmType],
+        [deployment({
+          containers: [{ name: 'app', image: 'i', args: ['a', 'b'], ports: [{ containerPort: 80 }, { containerPort: 80, protocol: 'TCP' }], env: [] },
+            { name: 'app', image: 'duplicate' }, { image: 'nameless' }],
+          tolerations: [{ key: 'k' }], volumes: [{ name: 'v', emptyDir: {} }], nodeSelector: { a: 'b' }, hostname: null,
+        }, { app: 'a' }), deployType],
+        [{ apiVersion: 'v1', kind: 'Thing', spec: { list: [{ a: 1 }, [2], 3], map: { m: { n: {} } }, empty: [] }, metadata: 'odd' }, UNTYPED],
+        [{ apiVersion: 'v1', kind: 'ConfigMap', data: 'not a map', metadata: { labels: ['not', 'a', 'map'] } }, cmType],
+        [{}, cmType],
+      ];
+      for (const [obj, type] of objects) {
+        expect(additions(obj, type).toFieldsV1(), JSON.stringify(obj)).to.deep.equal(compare({}, obj, type).added.toFieldsV1());
+      }
     });
   });
 

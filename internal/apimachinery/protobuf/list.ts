@@ -1,11 +1,15 @@
 // A list in its Protobuf form, written a piece at a time. The envelope's length
 // prefixes need the size of everything after them, so the items are encoded
 // first (or taken from a cache of encoded items) and their sizes summed; the
-// pieces then go out without the response ever being one buffer.
+// pieces then go out without the response ever being one buffer, each filled in
+// place with the items' keys, lengths and bytes.
 import { fieldNamed, messageNameFor, writeEnvelopeHead, writeEnvelopeTail, writeMessage, type JsonObject } from './codec.js';
 import { ProtobufError } from './errors.js';
 import { getSchema } from './schema.js';
 import { Writer } from './wire.js';
+
+/** Room the Writer asks for beyond a varint it writes, so that a piece sized exactly never grows. */
+const VARINT_SLACK = 10;
 
 function varintSize(n: number): number {
   let size = 1;
@@ -32,30 +36,33 @@ export function* encodeListPieces(apiVersion: string, listKind: string, listMeta
   meta.end(mark);
   const metaBytes = meta.take();
   let listLength = metaBytes.length;
-  for (const item of items) listLength += varintSize(itemsKey) + varintSize(item.length) + item.length;
+  const keySize = varintSize(itemsKey);
+  for (const item of items) listLength += keySize + varintSize(item.length) + item.length;
 
   const head = new Writer(1024);
   writeEnvelopeHead(head, apiVersion, listKind);
   head.uint(listLength);
   head.raw(metaBytes);
-  // Each item's key and length, all in one buffer; the items' bytes are joined to them a piece at a time.
-  const prefixes = new Writer(items.length * 11 + 16);
-  let parts: Uint8Array[] = [head.take()];
-  let size = parts[0].length;
-  for (const item of items) {
-    const start = prefixes.length;
-    prefixes.uint(itemsKey);
-    prefixes.uint(item.length);
-    parts.push(prefixes.take().subarray(start), item);
-    size += prefixes.length - start + item.length;
-    if (size >= pieceBytes) {
-      yield Buffer.concat(parts, size);
-      parts = [];
-      size = 0;
-    }
-  }
   const tail = new Writer(16);
   writeEnvelopeTail(tail);
-  parts.push(tail.take());
-  yield Buffer.concat(parts, size + tail.length);
+  // Each piece is one buffer of the size its items need, filled in place: the head, then each item's key, length
+  // and bytes, up to about pieceBytes; the last piece ends with the tail.
+  let leading: Buffer | undefined = head.take();
+  let next = 0;
+  do {
+    let size = leading?.length ?? 0;
+    let end = next;
+    for (; end < items.length && size < pieceBytes; end++) size += keySize + varintSize(items[end].length) + items[end].length;
+    const last = end === items.length;
+    const piece = new Writer(size + (last ? tail.length : 0) + VARINT_SLACK);
+    if (leading) piece.raw(leading);
+    leading = undefined;
+    for (; next < end; next++) {
+      piece.uint(itemsKey);
+      piece.uint(items[next].length);
+      piece.raw(items[next]);
+    }
+    if (last) piece.raw(tail.take());
+    yield piece.take();
+  } while (next < items.length);
 }

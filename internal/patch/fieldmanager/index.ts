@@ -12,7 +12,7 @@ import { ApplyConflictError, type Conflict } from './conflicts.js';
 import { canonicalJson } from './fieldpath.js';
 import { decodeManaged, encodeManaged, isResetRequest, managerId, tryDecodeManaged, type Managed, type ManagerEntry } from './managed.js';
 import { FieldSet } from './set.js';
-import { compare, merge, reconcileWithSchema, removeDisowned, toFieldSet, type Comparison } from './typed.js';
+import { additions, compare, merge, reconcileWithSchema, removeDisowned, toFieldSet, type Comparison } from './typed.js';
 
 export { FieldSet } from './set.js';
 
@@ -89,13 +89,18 @@ const excluding = (c: Comparison, ignored?: FieldSet): Comparison => (ignored ? 
   added: c.added.recursiveDifference(ignored), removed: c.removed.recursiveDifference(ignored), modified: c.modified.recursiveDifference(ignored),
 } : c);
 
+/** What a write changes: from `live` to `next`, or every field of `next` when it is new (`live` undefined). */
+function changes(live: unknown, next: unknown, opts: FieldManagerOptions): Comparison {
+  const cmp = live === undefined ? { added: additions(next, opts.type), removed: new FieldSet(), modified: new FieldSet() } : compare(live, next, opts.type);
+  return excluding(cmp, opts.ignored);
+}
+
 /**
- * What a write from `workflow` does to the other managers: fields it changes
- * that they own conflict (with force they move to `workflow`), fields it
- * removes leave their sets.
+ * What a write from `workflow` making the changes `cmp` does to the other managers: fields it changes
+ * that they own conflict (with force they move to `workflow`), fields it removes leave their sets.
  */
-function takeOver(live: unknown, next: unknown, managed: Managed, workflow: string, force: boolean, opts: FieldManagerOptions): Comparison {
-  const cmp = excluding(compare(live, next, opts.type), opts.ignored);
+function takeOver(cmp: Comparison, managed: Managed, workflow: string, force: boolean): void {
+  if (managed.size === 0 || (managed.size === 1 && managed.has(workflow))) return;
   const changed = cmp.modified.union(cmp.added);
   const conflicts: Conflict[] = [];
   const lost = new Map<string, FieldSet>();
@@ -114,7 +119,6 @@ function takeOver(live: unknown, next: unknown, managed: Managed, workflow: stri
     entry.set = entry.set.difference(lost.get(id) ?? new FieldSet()).difference(cmp.removed);
     if (entry.set.empty()) managed.delete(id);
   }
-  return cmp;
 }
 
 function decodeOrFail(entries: unknown): Managed {
@@ -148,16 +152,18 @@ export function recordUpdate(live: ApiObject | undefined, next: ApiObject, opts:
   const fromRequest = opts.subresource || reset ? undefined : tryDecodeManaged(requested);
   const managed: Managed = reset ? new Map() : (fromRequest?.size ? fromRequest : tryDecodeManaged(live?.metadata?.managedFields) ?? new Map());
   // Objects written before any ownership was recorded stay untracked until their first apply.
-  if (managed.size > 0 || !live || reset) updateManaged(managed, live ? managedFieldsHidden(live) : {}, managedFieldsHidden(next), opts);
+  if (managed.size > 0 || !live || reset) updateManaged(managed, live && managedFieldsHidden(live), managedFieldsHidden(next), opts);
   return setManaged(next, managed, live);
 }
 
+/** Records an `Update` by `opts.manager` from `live` (undefined: a new object) to `next`. */
 function updateManaged(managed: Managed, live: unknown, next: unknown, opts: FieldManagerOptions): void {
   reconcileAll(managed, opts.type);
   const workflow = '\u0000current-operation';
-  const cmp = takeOver(live, next, managed, workflow, true, opts);
-  let set = cmp.modified.union(cmp.added).difference(cmp.removed).difference(STRIPPED);
-  if (opts.ignored) set = set.recursiveDifference(opts.ignored);
+  const cmp = changes(live, next, opts);
+  takeOver(cmp, managed, workflow, true);
+  // The ignored fields are out of cmp already.
+  const set = (live === undefined ? cmp.added : cmp.modified.union(cmp.added).difference(cmp.removed)).difference(STRIPPED);
   if (set.empty()) return;
   const id = managerId({ manager: opts.manager, operation: 'Update', apiVersion: opts.apiVersion, subresource: opts.subresource });
   const previous = managed.get(id);
@@ -236,7 +242,7 @@ export function apply(live: ApiObject, config: ApiObject, opts: ApplyOptions): A
 function applyOnce(live: ApiObject, config: ApiObject, opts: ApplyOptions, force: boolean): ApiObject {
   const managed = decodeOrFail(live.metadata?.managedFields);
   const liveObj = withoutManagedFields(live);
-  if (managed.size === 0) updateManaged(managed, {}, liveObj, { ...opts, manager: BEFORE_FIRST_APPLY });
+  if (managed.size === 0) updateManaged(managed, undefined, liveObj, { ...opts, manager: BEFORE_FIRST_APPLY });
   reconcileAll(managed, opts.type);
   const id = managerId({ manager: opts.manager, operation: 'Apply', apiVersion: opts.apiVersion, subresource: opts.subresource });
   const last = managed.get(id);
@@ -248,7 +254,7 @@ function applyOnce(live: ApiObject, config: ApiObject, opts: ApplyOptions, force
     const everyone = [...managed.values()].reduce((acc, e) => acc.union(e.set), new FieldSet());
     merged = removeDisowned(merged, opts.type, last.set, everyone) as ApiObject;
   }
-  takeOver(liveObj, merged, managed, id, force, opts);
+  takeOver(changes(liveObj, merged, opts), managed, id, force);
   stripMeta(managed, id);
   const unchanged = isDeepStrictEqual(liveObj, merged);
   const entry = managed.get(id);

@@ -67,11 +67,13 @@ export class FieldSet {
 
   union(o: FieldSet): FieldSet {
     const out = new FieldSet();
-    for (const [id, pe] of [...this.members, ...o.members]) out.members.set(id, pe);
-    for (const [id, c] of [...this.children, ...o.children]) {
-      const mine = out.children.get(id);
-      out.children.set(id, { pe: c.pe, set: mine ? mine.set.union(c.set) : c.set.union(EMPTY) });
+    for (const [id, pe] of this.members) out.members.set(id, pe);
+    for (const [id, pe] of o.members) out.members.set(id, pe);
+    for (const [id, c] of this.children) {
+      const theirs = o.children.get(id);
+      out.children.set(id, { pe: c.pe, set: theirs ? c.set.union(theirs.set) : c.set.union(EMPTY) });
     }
+    for (const [id, c] of o.children) if (!this.children.has(id)) out.children.set(id, { pe: c.pe, set: c.set.union(EMPTY) });
     return out;
   }
 

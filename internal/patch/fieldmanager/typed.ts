@@ -107,6 +107,34 @@ export function compare(l: unknown, r: unknown, t: TypeNode): Comparison {
   return out;
 }
 
+/** What `compare` finds when `v` is written where there was an empty object: every field it sets added, the
+ * non-empty maps and lists holding them too, built in one walk without comparing against anything. */
+export function additions(v: unknown, t: TypeNode): FieldSet {
+  const set = new FieldSet();
+  const tt = shapeOf(t, v);
+  if (isPlainObject(v) && isGranular(tt)) addElements(set, v, tt);
+  return set;
+}
+
+/** Adds the elements of `v`, a non-empty granular value of shape `tt`, to `set`, the level that holds them. */
+function addElements(set: FieldSet, v: unknown, tt: TypeNode): void {
+  if (tt.kind === 'list') {
+    for (const { pe, item } of indexItems(tt, v).values()) addElement(set, pe, item, tt.element());
+  } else if (isPlainObject(v)) {
+    for (const k of Object.keys(v)) addElement(set, { field: k }, v[k], fieldType(tt, k));
+  }
+}
+
+function addElement(set: FieldSet, pe: PathElement, v: unknown, type: TypeNode): void {
+  const id = serializeElement(pe);
+  set.members.set(id, pe);
+  const tt = shapeOf(type, v);
+  if (!isGranular(tt) || isEmpty(v)) return;
+  const below = new FieldSet();
+  addElements(below, v, tt);
+  set.children.set(id, { pe, set: below });
+}
+
 /**
  * Merges an applied configuration into a live value: leaves and atomic values
  * from the configuration, maps key by key, granular lists item by item keeping

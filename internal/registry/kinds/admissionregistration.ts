@@ -40,7 +40,7 @@ function ruleCauses(field: string, rules: unknown): Causes {
   });
 }
 
-function clientConfigCauses(field: string, config: Obj): Causes {
+export function clientConfigCauses(field: string, config: Obj): Causes {
   const url = config.url;
   const service = asObj(config.service);
   if ((url === undefined) === (service === undefined)) return [required(field, 'exactly one of url or service is required')];

@@ -1,0 +1,81 @@
+// A CRD version's openAPIV3Schema as the server reads it: each extension in its
+// `x-svc-*` spelling (upstream's `x-kubernetes-*` spelling is read as the same),
+// and the accessors the pruning, defaulting and validation walks share.
+import type { Schema } from '../registry/openapi.js';
+import { extension, upstreamExtension } from '../names/index.js';
+
+export type { Schema };
+
+const EXTENSIONS = ['preserve-unknown-fields', 'int-or-string', 'embedded-resource', 'list-type', 'list-map-keys', 'map-type', 'validations'] as const;
+
+export const PRESERVE = extension('preserve-unknown-fields');
+export const INT_OR_STRING = extension('int-or-string');
+export const EMBEDDED = extension('embedded-resource');
+export const LIST_TYPE = extension('list-type');
+export const LIST_MAP_KEYS = extension('list-map-keys');
+export const MAP_TYPE = extension('map-type');
+export const VALIDATIONS = extension('validations');
+
+/** Each upstream spelling with the product's. */
+export const EXTENSION_ALIASES: ReadonlyMap<string, string> = new Map(EXTENSIONS.map((n) => [upstreamExtension(n), extension(n)]));
+
+/** Keywords whose value is a schema, a list of schemas or a map of schemas. */
+const SCHEMA_KEYWORDS = new Set(['items', 'additionalProperties', 'additionalItems', 'not']);
+const SCHEMA_LISTS = new Set(['allOf', 'anyOf', 'oneOf']);
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', 'definitions']);
+
+const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** A copy of a schema with every upstream-spelled extension renamed (values such as defaults and enums untouched). */
+export function normalizeSchema(schema: unknown): Schema {
+  if (!isObj(schema)) return {};
+  const out: Schema = {};
+  for (const [key, value] of Object.entries(schema)) {
+    const alias = EXTENSION_ALIASES.get(key);
+    if (alias && schema[alias] !== undefined) continue;
+    out[alias ?? key] = normalizeMember(key, value);
+  }
+  return out;
+}
+
+function normalizeMember(key: string, value: unknown): unknown {
+  if (SCHEMA_KEYWORDS.has(key)) return Array.isArray(value) ? value.map(normalizeSchema) : isObj(value) ? normalizeSchema(value) : value;
+  if (SCHEMA_LISTS.has(key)) return Array.isArray(value) ? value.map(normalizeSchema) : value;
+  if (SCHEMA_MAPS.has(key) && isObj(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalizeSchema(v)]));
+  return value;
+}
+
+/** Renames upstream-spelled extensions in place, in a schema and every schema below it. */
+export function renameExtensions(schema: unknown): void {
+  if (!isObj(schema)) return;
+  for (const [alias, name] of EXTENSION_ALIASES) {
+    if (!(alias in schema)) continue;
+    if (!(name in schema)) schema[name] = schema[alias];
+    delete schema[alias];
+  }
+  for (const [key, value] of Object.entries(schema)) {
+    if (SCHEMA_KEYWORDS.has(key) || SCHEMA_LISTS.has(key)) (Array.isArray(value) ? value : [value]).forEach(renameExtensions);
+    else if (SCHEMA_MAPS.has(key) && isObj(value)) Object.values(value).forEach(renameExtensions);
+  }
+}
+
+/** The schema of an object's member: its property, else the additionalProperties schema. */
+export function memberSchema(s: Schema | undefined, key: string): Schema | undefined {
+  if (!s) return undefined;
+  const prop = s.properties?.[key];
+  if (prop) return prop;
+  return isObj(s.additionalProperties) ? s.additionalProperties as Schema : undefined;
+}
+
+export const isNullable = (s: Schema | undefined): boolean => s?.nullable === true;
+export const preservesUnknown = (s: Schema | undefined): boolean => s?.[PRESERVE] === true;
+export const isEmbedded = (s: Schema | undefined): boolean => s?.[EMBEDDED] === true;
+export const isIntOrString = (s: Schema | undefined): boolean => s?.[INT_OR_STRING] === true;
+
+/** A JSON value's type name as the schema validator words it. */
+export function jsonType(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
+  return typeof v;
+}
