@@ -275,10 +275,14 @@ class WatchStream {
 
   schedule(params: WatchParams, hub: WatchHub, unregister: () => void): void {
     const res = this.r.ctx.res;
-    const stop = () => { unregister(); this.end(); };
+    let unserved: (() => void) | undefined;
+    const stop = () => { unregister(); unserved?.(); this.end(); };
     // Over already (failed, too slow, or the client left during the catch-up): its 'close' may have passed.
     if (this.ended || res.destroyed) { stop(); return; }
     this.timers.push(setTimeout(stop, params.timeoutMs));
+    // A custom kind's watch ends once its CRD changes or goes: the client watches again what is served then.
+    const { def, registry } = this.r;
+    if (def.custom) unserved = registry.onChange(() => { if (registry.lookup(def.group, def.version, def.resource) !== def) stop(); });
     if (params.bookmarks) {
       this.timers.push(setInterval(() => { this.bookmark(Math.max(this.sent, hub.currentRevision)); this.flush(); }, BOOKMARK_INTERVAL_MS));
     }

@@ -4,7 +4,8 @@
 import type { StatusCause } from '../apimachinery/status.js';
 import { invalid } from '../registry/causes.js';
 import { deepEqual, isObject } from '../registry/values.js';
-import { compileRules, evaluateRules } from './rules.js';
+import { compileRules } from './rules.js';
+import { evaluateRules } from './rules-eval.js';
 import { isEmbedded, type Schema } from './structural.js';
 import { pruneValue } from './structural-prune.js';
 import { validateMarkers } from './validation-lists.js';

@@ -7,7 +7,7 @@ import type { StatusCause } from '../apimachinery/status.js';
 import { invalid, notSupported, required, tooLong, tooMany, typeInvalid } from '../registry/causes.js';
 import { deepEqual, isObject } from '../registry/values.js';
 import { formatCheck } from './validation-formats.js';
-import { isIntOrString, isNullable, jsonType, LIST_MAP_KEYS, LIST_TYPE, type Schema } from './structural.js';
+import { isIntOrString, isNullable, jsonType, keyedItems, LIST_MAP_KEYS, LIST_TYPE, type Schema } from './structural.js';
 
 const IN = 'in body';
 const join = (path: string, key: string): string => (path ? `${path}.${key}` : key);
@@ -50,13 +50,12 @@ export function validateValue(value: unknown, s: Schema, path: string, old: Old 
   return out;
 }
 
-/** The old item with the same list-map keys as a new one. */
-export function oldItems(s: Schema, old: Old): (item: unknown) => Old {
+/** The old item of a list-type map list with the same keys as a new one; other lists' items have none. */
+function oldItems(s: Schema, old: Old): (item: unknown) => Old {
   const keys = s[LIST_TYPE] === 'map' && Array.isArray(s[LIST_MAP_KEYS]) ? s[LIST_MAP_KEYS] as string[] : undefined;
   if (!keys || !Array.isArray(old)) return () => NO_OLD;
-  const keyOf = (x: unknown): string => JSON.stringify(keys.map((k) => (isObject(x) ? x[k] : undefined) ?? null));
-  const byKey = new Map(old.map((x) => [keyOf(x), x]));
-  return (item) => (byKey.has(keyOf(item)) ? byKey.get(keyOf(item)) : NO_OLD);
+  const find = keyedItems(keys, old);
+  return (item) => find(item) ?? NO_OLD;
 }
 
 const member = (old: Old, key: string): Old => (isObject(old) && key in old ? old[key] : NO_OLD);

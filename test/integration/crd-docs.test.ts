@@ -166,6 +166,12 @@ describe('custom resources: OpenAPI, Tables and server-side apply of CRD kinds',
       expect(row.cells[4]).to.match(/^\d+s$/);
       expect(row.object.metadata.name).to.equal('t1');
     }
+    // kubectl get -w: each watch event carries a one-row Table.
+    const watch = await c.request('GET', `${GADGETS}?watch=1&timeoutSeconds=1`, { headers: { Accept: TABLE } });
+    const events = watch.text.trim().split('\n').map((l) => JSON.parse(l));
+    const added = events.find((e) => e.type === 'ADDED' && e.object.rows[0].cells[0] === 't1');
+    expect(added.object).to.include({ kind: 'Table' });
+    expect(added.object.rows[0].cells.slice(0, 3)).to.deep.equal(['t1', 3, 'True']);
     const list = await c.request('GET', GADGETS);
     expect(list.body.kind).to.equal('GadgetCollection');
     const one = await c.request('GET', `${GADGETS}/t1`, { headers: { Accept: TABLE } });

@@ -211,7 +211,7 @@ describe('CustomResourceDefinition lifecycle: names, Established, Terminating an
       const list = await c.request('GET', at('v2'));
       expect(list.status).to.equal(200);
       expect(list.body.apiVersion).to.equal(`${g}/v2`);
-      expect(list.body.items.map((o: any) => [o.metadata.name, o.spec])).to.deep.equal([['w1', { colour: 'red' }], ['w2', { colour: 'blue' }]]);
+      expect(list.body.items.map((o: any) => [o.metadata.name, o.apiVersion, o.kind, o.spec])).to.deep.equal([['w1', `${g}/v2`, 'Widget', { colour: 'red' }], ['w2', `${g}/v2`, 'Widget', { colour: 'blue' }]]);
       const watching = c.watch(`${at('v2')}?watch=1&resourceVersion=${list.body.metadata.resourceVersion}`, { until: (evs) => evs.length >= 1, timeoutMs: 10_000 });
       await new Promise((r) => setTimeout(r, 300));
       expect((await c.request('PATCH', at('v1', 'default', 'w2'), { body: { spec: { color: 'green' } }, headers: MERGE })).status).to.equal(200);

@@ -316,12 +316,17 @@ describe('custom resources: serving the kinds of CustomResourceDefinitions', fun
   });
 
   it('a version no longer served, then a deleted CRD, is no longer served nor discovered', async () => {
+    const watching = c.watch(`/apis/${GROUP}/v1beta1/widgets?watch=1`, { timeoutMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 300));
     const crd = (await c.request('GET', `${CRDS}/widgets.${GROUP}`)).body;
     crd.spec.versions[1].served = false;
     const put = await c.request('PUT', `${CRDS}/widgets.${GROUP}`, { body: crd });
     expect(put.status, put.text).to.equal(200);
     expect(await waitFor(async () => (await c.request('GET', `/apis/${GROUP}/v1beta1/widgets`)).status === 404, 2000, 20)).to.equal(true);
     expect((await c.request('GET', `/apis/${GROUP}`)).body.versions.map((v: any) => v.version)).to.deep.equal(['v1']);
+    const watched = await watching;
+    expect(watched.status).to.equal(200);
+    expect(watched.ended, 'the watch of an unserved version ends').to.equal(true);
     expect((await c.request('DELETE', `${CRDS}/gizmos.${GROUP}`)).status).to.equal(200);
     expect(await waitFor(async () => (await c.request('GET', GIZMOS)).status === 404, 2000, 20)).to.equal(true);
     const resources = await c.request('GET', `/apis/${GROUP}/v1`);

@@ -139,6 +139,8 @@ describe('apiextensions: published OpenAPI', () => {
     expect(template.required).to.deep.equal(['kind', 'apiVersion']);
     expect(Object.keys(template.properties!).sort()).to.deep.equal(['apiVersion', 'kind', 'metadata', 'spec']);
     expect(publishedSchema(names, s)).to.deep.equal(s);
+    const upstreamSpelled = publishedSchema(names, { type: 'object', properties: { tags: { type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'set' } } });
+    expect(upstreamSpelled.properties!.tags).to.deep.equal({ type: 'array', items: { type: 'string' }, [X('list-type')]: 'set' });
   });
 
   it('publishes the list kind under its listKind', () => {
