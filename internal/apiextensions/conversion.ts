@@ -16,13 +16,13 @@ export const noneConverter: Converter = {
 };
 
 /** The conversion webhook's `clientConfig`, when the CRD converts by webhook. */
-export const webhookClientConfig = (crd: ApiObject): Record<string, unknown> | undefined =>
+const webhookClientConfig = (crd: ApiObject): Record<string, unknown> | undefined =>
   asObj(asObj(asObj(asObj(crd.spec)?.conversion)?.webhook)?.clientConfig);
 
 const PEM_CERT = /-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g;
 
 /** The PEM certificates of a base64 `caBundle`; undefined when it holds none or one does not parse. */
-export function caBundleCerts(caBundle: string): string[] | undefined {
+function caBundleCerts(caBundle: string): string[] | undefined {
   const pems = Buffer.from(caBundle, 'base64').toString('utf8').match(PEM_CERT) ?? [];
   try {
     for (const pem of pems) new X509Certificate(pem);

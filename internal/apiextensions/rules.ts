@@ -120,7 +120,13 @@ function node(s: Schema, place: Place, ctx: Context): RuleNode | undefined {
 const times = (cardinality: number | undefined, bound: unknown): number | undefined =>
   (cardinality === undefined || typeof bound !== 'number' ? undefined : cardinality * bound);
 
-const rulesOf = (s: Schema): Rule[] => (Array.isArray(s[VALIDATIONS]) ? (s[VALIDATIONS] as unknown[]).filter(isObject) as Rule[] : []);
+const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** A node's rules, each member of the type the rule kind declares (anything else is absent). */
+const rulesOf = (s: Schema): Rule[] => (Array.isArray(s[VALIDATIONS]) ? (s[VALIDATIONS] as unknown[]).filter(isObject) : []).map((r) => ({
+  rule: text(r.rule), message: text(r.message), messageExpression: text(r.messageExpression), reason: text(r.reason), fieldPath: text(r.fieldPath),
+  ...(typeof r.optionalOldSelf === 'boolean' ? { optionalOldSelf: r.optionalOldSelf } : {}),
+}));
 
 /** The problems of the rules' shapes (empty rule, message with line breaks, unknown reason, bad fieldPath), everywhere in a schema. */
 export function ruleShapeCauses(s: Schema, path = ''): StatusCause[] {

@@ -367,4 +367,12 @@ describe('custom resources: serving the kinds of CustomResourceDefinitions', fun
       await webhook.stop();
     }
   });
+
+  it('a restarted gateway is ready only once it listed the CRDs, and serves them at once', async () => {
+    await c.kill('gateway');
+    await c.startService('gateway');
+    expect((await c.request('GET', WIDGETS)).status).to.equal(200);
+    const ready = await c.request('GET', '/readyz?verbose');
+    expect(ready.text).to.include('[+]poststarthook/crd-informer-synced ok');
+  });
 });
