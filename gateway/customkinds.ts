@@ -22,6 +22,8 @@ export class CustomKinds {
   /** The revision each CRD was last seen changed at (deleted ones too): a list read before an event does not undo it. */
   private readonly seenAt = new Map<string, number>();
   private closed = false;
+  /** Every CRD was listed once: until then a custom kind may be missing. */
+  private listed = false;
 
   /** `resolve` finds the service reference of a conversion webhook. */
   constructor(private readonly storage: StorageClient, private readonly registry: Registry, private readonly hub: WatchHub,
@@ -33,6 +35,7 @@ export class CustomKinds {
     for (;;) {
       try {
         await this.relist();
+        this.listed = true;
         return;
       } catch {
         if (this.closed) return;
@@ -40,6 +43,9 @@ export class CustomKinds {
       }
     }
   }
+
+  /** The `crd-informer-synced` start-up check: fails until every CRD was listed. */
+  readonly check = { name: 'poststarthook/crd-informer-synced', run: () => { if (!this.listed) throw new Error('CustomResourceDefinitions not listed yet'); } };
 
   close(): void {
     this.closed = true;

@@ -126,7 +126,7 @@ export function writeObject(ctx: Koa.Context, def: KindDef, status: number, obj:
 /** The kind of a list of the kind's objects. */
 const listKindOf = (def: KindDef): string => def.listKind ?? `${def.kind}List`;
 
-/** Writes a list: `<Kind>List` (or the kind's listKind) with items stripped of their type, a Table, or the items' metadata. */
+/** Writes a list: `<Kind>List` (or the kind's listKind) with items stripped of their type (but custom ones), a Table, or the items' metadata. */
 export function writeList(ctx: Koa.Context, def: KindDef, apiVersion: string, items: ApiObject[], listMeta: Record<string, unknown>): void {
   const format = formatOf(ctx, def);
   if (format.as === 'PartialObjectMetadata') throw metadataMisfit(def, true);
@@ -136,7 +136,8 @@ export function writeList(ctx: Koa.Context, def: KindDef, apiVersion: string, it
     const metaVersion = format.metaVersion!;
     body = { kind: 'PartialObjectMetadataList', apiVersion: metaVersion, metadata: listMeta, items: items.map((o) => partialMetadata(o, metaVersion)) };
   } else {
-    const bare = items.map(({ apiVersion: _a, kind: _k, ...rest }) => rest);
+    // Custom objects keep their type in a list, as the platform's unstructured lists do.
+    const bare = def.custom ? items : items.map(({ apiVersion: _a, kind: _k, ...rest }) => rest);
     body = presented(ctx, { kind: listKindOf(def), apiVersion, metadata: listMeta, items: aliasOf(ctx) && def.spellGroups ? bare.map((o) => spelled(o, def)) : bare });
   }
   writeBody(ctx, 200, body, format.mediaType);

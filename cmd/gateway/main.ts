@@ -85,6 +85,7 @@ const app = createApp({
   startupChecks: [
     { name: 'poststarthook/bootstrap-controller', run: () => { if (!bootstrapped) throw new Error('initial namespaces not created yet'); } },
     { name: 'poststarthook/rbac/bootstrap-roles', run: rbacBootstrapped },
+    customKinds.check,
   ],
   isShuttingDown: () => shuttingDown,
   features,

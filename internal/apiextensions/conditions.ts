@@ -4,7 +4,7 @@ import type { ApiObject } from '../apimachinery/meta.js';
 import { nowTimestamp } from '../apimachinery/meta.js';
 import { asObj, objects, type Obj } from '../registry/values.js';
 
-export type ConditionType = 'NamesAccepted' | 'Established' | 'Terminating' | 'NonStructuralSchema';
+export type ConditionType = 'NamesAccepted' | 'Established' | 'Terminating';
 
 export interface CrdCondition {
   type: ConditionType;

@@ -6,7 +6,7 @@ import { StatusError } from '../apimachinery/status.js';
 import { asList, asObj, num, str } from '../registry/values.js';
 import { type RetryPolicy, WebhookClient } from '../webhook/client.js';
 import type { WebhookEndpoint } from '../webhook/kubeconfig.js';
-import { checkConverted, convertedObjects, gvkString, reviewRequest, reviewVersion } from './conversionreview.js';
+import { checkConverted, convertedObjects, gvkString, type ReviewError, reviewRequest, reviewVersion } from './conversionreview.js';
 import type { Converter } from './types.js';
 
 /** `None`: the same object under another apiVersion. */
@@ -16,13 +16,13 @@ export const noneConverter: Converter = {
 };
 
 /** The conversion webhook's `clientConfig`, when the CRD converts by webhook. */
-export const webhookClientConfig = (crd: ApiObject): Record<string, unknown> | undefined =>
+const webhookClientConfig = (crd: ApiObject): Record<string, unknown> | undefined =>
   asObj(asObj(asObj(asObj(crd.spec)?.conversion)?.webhook)?.clientConfig);
 
 const PEM_CERT = /-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g;
 
 /** The PEM certificates of a base64 `caBundle`; undefined when it holds none or one does not parse. */
-export function caBundleCerts(caBundle: string): string[] | undefined {
+function caBundleCerts(caBundle: string): string[] | undefined {
   const pems = Buffer.from(caBundle, 'base64').toString('utf8').match(PEM_CERT) ?? [];
   try {
     for (const pem of pems) new X509Certificate(pem);
@@ -66,6 +66,17 @@ function withTimeout(url: URL): URL {
   return url;
 }
 
+/** What is wrong with a converted object, in the platform's words for one object (`index` undefined) or one of a list
+ * (counted from 1 there, as the platform does once it has taken the object in). */
+function invalidAnswer(err: ReviewError, index?: number): string {
+  if (index === undefined) {
+    if (err.fault === 'type') return `returned invalid object at index 0: ${err.message}`;
+    return err.fault === 'metadata' ? `returned invalid metadata: ${err.message}` : `returned invalid object: ${err.message}`;
+  }
+  if (err.fault === 'metadata') return `returned invalid metadata in object at index ${index + 1}: ${err.message}`;
+  return `returned invalid converted object at index ${index + 1}: ${err.message}`;
+}
+
 /** `Webhook`: objects not yet in the desired version are sent in one ConversionReview to the CRD's conversion
  * webhook (its service references resolved by `resolve`); a failure is a 500 Status, as the platform answers it. */
 export function webhookConverter(crd: ApiObject, resolve?: ServiceResolver): Converter {
@@ -106,7 +117,7 @@ export function webhookConverter(crd: ApiObject, resolve?: ServiceResolver): Con
         try {
           return checkConverted(o, answered[index], desiredAPIVersion);
         } catch (err) {
-          throw fail(`returned invalid converted object at index ${index}: ${(err as Error).message}`);
+          throw fail(invalidAnswer(err as ReviewError, sent.length === 1 ? undefined : index));
         }
       });
     },

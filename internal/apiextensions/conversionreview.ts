@@ -12,7 +12,14 @@ const EXTENSIONS = group('apiextensions');
 /** The review versions this server speaks, by the name a CRD lists them under. */
 const REVIEW_VERSIONS = ['v1', 'v1beta1'];
 
-export class ReviewError extends Error {}
+/** What of a converted object is wrong: its type, its identity, or its metadata (the platform words each differently). */
+export type Fault = 'type' | 'identity' | 'metadata';
+
+export class ReviewError extends Error {
+  constructor(message: string, readonly fault: Fault = 'identity') {
+    super(message);
+  }
+}
 
 /** The review version to send: the first of `conversionReviewVersions` this server speaks. */
 export function reviewVersion(conversionReviewVersions: string[]): string {
@@ -52,16 +59,16 @@ export function convertedObjects(version: string, uid: string, answer: unknown):
 
 /** The converted object checked against the one sent; its metadata is the original's, with the webhook's labels and annotations. */
 export function checkConverted(original: ApiObject, converted: unknown, desiredAPIVersion: string): ApiObject {
-  if (!isObject(converted)) throw new ReviewError('invalid converted object: not an object');
+  if (!isObject(converted)) throw new ReviewError(`invalid type, expected=object, got=${typeof converted}`, 'type');
   const out = converted as ApiObject;
-  if (out.apiVersion !== desiredAPIVersion) throw new ReviewError(`invalid groupVersion (expected ${desiredAPIVersion}, received ${out.apiVersion ?? ''})`);
-  if (out.kind !== original.kind) throw new ReviewError(`invalid kind (expected ${original.kind}, received ${out.kind ?? ''})`);
+  if (out.apiVersion !== desiredAPIVersion) throw new ReviewError(`invalid groupVersion (expected ${desiredAPIVersion}, received ${out.apiVersion ?? ''})`, 'type');
+  if (out.kind !== original.kind) throw new ReviewError(`invalid kind (expected ${original.kind}, received ${out.kind ?? ''})`, 'type');
   const before = original.metadata ?? {};
   const after = asObj(out.metadata);
   for (const [field, a, b] of [['name', before.name, after?.name], ['namespace', before.namespace, after?.namespace], ['UID', before.uid, after?.uid]]) {
     if ((a ?? '') !== (b ?? '')) throw new ReviewError(`must have the same ${field}: ${a ?? ''} != ${b ?? ''}`);
   }
-  if (!after) throw new ReviewError('missing metadata in converted object');
+  if (!after) throw new ReviewError('missing metadata in converted object', 'metadata');
   return { ...out, metadata: restoredMetadata(before, after) };
 }
 
@@ -74,13 +81,13 @@ function restoredMetadata(original: NonNullable<ApiObject['metadata']>, answered
       delete meta[field];
       continue;
     }
-    if (!isObject(value)) throw new ReviewError(`invalid metadata.${field} of type ${typeof value} in converted object`);
+    if (!isObject(value)) throw new ReviewError(`invalid metadata.${field} of type ${typeof value} in converted object`, 'metadata');
     for (const [k, v] of Object.entries(value)) {
-      if (typeof v !== 'string') throw new ReviewError(`metadata.${field}[${k}] must be a string, but is ${typeof v} in converted object`);
+      if (typeof v !== 'string') throw new ReviewError(`metadata.${field}[${k}] must be a string, but is ${typeof v} in converted object`, 'metadata');
     }
     const map = value as Record<string, string>;
     const causes = field === 'labels' ? labels('metadata.labels', map) : annotations('metadata.annotation', map);
-    if (causes.length && changed(original[field], map)) throw new ReviewError(causes.map((c) => `${c.field}: ${c.message}`).join(', '));
+    if (causes.length && changed(original[field], map)) throw new ReviewError(causes.map((c) => `${c.field}: ${c.message}`).join(', '), 'metadata');
     meta[field] = map;
   }
   return meta;

@@ -11,7 +11,6 @@ import { isConditionTrue } from './conditions.js';
 import { printerColumns } from './columns.js';
 import { publishedSchema } from './openapi.js';
 import { noneConverter, webhookConverter, type ServiceResolver } from './conversion.js';
-import type { SchemaReport } from '../registry/schemacheck.js';
 import type { Converter, VersionSchema } from './types.js';
 
 /** The verbs of every custom resource, in the order the platform lists them. */
@@ -19,7 +18,6 @@ const VERBS = ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', '
 const SUBRESOURCE_VERBS = ['get', 'patch', 'update'];
 
 const specOf = (crd: ApiObject): Obj => asObj(crd.spec) ?? {};
-
 
 /** The names the CRD is served under: the accepted ones once the server accepted them, else the spec's. */
 function namesOf(crd: ApiObject): Obj {
@@ -30,6 +28,8 @@ function namesOf(crd: ApiObject): Obj {
 /** The version objects are stored in. */
 export const storageVersionOf = (crd: ApiObject): string | undefined =>
   str(objects(specOf(crd).versions).find((v) => v.storage === true)?.name);
+
+const storedVersionsOf = (crd: ApiObject): unknown[] => asList(asObj(crd.status)?.storedVersions);
 
 /** Whether the CRD converts through its webhook (else `None`: the apiVersion rewritten). */
 const convertsByWebhook = (crd: ApiObject): boolean => asObj(specOf(crd).conversion)?.strategy === 'Webhook';
@@ -78,33 +78,31 @@ function replaceMembers(obj: ApiObject, from: ApiObject): void {
   Object.assign(obj, from);
 }
 
-const ENVELOPE = ['apiVersion', 'kind', 'metadata'] as const;
-
-/** Normalizes a write's body; the envelope is the server's own, never pruned as unknown whatever the schema declares. */
-function normalized(compiled: VersionSchema, obj: ApiObject): SchemaReport {
-  const envelope = ENVELOPE.map((k) => [k, obj[k]] as const);
-  const report = compiled.normalize(obj);
-  if (envelope.some(([k, v]) => obj[k] === undefined && v !== undefined)) {
-    const rest = { ...obj };
-    replaceMembers(obj, { ...Object.fromEntries(envelope.filter(([, v]) => v !== undefined)), ...rest } as ApiObject);
-  }
-  const unknownFields = report.unknownFields.filter((f) => !ENVELOPE.some((k) => f === `.${k}`));
-  return unknownFields.length === report.unknownFields.length ? report : { ...report, unknownFields };
-}
-
 interface VersionContext {
   group: string;
   names: Obj;
   namespaced: boolean;
   storageVersion: string;
   terminating: boolean;
+  /** `status.storedVersions` names the storage version alone: every stored object is of it. */
+  onlyStorageStored: boolean;
   /** The webhook's converter; none for `None`, which converts in place. */
   webhook?: Converter;
 }
 
+/** Whether a schema declares a default anywhere: reads from storage must then apply them. */
+function declaresDefaults(node: unknown): boolean {
+  const s = asObj(node);
+  if (!s) return false;
+  if ('default' in s) return true;
+  const children = [...Object.values(asObj(s.properties) ?? {}), s.items, s.additionalProperties, ...asList(s.allOf), ...asList(s.anyOf), ...asList(s.oneOf)];
+  return children.some(declaresDefaults);
+}
+
 /** How objects move between a version and storage: in place for `None` (defaults applied on every read), through
- * the webhook otherwise (then this version's defaults once converted to it). */
-function conversionOf(ctx: VersionContext, apiVersion: string, compiled: VersionSchema): Pick<KindDef, 'toStorage' | 'fromStorage' | 'convert'> {
+ * the webhook otherwise (then this version's defaults once converted to it). The storage version, when nothing is
+ * stored in another and its schema has no default, reads as stored: the cache's text is its answer as it is. */
+function conversionOf(ctx: VersionContext, apiVersion: string, schema: Schema, compiled: VersionSchema): Pick<KindDef, 'toStorage' | 'fromStorage' | 'convert'> {
   const storageApiVersion = apiVersionOf(ctx.group, ctx.storageVersion);
   const webhook = ctx.webhook;
   if (webhook) {
@@ -116,8 +114,9 @@ function conversionOf(ctx: VersionContext, apiVersion: string, compiled: Version
       },
     };
   }
+  if (apiVersion === storageApiVersion && ctx.onlyStorageStored && !declaresDefaults(schema)) return {};
   return {
-    toStorage: (obj) => (obj.apiVersion === storageApiVersion ? obj : { ...obj, apiVersion: storageApiVersion }),
+    ...(apiVersion === storageApiVersion ? {} : { toStorage: (obj: ApiObject) => (obj.apiVersion === storageApiVersion ? obj : { ...obj, apiVersion: storageApiVersion }) }),
     fromStorage(obj) {
       if (obj.apiVersion !== apiVersion) obj.apiVersion = apiVersion;
       compiled.applyDefaults(obj);
@@ -157,17 +156,17 @@ function kindFor(ctx: VersionContext, version: Obj): KindDef {
     statusSubresource: statusApart, tracksGeneration: true, storageVersion: ctx.storageVersion, custom: true,
     ...(ctx.terminating ? { terminating: true } : {}),
     listKind, schema: () => published,
-    ...conversionOf(ctx, apiVersion, compiled),
+    ...conversionOf(ctx, apiVersion, openAPIV3Schema, compiled),
 
     prepareForCreate(obj) {
-      const report = normalized(compiled, obj);
+      const report = compiled.normalize(obj);
       if (statusApart) delete obj.status;
       obj.metadata = { ...obj.metadata, generation: 1 };
       return report;
     },
 
     prepareForUpdate(obj, old) {
-      const report = normalized(compiled, obj);
+      const report = compiled.normalize(obj);
       if (statusApart) {
         if (old.status === undefined) delete obj.status;
         else obj.status = clone(old.status);
@@ -179,7 +178,7 @@ function kindFor(ctx: VersionContext, version: Obj): KindDef {
     },
 
     prepareForStatusUpdate(obj, old) {
-      const report = normalized(compiled, obj);
+      const report = compiled.normalize(obj);
       const status = obj.status;
       // The writer's ownership of the status it sets stays; the rest is as stored.
       const managedFields = obj.metadata?.managedFields;
@@ -205,6 +204,7 @@ export function kindsFor(crd: ApiObject, resolve?: ServiceResolver): KindDef[] {
   if (!isConditionTrue(crd, 'Established') || !group || !str(names.plural) || !str(names.kind) || !storageVersion) return [];
   const ctx: VersionContext = {
     group, names, namespaced: spec.scope !== 'Cluster', storageVersion, terminating: isConditionTrue(crd, 'Terminating'),
+    onlyStorageStored: storedVersionsOf(crd).every((v) => v === storageVersion),
     ...(convertsByWebhook(crd) ? { webhook: converterFor(crd, resolve) } : {}),
   };
   return objects(spec.versions).filter((v) => v.served === true && str(v.name)).map((v) => kindFor(ctx, v));
@@ -212,4 +212,4 @@ export function kindsFor(crd: ApiObject, resolve?: ServiceResolver): KindDef[] {
 
 /** What of a CRD its kinds are built from: a change of anything else (a condition's time) builds nothing again. */
 export const servingState = (crd: ApiObject): string =>
-  JSON.stringify([specOf(crd), namesOf(crd), isConditionTrue(crd, 'Established'), isConditionTrue(crd, 'Terminating')]);
+  JSON.stringify([specOf(crd), namesOf(crd), storedVersionsOf(crd), isConditionTrue(crd, 'Established'), isConditionTrue(crd, 'Terminating')]);

@@ -9,6 +9,7 @@ import type { ApiObject } from '../apimachinery/meta.js';
 import type { Schema } from '../apimachinery/schema.js';
 import { DOMAIN, extension } from '../names/index.js';
 import { asObj, isObject, objects, str, type Obj } from '../registry/values.js';
+import { normalizeSchema } from './structural.js';
 
 const REF = '#/definitions/';
 const META = `${DOMAIN.split('.').reverse().join('.')}.apimachinery.pkg.apis.meta.v1.`;
@@ -64,11 +65,11 @@ export function versionSchema(crd: ApiObject, version: string): Schema | undefin
   return asObj(asObj(v?.schema)?.openAPIV3Schema) as Schema | undefined;
 }
 
-/** The kind's schema as OpenAPI v3 publishes it (and server-side apply reads it). */
+/** The kind's schema as OpenAPI v3 publishes it (and server-side apply reads it); extensions in the `x-svc-*` spelling. */
 export function publishedSchema(names: CustomKindNames, openAPIV3Schema: Schema | undefined): Schema {
   const gvk = { [GVK]: [{ group: names.group, version: names.version, kind: names.kind }] };
   if (!openAPIV3Schema) return { type: 'object', ...gvk };
-  const root = structural(openAPIV3Schema);
+  const root = structural(normalizeSchema(openAPIV3Schema));
   root.properties = { ...root.properties, ...typeMetaProperties(), metadata: { description: OBJECT_METADATA, $ref: OBJECT_META_REF } };
   return { ...root, ...gvk };
 }

@@ -121,30 +121,52 @@ const param = (p: Param, v3: boolean): unknown => {
   return v3 ? { ...rest, schema: { type }, ...(p.in === 'query' ? { uniqueItems: true } : {}) } : { ...p, ...(p.in === 'query' ? { uniqueItems: true } : {}) };
 };
 
-function operation(op: Operation, names: CustomKindNames, namespaced: boolean, v3: boolean, ref: (n: string) => Schema,
-  gvk: Record<string, string>): unknown {
-  const verb = VERB_OF[op.action];
-  const body = op.action === 'patch' ? ref(PATCH) : op.action === 'post' || op.action === 'put' ? ref(op.returns)
-    : op.action === 'delete' || op.action === 'deletecollection' ? ref(DELETE_OPTIONS) : undefined;
-  const consumes = op.action === 'patch' ? PATCH_TYPES : CONSUMES;
-  const produces = op.action === 'list' ? [...PRODUCES, 'application/json;stream=watch'] : PRODUCES;
-  const codes: Record<string, string> = { 200: 'OK', ...(op.action === 'post' ? { 201: 'Created', 202: 'Accepted' } : {}),
-    ...(op.action === 'put' || (op.action === 'patch' && !op.suffix) ? { 201: 'Created' } : {}), ...(op.action === 'delete' ? { 202: 'Accepted' } : {}) };
+/** What an operation does, in the platform's words: `list objects of kind Widget`, `create a Widget`, `replace status of the specified Widget`. */
+function descriptionOf(op: Operation, kind: string): string {
+  const sub = op.suffix === 'Status' || op.suffix === 'Scale' ? ` ${op.suffix.toLowerCase()} of` : '';
+  if (op.action === 'deletecollection') return `delete collection of ${kind}`;
+  if (op.action === 'list') return `list objects of kind ${kind}`;
+  if (op.action === 'post' || op.action === 'delete') return `${VERB_OF[op.action]}${sub} ${/^[AEIOU]/.test(kind) ? 'an' : 'a'} ${kind}`;
+  return `${op.action === 'patch' ? 'partially update' : VERB_OF[op.action]}${sub} the specified ${kind}`;
+}
+
+/** The request body: the object for post and put, a Patch, DeleteOptions for deletes; none for reads. */
+function bodyOf(op: Operation, ref: (n: string) => Schema): Schema | undefined {
+  if (op.action === 'patch') return ref(PATCH);
+  if (op.action === 'post' || op.action === 'put') return ref(op.returns);
+  return op.action === 'delete' || op.action === 'deletecollection' ? ref(DELETE_OPTIONS) : undefined;
+}
+
+function responsesOf(op: Operation, v3: boolean, ref: (n: string) => Schema, produces: string[]): Record<string, unknown> {
+  const codes: Record<string, string> = {
+    200: 'OK',
+    ...(op.action === 'post' ? { 201: 'Created', 202: 'Accepted' } : {}),
+    ...(op.action === 'put' || (op.action === 'patch' && !op.suffix) ? { 201: 'Created' } : {}),
+    ...(op.action === 'delete' ? { 202: 'Accepted' } : {}),
+  };
   const response = (description: string) => (v3
     ? { description, content: Object.fromEntries(produces.map((t) => [t, { schema: ref(op.returns) }])) }
     : { description, schema: ref(op.returns) });
-  const responses = { ...Object.fromEntries(Object.entries(codes).map(([code, d]) => [code, response(d)])), 401: { description: 'Unauthorized' } };
+  return { ...Object.fromEntries(Object.entries(codes).map(([code, d]) => [code, response(d)])), 401: { description: 'Unauthorized' } };
+}
+
+function operation(op: Operation, names: CustomKindNames, namespaced: boolean, v3: boolean, ref: (n: string) => Schema,
+  gvk: Record<string, string>): unknown {
+  const body = bodyOf(op, ref);
+  const consumes = op.action === 'patch' ? PATCH_TYPES : CONSUMES;
+  const produces = op.action === 'list' ? [...PRODUCES, 'application/json;stream=watch'] : PRODUCES;
+  const bodyRequired = op.action !== 'delete' && op.action !== 'deletecollection';
   return {
-    description: `${verb} ${op.suffix === 'Status' || op.suffix === 'Scale' ? `${op.suffix.toLowerCase()} of ` : ''}${op.action === 'list' ? 'objects of kind ' : 'the specified '}${names.kind}`,
-    operationId: `${verb}${namespaced && op.suffix !== 'ForAllNamespaces' ? 'Namespaced' : ''}${names.kind}${op.suffix ?? ''}`,
+    description: descriptionOf(op, names.kind),
+    operationId: `${VERB_OF[op.action]}${namespaced && op.suffix !== 'ForAllNamespaces' ? 'Namespaced' : ''}${names.kind}${op.suffix ?? ''}`,
     tags: [tagOf(names)],
     parameters: [
       ...op.params.map((p) => param(p, v3)),
-      ...(!v3 && body ? [{ name: 'body', in: 'body', required: op.action !== 'delete' && op.action !== 'deletecollection', schema: body }] : []),
+      ...(!v3 && body ? [{ name: 'body', in: 'body', required: bodyRequired, schema: body }] : []),
     ],
-    ...(v3 && body ? { requestBody: { content: Object.fromEntries(consumes.map((t) => [t, { schema: body }])) } } : {}),
+    ...(v3 && body ? { requestBody: { content: Object.fromEntries(consumes.map((t) => [t, { schema: body }])), required: bodyRequired } } : {}),
     ...(v3 ? {} : { consumes, produces, schemes: ['https'] }),
-    responses,
+    responses: responsesOf(op, v3, ref, produces),
     [extension('action')]: op.action,
     [extension('group-version-kind')]: gvk,
   };

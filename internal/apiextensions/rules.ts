@@ -1,25 +1,21 @@
 // The validation rules of a CRD version (`x-svc-validations`), compiled once per
 // version: each schema node's rules typed against that node (self, oldSelf),
-// their worst-case cost checked against the per-rule and per-schema limits,
-// and evaluated on writes under the per-call and per-object runtime budgets.
+// their worst-case cost checked against the per-rule and per-schema limits
+// (rules-eval.ts runs them on writes).
 import type { StatusCause } from '../apimachinery/status.js';
 import {
-  compile, CompileError, CostLimitError, EvalError, MAX_REQUEST_SIZE_BYTES, minSerializedSize, PER_CALL_LIMIT,
-  type Program, RUNTIME_CEL_COST_BUDGET, STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_CRD_COST_LIMIT,
+  compile, CompileError, MAX_REQUEST_SIZE_BYTES, minSerializedSize, type Program, STATIC_ESTIMATED_COST_LIMIT, STATIC_ESTIMATED_CRD_COST_LIMIT,
 } from '../cel/index.js';
-import { Optional } from '@marcbachmann/cel-js';
-import { duplicate, forbidden, invalid, required } from '../registry/causes.js';
-import { deepEqual, isObject } from '../registry/values.js';
+import { forbidden, invalid, required } from '../registry/causes.js';
+import { isObject } from '../registry/values.js';
 import { isEmbedded, LIST_MAP_KEYS, LIST_TYPE, type Schema, VALIDATIONS } from './structural.js';
 import { resolveFieldPath } from './rules-fieldpath.js';
 
-/** The largest message a messageExpression may produce. */
-const MAX_MESSAGE_BYTES = 5000;
 /** How many of the costliest rules are named when the schema's total is over its limit. */
 const MOST_EXPENSIVE = 4;
 const REASONS = ['FieldValueDuplicate', 'FieldValueForbidden', 'FieldValueInvalid', 'FieldValueRequired'];
 
-interface Rule {
+export interface Rule {
   rule?: string;
   message?: string;
   messageExpression?: string;
@@ -28,7 +24,7 @@ interface Rule {
   optionalOldSelf?: boolean;
 }
 
-interface CompiledRule {
+export interface CompiledRule {
   readonly source: Rule;
   readonly program: Program;
   readonly message?: Program;
@@ -55,7 +51,16 @@ export interface RulesCompilation {
   readonly causes: StatusCause[];
 }
 
+/** How a schema's rules are compiled. */
+export interface RulesOptions {
+  /** The schema is a resource's root (default true). */
+  readonly resourceRoot?: boolean;
+  /** The rules are already stored (an update that keeps the version's schema): no per-rule cost limit, every release's features. */
+  readonly stored?: boolean;
+}
+
 interface Context {
+  readonly stored: boolean;
   readonly causes: StatusCause[];
   readonly costs: { path: string; cost: number }[];
 }
@@ -72,10 +77,10 @@ interface Place {
 
 const at = (path: string, child: string): string => (path ? `${path}.${child}` : child);
 
-/** Compiles every rule of a (normalized) schema once; `resourceRoot` (default true): the schema is a resource's. */
-export function compileRules(schema: Schema, resourceRoot = true): RulesCompilation {
-  const ctx: Context = { causes: [], costs: [] };
-  const root = node(schema, { path: '', cardinality: 1, resourceRoot }, ctx);
+/** Compiles every rule of a (normalized) schema once. */
+export function compileRules(schema: Schema, opts: RulesOptions = {}): RulesCompilation {
+  const ctx: Context = { stored: opts.stored ?? false, causes: [], costs: [] };
+  const root = node(schema, { path: '', cardinality: 1, resourceRoot: opts.resourceRoot ?? true }, ctx);
   const total = ctx.costs.reduce((sum, c) => sum + c.cost, 0);
   if (total > STATIC_ESTIMATED_CRD_COST_LIMIT) {
     const costliest = [...ctx.costs].sort((a, b) => b.cost - a.cost).slice(0, MOST_EXPENSIVE);
@@ -115,7 +120,13 @@ function node(s: Schema, place: Place, ctx: Context): RuleNode | undefined {
 const times = (cardinality: number | undefined, bound: unknown): number | undefined =>
   (cardinality === undefined || typeof bound !== 'number' ? undefined : cardinality * bound);
 
-const rulesOf = (s: Schema): Rule[] => (Array.isArray(s[VALIDATIONS]) ? (s[VALIDATIONS] as unknown[]).filter(isObject) as Rule[] : []);
+const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** A node's rules, each member of the type the rule kind declares (anything else is absent). */
+const rulesOf = (s: Schema): Rule[] => (Array.isArray(s[VALIDATIONS]) ? (s[VALIDATIONS] as unknown[]).filter(isObject) : []).map((r) => ({
+  rule: text(r.rule), message: text(r.message), messageExpression: text(r.messageExpression), reason: text(r.reason), fieldPath: text(r.fieldPath),
+  ...(typeof r.optionalOldSelf === 'boolean' ? { optionalOldSelf: r.optionalOldSelf } : {}),
+}));
 
 /** The problems of the rules' shapes (empty rule, message with line breaks, unknown reason, bad fieldPath), everywhere in a schema. */
 export function ruleShapeCauses(s: Schema, path = ''): StatusCause[] {
@@ -142,7 +153,7 @@ function compileNodeRules(s: Schema, place: Place, ctx: Context): CompiledRule[]
   return compiled;
 }
 
-const NEWLINE = /[\n\r]+/;
+export const NEWLINE = /[\n\r]+/;
 
 function ruleShape(r: Rule, path: string, s: Schema): StatusCause[] {
   const causes: StatusCause[] = [];
@@ -165,7 +176,7 @@ function ruleShape(r: Rule, path: string, s: Schema): StatusCause[] {
 }
 
 function compileRule(r: Rule, s: Schema, path: string, place: Place, cardinality: number, ctx: Context): CompiledRule | undefined {
-  const options = { schema: s, resourceRoot: place.resourceRoot, optionalOldSelf: r.optionalOldSelf === true };
+  const options = { schema: s, resourceRoot: place.resourceRoot, optionalOldSelf: r.optionalOldSelf === true, stored: ctx.stored };
   const program = compileExpression(r.rule!, options, `${path}.rule`, r, 'compilation failed: ', ctx);
   if (!program) return undefined;
   if (program.outputType !== 'bool') {
@@ -173,7 +184,7 @@ function compileRule(r: Rule, s: Schema, path: string, place: Place, cardinality
     return undefined;
   }
   const cost = estimated(program) * cardinality;
-  if (cost > STATIC_ESTIMATED_COST_LIMIT) ctx.causes.push(forbidden(`${path}.rule`, costMessage('estimated rule cost', cost, STATIC_ESTIMATED_COST_LIMIT)));
+  if (cost > STATIC_ESTIMATED_COST_LIMIT && !ctx.stored) ctx.causes.push(forbidden(`${path}.rule`, costMessage('estimated rule cost', cost, STATIC_ESTIMATED_COST_LIMIT)));
   ctx.costs.push({ path: `${path}.rule`, cost });
   const usesOldSelf = program.references('oldSelf');
   if (usesOldSelf && place.uncorrelatable !== undefined) {
@@ -189,7 +200,7 @@ function compileRule(r: Rule, s: Schema, path: string, place: Place, cardinality
       message = undefined;
     } else if (message) {
       const messageCost = estimated(message);
-      if (messageCost > STATIC_ESTIMATED_COST_LIMIT) {
+      if (messageCost > STATIC_ESTIMATED_COST_LIMIT && !ctx.stored) {
         ctx.causes.push(forbidden(`${path}.messageExpression`, costMessage('estimated messageExpression cost', messageCost, STATIC_ESTIMATED_COST_LIMIT)));
       }
       ctx.costs.push({ path: `${path}.messageExpression`, cost: messageCost });
@@ -216,125 +227,4 @@ export function costMessage(what: string, cost: number, limit: number): string {
   const factor = cost / limit;
   const shown = factor > 100 ? 'more than 100x' : factor < 1.5 ? `${factor.toFixed(6)}x` : `${factor.toFixed(1)}x`;
   return `${what} exceeds budget by factor of ${shown} (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`;
-}
-
-// ---- evaluation ----
-
-interface Budget { remaining: number }
-
-const RUNNING_OUT = 'validation failed due to running out of cost budget, no further validation rules will be run';
-const ruleText = (r: Rule): string => (r.message?.trim() || (r.rule ?? '').trim());
-const join = (path: string, key: string): string => (path ? `${path}.${key}` : key);
-
-/** Evaluates every rule below `root` on a write; `old` is the stored object on an update. */
-export function evaluateRules(root: RuleNode, value: unknown, old: unknown, path = ''): StatusCause[] {
-  const out: StatusCause[] = [];
-  walk(root, value, old, path, { remaining: RUNTIME_CEL_COST_BUDGET }, out);
-  return out;
-}
-
-/** Answers false once the budget is spent: no further rule runs. */
-function walk(n: RuleNode, value: unknown, old: unknown, path: string, budget: Budget, out: StatusCause[]): boolean {
-  if (value === undefined || value === null) return true;
-  if (!runRules(n, value, old ?? undefined, path, budget, out)) return false;
-  for (const sub of n.allOf ?? []) if (!walk(sub, value, old, path, budget, out)) return false;
-  if (Array.isArray(value)) {
-    if (!n.items) return true;
-    const olds = n.mapKeys && Array.isArray(old) ? oldByKey(n.mapKeys, old) : undefined;
-    for (let i = 0; i < value.length; i++) {
-      if (!walk(n.items, value[i], olds?.(value[i]), `${path}[${i}]`, budget, out)) return false;
-    }
-  } else if (isObject(value)) {
-    const oldObj = isObject(old) ? old : undefined;
-    for (const [key, member] of Object.entries(value)) {
-      const child = n.properties?.get(key);
-      if (child) {
-        if (!walk(child, member, oldObj?.[key], join(path, key), budget, out)) return false;
-      } else if (n.additional && !n.properties?.has(key)) {
-        if (!walk(n.additional, member, oldObj?.[key], join(path, key), budget, out)) return false;
-      }
-    }
-  }
-  return true;
-}
-
-/** The old item with the same keys as a new one. */
-function oldByKey(keys: readonly string[], old: unknown[]): (item: unknown) => unknown {
-  const keyOf = (x: unknown): string => JSON.stringify(keys.map((k) => (isObject(x) ? x[k] : undefined) ?? null));
-  const byKey = new Map(old.map((x) => [keyOf(x), x]));
-  return (item) => byKey.get(keyOf(item));
-}
-
-function runRules(n: RuleNode, self: unknown, old: unknown, path: string, budget: Budget, out: StatusCause[]): boolean {
-  let unchanged: boolean | undefined;
-  for (const c of n.rules) {
-    const optional = c.source.optionalOldSelf === true;
-    if (c.usesOldSelf && old === undefined && !optional) continue;
-    // Ratcheting: a rule that does not compare with oldSelf does not refuse a value the update leaves as it was.
-    if (!c.usesOldSelf && old !== undefined && (unchanged ??= deepEqual(self, old))) continue;
-    const activation = { self, oldSelf: optional ? (old === undefined ? Optional.none() : Optional.of(old)) : old };
-    if (budget.remaining <= 0) {
-      out.push(invalid(path, n.type, RUNNING_OUT));
-      return false;
-    }
-    const limit = Math.min(PER_CALL_LIMIT, budget.remaining);
-    let passed: unknown;
-    try {
-      const result = c.program.evaluate(activation, { budget: limit });
-      budget.remaining -= result.cost;
-      passed = result.value;
-    } catch (err) {
-      if (err instanceof CostLimitError) {
-        budget.remaining = 0;
-        out.push(invalid(path, n.type, limit < PER_CALL_LIMIT ? RUNNING_OUT
-          : `'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleText(c.source)}`));
-        return false;
-      }
-      if (!(err instanceof EvalError)) throw err;
-      const message = err.message.startsWith('found no matching overload') || err.message.startsWith('no such overload')
-        ? `'${err.message}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleText(c.source)}`
-        : `${err.message} evaluating rule: ${ruleText(c.source)}`;
-      out.push(invalid(path, n.type, message));
-      continue;
-    }
-    if (passed === true) continue;
-    const field = c.fieldPath ? join(path, c.fieldPath) : path;
-    const message = c.message ? evaluateMessage(c.message, activation, budget) : undefined;
-    if (message === null) {
-      out.push(invalid(field, n.type, 'messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run'));
-      return false;
-    }
-    out.push(failure(field, n.type, message ?? defaultMessage(c.source), c.source.reason));
-  }
-  return true;
-}
-
-function defaultMessage(r: Rule): string {
-  return r.message?.trim() || `failed rule: ${ruleText(r)}`;
-}
-
-/** The message a messageExpression gives; undefined to fall back to the rule's message, null when the budget ran out. */
-function evaluateMessage(p: Program, activation: Record<string, unknown>, budget: Budget): string | undefined | null {
-  try {
-    const result = p.evaluate(activation, { budget: Math.min(PER_CALL_LIMIT, budget.remaining) });
-    budget.remaining -= result.cost;
-    const text = typeof result.value === 'string' ? result.value.trim() : '';
-    if (!text || NEWLINE.test(text) || Buffer.byteLength(text) > MAX_MESSAGE_BYTES) return undefined;
-    return text;
-  } catch (err) {
-    if (err instanceof CostLimitError) {
-      budget.remaining = 0;
-      return null;
-    }
-    return undefined;
-  }
-}
-
-function failure(field: string, type: string, detail: string, reason: string | undefined): StatusCause {
-  switch (reason) {
-    case 'FieldValueForbidden': return forbidden(field, detail);
-    case 'FieldValueRequired': return required(field, detail);
-    case 'FieldValueDuplicate': return duplicate(field, type);
-    default: return invalid(field, type, detail);
-  }
 }

@@ -5,7 +5,8 @@ import type { ApiObject } from '../apimachinery/meta.js';
 import type { StatusCause } from '../apimachinery/status.js';
 import type { SchemaReport } from '../registry/schemacheck.js';
 import { invalid } from '../registry/causes.js';
-import { compileRules, evaluateRules, type RuleNode } from './rules.js';
+import { compileRules, type RuleNode } from './rules.js';
+import { evaluateRules } from './rules-eval.js';
 import { normalizeSchema, type Schema } from './structural.js';
 import { applyDefaultsTo, pruneAndDefault } from './structural-prune.js';
 import { validateMarkers } from './validation-lists.js';
@@ -27,7 +28,8 @@ export interface CompiledVersionSchema extends VersionSchema {
 /** Compiles one `spec.versions[*].schema.openAPIV3Schema` (x-kubernetes-* extensions read as x-svc-*). */
 export function compileVersionSchema(openAPIV3Schema: Schema): CompiledVersionSchema {
   const schema = normalizeSchema(openAPIV3Schema);
-  const rules = compileRules(schema);
+  // Served schemas passed CRD validation: their rules compile as stored ones (whatever features they use).
+  const rules = compileRules(schema, { stored: true });
   const statusSchema = schema.properties?.status;
 
   const check = (obj: ApiObject, old: ApiObject | undefined, value: unknown, oldValue: unknown, s: Schema | undefined, path: string): StatusCause[] => {
@@ -41,6 +43,7 @@ export function compileVersionSchema(openAPIV3Schema: Schema): CompiledVersionSc
     normalize(obj: ApiObject): SchemaReport {
       const report: SchemaReport = { causes: [], unknownFields: [] };
       pruneAndDefault(obj, schema, report);
+      checkedMetadata.set(obj, report.causes);
       return report;
     },
     applyDefaults: (obj: ApiObject) => applyDefaultsTo(obj, schema),
@@ -50,8 +53,13 @@ export function compileVersionSchema(openAPIV3Schema: Schema): CompiledVersionSc
   };
 }
 
+/** What normalizing found of each object's metadata: a write's metadata is not walked twice. */
+const checkedMetadata = new WeakMap<ApiObject, StatusCause[]>();
+
 /** Metadata members of the wrong type (what ObjectMeta's schema says), as for built-in kinds. */
 function metadataCauses(obj: ApiObject): StatusCause[] {
+  const known = checkedMetadata.get(obj);
+  if (known) return [...known];
   return obj.metadata === undefined ? [] : checkSchema(obj.metadata, objectMetaSchema(), { prune: false, required: false, path: 'metadata' }).causes;
 }
 

@@ -79,3 +79,10 @@ export function jsonType(v: unknown): string {
   if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
   return typeof v;
 }
+
+/** For list-type map lists: the old item with the same keys as a new item (undefined when none). */
+export function keyedItems(keys: readonly string[], old: readonly unknown[]): (item: unknown) => unknown {
+  const keyOf = (x: unknown): string => JSON.stringify(keys.map((k) => (isObj(x) ? x[k] : undefined) ?? null));
+  const byKey = new Map(old.map((x) => [keyOf(x), x]));
+  return (item) => byKey.get(keyOf(item));
+}

@@ -4,7 +4,8 @@
 import type { StatusCause } from '../apimachinery/status.js';
 import { invalid } from '../registry/causes.js';
 import { deepEqual, isObject } from '../registry/values.js';
-import { compileRules, evaluateRules } from './rules.js';
+import { compileRules } from './rules.js';
+import { evaluateRules } from './rules-eval.js';
 import { isEmbedded, type Schema } from './structural.js';
 import { pruneValue } from './structural-prune.js';
 import { validateMarkers } from './validation-lists.js';
@@ -41,7 +42,7 @@ function checkDefault(s: Schema, at: string, embedded: boolean): StatusCause[] {
   if (markers.length) return under(at, markers);
   const values = validateValue(value, s, '');
   if (values.length) return under(at, values);
-  const rules = compileRules(s, embedded);
+  const rules = compileRules(s, { resourceRoot: embedded });
   // As an update that keeps the default (transition rules), then as a create (every other rule).
   return rules.root ? under(at, [...evaluateRules(rules.root, value, value), ...evaluateRules(rules.root, value, undefined)]) : [];
 }

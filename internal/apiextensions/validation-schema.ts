@@ -8,7 +8,7 @@ import { isObject } from '../registry/values.js';
 import { compileRules, ruleShapeCauses } from './rules.js';
 import { convertible, validateStructural } from './structural-check.js';
 import {
-  EMBEDDED, LIST_MAP_KEYS, LIST_TYPE, MAP_TYPE, normalizeSchema, PRESERVE, type Schema,
+  EMBEDDED, LIST_MAP_KEYS, LIST_TYPE, MAP_TYPE, normalizeSchema, PRESERVE, type Schema, VALIDATIONS,
 } from './structural.js';
 import { validateDefaults } from './validation-defaults.js';
 
@@ -19,7 +19,7 @@ const ROOT_WITH_STATUS: Record<string, string> = {
   description: 'Description', type: 'Type', format: 'Format', title: 'Title', maximum: 'Maximum', exclusiveMaximum: 'ExclusiveMaximum',
   minimum: 'Minimum', exclusiveMinimum: 'ExclusiveMinimum', maxLength: 'MaxLength', minLength: 'MinLength', pattern: 'Pattern',
   maxItems: 'MaxItems', minItems: 'MinItems', uniqueItems: 'UniqueItems', multipleOf: 'MultipleOf', required: 'Required', items: 'Items',
-  properties: 'Properties', externalDocs: 'ExternalDocs', example: 'Example', [PRESERVE]: 'XPreserveUnknownFields', 'x-svc-validations': 'XValidations',
+  properties: 'Properties', externalDocs: 'ExternalDocs', example: 'Example', [PRESERVE]: 'XPreserveUnknownFields', [VALIDATIONS]: 'XValidations',
 };
 
 interface Rules {
@@ -32,8 +32,9 @@ const list = (v: unknown): Schema[] => (Array.isArray(v) ? v.filter(isObject) as
 const isZero = (v: unknown): boolean => v === undefined || v === null || v === false || v === '' || v === 0
   || (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0);
 
-/** Causes for `<path>.openAPIV3Schema` (path: `spec.validation` or `spec.versions[i].schema`). */
-export function validateSchemaOfVersion(raw: unknown, statusEnabled: boolean, path: string): StatusCause[] {
+/** Causes for `<path>.openAPIV3Schema` (path: `spec.validation` or `spec.versions[i].schema`); `unchanged`: an update keeps
+ * this schema, whose rules then keep compiling whatever limits or features changed since they were stored. */
+export function validateSchemaOfVersion(raw: unknown, statusEnabled: boolean, path: string, unchanged = false): StatusCause[] {
   if (!isObject(raw)) return [];
   const schema = normalizeSchema(raw);
   const at = `${path}.openAPIV3Schema`;
@@ -52,7 +53,7 @@ export function validateSchemaOfVersion(raw: unknown, statusEnabled: boolean, pa
   }
   const schemaErrors = [...openAPI(schema, at, { allowDefaults: true, insideMeta: false }, true), ...prefixed(ruleShapeCauses(schema), at)];
   out.push(...schemaErrors);
-  if (structuralOk && schemaErrors.length === 0) out.push(...prefixed(compileRules(schema).causes, at));
+  if (structuralOk && schemaErrors.length === 0) out.push(...prefixed(compileRules(schema, { stored: unchanged }).causes, at));
   if (!convertible(schema) && out.length === 0) out.push(invalid(at, '', "OpenAPIV3Schema 'items' must be a schema, but is an array"));
   return out;
 }

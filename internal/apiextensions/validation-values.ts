@@ -7,7 +7,7 @@ import type { StatusCause } from '../apimachinery/status.js';
 import { invalid, notSupported, required, tooLong, tooMany, typeInvalid } from '../registry/causes.js';
 import { deepEqual, isObject } from '../registry/values.js';
 import { formatCheck } from './validation-formats.js';
-import { isIntOrString, isNullable, jsonType, LIST_MAP_KEYS, LIST_TYPE, type Schema } from './structural.js';
+import { isIntOrString, isNullable, jsonType, keyedItems, LIST_MAP_KEYS, LIST_TYPE, type Schema } from './structural.js';
 
 const IN = 'in body';
 const join = (path: string, key: string): string => (path ? `${path}.${key}` : key);
@@ -50,13 +50,12 @@ export function validateValue(value: unknown, s: Schema, path: string, old: Old 
   return out;
 }
 
-/** The old item with the same list-map keys as a new one. */
-export function oldItems(s: Schema, old: Old): (item: unknown) => Old {
+/** The old item of a list-type map list with the same keys as a new one; other lists' items have none. */
+function oldItems(s: Schema, old: Old): (item: unknown) => Old {
   const keys = s[LIST_TYPE] === 'map' && Array.isArray(s[LIST_MAP_KEYS]) ? s[LIST_MAP_KEYS] as string[] : undefined;
   if (!keys || !Array.isArray(old)) return () => NO_OLD;
-  const keyOf = (x: unknown): string => JSON.stringify(keys.map((k) => (isObject(x) ? x[k] : undefined) ?? null));
-  const byKey = new Map(old.map((x) => [keyOf(x), x]));
-  return (item) => (byKey.has(keyOf(item)) ? byKey.get(keyOf(item)) : NO_OLD);
+  const find = keyedItems(keys, old);
+  return (item) => find(item) ?? NO_OLD;
 }
 
 const member = (old: Old, key: string): Old => (isObject(old) && key in old ? old[key] : NO_OLD);
@@ -87,10 +86,18 @@ function check(value: unknown, s: Schema, path: string, out: StatusCause[], old:
   if (isObject(value)) objectCheck(value, s, path, out, old);
 }
 
+/** Characters (code points) of a string, counted only where UTF-16 units leave the answer open. */
+function longerThan(value: string, max: number): boolean {
+  if (value.length <= max) return false;
+  if (value.length > 2 * max) return true;
+  let n = 0;
+  for (const _ of value) if (++n > max) return true;
+  return false;
+}
+
 function stringCheck(value: string, s: Schema, path: string, out: StatusCause[]): void {
-  const length = s.maxLength !== undefined || s.minLength !== undefined ? [...value].length : 0;
-  if (typeof s.maxLength === 'number' && length > s.maxLength) out.push(tooLong(path, s.maxLength));
-  if (typeof s.minLength === 'number' && length < s.minLength) out.push(invalid(path, value, `${path} ${IN} should be at least ${s.minLength} chars long`));
+  if (typeof s.maxLength === 'number' && longerThan(value, s.maxLength)) out.push(tooLong(path, s.maxLength));
+  if (typeof s.minLength === 'number' && !longerThan(value, s.minLength - 1)) out.push(invalid(path, value, `${path} ${IN} should be at least ${s.minLength} chars long`));
   if (typeof s.pattern === 'string') {
     const re = schemaPattern(s.pattern);
     if (re && !re.test(value)) out.push(invalid(path, value, `${path} ${IN} should match '${s.pattern}'`));
@@ -167,6 +174,7 @@ function objectCheck(value: Record<string, unknown>, s: Schema, path: string, ou
 
 /** allOf, anyOf, oneOf and not: value validations over the same value. */
 function composition(value: unknown, s: Schema, path: string, out: StatusCause[], old: Old): void {
+  if (s.allOf === undefined && s.anyOf === undefined && s.oneOf === undefined && s.not === undefined) return;
   const label = JSON.stringify(path);
   for (const sub of schemas(s.allOf)) check(value, sub, path, out, old);
   const anyOf = schemas(s.anyOf);

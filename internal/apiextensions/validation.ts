@@ -10,6 +10,7 @@ import {
 } from '../registry/causes.js';
 import { clientConfigCauses } from '../registry/kinds/admissionregistration.js';
 import { asList, asObj, deepEqual, objects, str, type Obj } from '../registry/values.js';
+import { API_APPROVED_ANNOTATION, isProtectedGroup, wellKnownValue } from '../names/index.js';
 import { normalizeSchema } from './structural.js';
 import { validateSchemaOfVersion } from './validation-schema.js';
 import { validateColumn, validateDeprecationWarning, validateSelectableFields, validateSubresources } from './validation-version.js';
@@ -42,10 +43,39 @@ export function validateCustomResourceDefinition(crd: ApiObject, old?: ApiObject
   if (crd.metadata?.name !== `${names.plural ?? ''}.${group}`) out.push(invalid('metadata.name', crd.metadata?.name ?? '', 'must be spec.names.plural+"."+spec.group'));
   out.push(...specCauses(spec, old));
   if (old) out.push(...updateCauses(spec, old), ...storedVersionCauses(crd, spec));
+  out.push(...apiApprovalCauses(crd, old));
   if (spec.preserveUnknownFields === true && asObj(old?.spec)?.preserveUnknownFields !== true) {
     out.push(invalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-svc-preserve-unknown-fields to true in spec.versions[*].schema instead'));
   }
   return out;
+}
+
+type Approval = 'missing' | 'bypassed' | 'approved' | 'invalid';
+const APPROVAL_DOC = 'see https://github.com/kubernetes/enhancements/pull/1111';
+
+function approvalOf(crd: ApiObject | undefined): { state: Approval; value?: string } {
+  const value = wellKnownValue(crd?.metadata?.annotations, API_APPROVED_ANNOTATION);
+  if (!value) return { state: 'missing' };
+  if (value.startsWith('unapproved')) return { state: 'bypassed', value };
+  try {
+    if (new URL(value).host) return { state: 'approved', value };
+  } catch {
+    // not a URL
+  }
+  return { state: 'invalid', value };
+}
+
+/** A CRD in a group the project owns says where its API was approved (or that it was not). */
+function apiApprovalCauses(crd: ApiObject, old: ApiObject | undefined): StatusCause[] {
+  if (!isProtectedGroup(str(asObj(crd.spec)?.group) ?? '')) return [];
+  const now = approvalOf(crd);
+  if (old && approvalOf(old).state === now.state) return [];
+  const field = `metadata.annotations[${API_APPROVED_ANNOTATION.own}]`;
+  if (now.state === 'missing') return [required(field, `protected groups must have approval annotation "${API_APPROVED_ANNOTATION.own}", ${APPROVAL_DOC}`)];
+  if (now.state === 'invalid') {
+    return [invalid(field, now.value, `protected groups must have approval annotation "${API_APPROVED_ANNOTATION.own}" with either a URL or a reason starting with "unapproved", ${APPROVAL_DOC}`)];
+  }
+  return [];
 }
 
 function specCauses(spec: Obj, old: ApiObject | undefined): StatusCause[] {
@@ -64,10 +94,11 @@ function specCauses(spec: Obj, old: ApiObject | undefined): StatusCause[] {
   if (spec.preserveUnknownFields === true && versions.some((v) => hasDefaults(schemaOf(v)))) {
     out.push(invalid('spec.preserveUnknownFields', true, 'must be false in order to use defaults in the schema'));
   }
-  out.push(...versionsCauses(versions, top));
+  out.push(...versionsCauses(versions, top, objects(asObj(old?.spec)?.versions)));
   out.push(...namesCauses(asObj(spec.names) ?? {}, 'spec.names', true));
   if (top.schema && schemaOf(versions[0])) {
-    out.push(...validateSchemaOfVersion(schemaOf(versions[0]), versions.some((v) => statusEnabled(v.subresources)), 'spec.validation'));
+    const unchanged = objects(asObj(old?.spec)?.versions).some((v) => deepEqual(schemaOf(v), schemaOf(versions[0])));
+    out.push(...validateSchemaOfVersion(schemaOf(versions[0]), versions.some((v) => statusEnabled(v.subresources)), 'spec.validation', unchanged));
   }
   if (top.subresources) out.push(...validateSubresources(asObj(versions[0]?.subresources), schemaOf(versions[0]), 'spec.subresources'));
   if (top.columns) objects(versions[0]?.additionalPrinterColumns).forEach((c, i) => out.push(...validateColumn(c, `spec.additionalPrinterColumns[${i}]`)));
@@ -79,7 +110,7 @@ function specCauses(spec: Obj, old: ApiObject | undefined): StatusCause[] {
   return out;
 }
 
-function versionsCauses(versions: Obj[], top: Hoisted): StatusCause[] {
+function versionsCauses(versions: Obj[], top: Hoisted, oldVersions: Obj[]): StatusCause[] {
   const out: StatusCause[] = [];
   const seen = new Set<unknown>();
   let unique = true;
@@ -89,7 +120,8 @@ function versionsCauses(versions: Obj[], top: Hoisted): StatusCause[] {
     seen.add(v.name);
     out.push(...dns1035Label(`${at}.name`, str(v.name) ?? ''));
     out.push(...validateDeprecationWarning(v, at));
-    if (!top.schema) out.push(...validateSchemaOfVersion(schemaOf(v), statusEnabled(v.subresources), `${at}.schema`));
+    const unchanged = oldVersions.some((o) => o.name === v.name && deepEqual(schemaOf(o), schemaOf(v)));
+    if (!top.schema) out.push(...validateSchemaOfVersion(schemaOf(v), statusEnabled(v.subresources), `${at}.schema`, unchanged));
     if (!top.subresources) out.push(...validateSubresources(asObj(v.subresources), schemaOf(v), `${at}.subresources`));
     if (!top.columns) objects(v.additionalPrinterColumns).forEach((c, j) => out.push(...validateColumn(c, `${at}.additionalPrinterColumns[${j}]`)));
     if (!top.selectableFields && asList(v.selectableFields).length) {

@@ -32,6 +32,7 @@ interface Shape {
 
 const UNBOUNDED: Shape = { size: MAX_REQUEST_SIZE_BYTES - 2 };
 const SCALAR: Shape = { size: 1 };
+const MAP_KEY: Shape = { size: 0 };
 const MAX_COST = 2 ** 64 - 1;
 
 function shapeOf(decl: DeclType): Shape {
@@ -184,7 +185,8 @@ class Estimator {
     const a = node.args;
     const iterable = this.run(a.iterable, scope);
     const iterations = this.used(iterable.shape);
-    const element = iterable.shape.decl?.kind === 'map' ? UNBOUNDED : elementOf(iterable.shape);
+    // Map keys have no declared size: the platform's estimator counts them as empty strings.
+    const element = iterable.shape.decl?.kind === 'map' ? MAP_KEY : elementOf(iterable.shape);
     const inner = new Map(scope).set(a.iterVarName, element);
     const init = this.run(a.init, scope);
     const step = this.run(a.step, inner);

@@ -8,10 +8,11 @@ import { runtimeError } from './errors.js';
 import * as lists from './lists.js';
 import { Quantity, isQuantity } from './quantity.js';
 import * as regex from './regex.js';
-import { ALL_RELEASES, RELEASE_1_29 } from './release.js';
+import { ALL_RELEASES, RELEASE_1_29, RELEASE_1_31 } from './release.js';
+import { CIDRValue, IPValue, isCIDR, isIP } from './ip.js';
 import * as strings from './strings.js';
 import {
-  AUTHORIZER_TYPE, DECISION_TYPE, GROUP_CHECK_TYPE, PATH_CHECK_TYPE, QUANTITY_TYPE, RESOURCE_CHECK_TYPE, URL_TYPE,
+  AUTHORIZER_TYPE, CIDR_TYPE, DECISION_TYPE, GROUP_CHECK_TYPE, IP_TYPE, PATH_CHECK_TYPE, QUANTITY_TYPE, RESOURCE_CHECK_TYPE, URL_TYPE,
 } from './typenames.js';
 import { UrlValue, isUrl, toUrl } from './url.js';
 import { doubleToString, formatDuration, formatTimestamp } from './values.js';
@@ -134,6 +135,9 @@ const CONVERSIONS: FunctionGroup = {
     ['string(google.protobuf.Duration): string', formatDuration],
     ['timestamp(google.protobuf.Timestamp): google.protobuf.Timestamp', (d: Date) => d],
     ['duration(google.protobuf.Duration): google.protobuf.Duration', (d: Duration) => d],
+    // Only values of the IP library (1.31) reach these, so they need no release of their own.
+    [`string(${IP_TYPE}): string`, (ip: IPValue) => ip.toString()],
+    [`string(${CIDR_TYPE}): string`, (c: CIDRValue) => c.toString()],
   ],
 };
 
@@ -156,7 +160,32 @@ function ofNonZeroValue(v: unknown): Optional {
   return isZeroValue(v) ? Optional.none() : Optional.of(v);
 }
 
-const GROUPS = [STRINGS, LISTS, REGEX, URLS, AUTHZ, QUANTITY, OPTIONALS, CONVERSIONS];
+const IP = IP_TYPE;
+const CIDR = CIDR_TYPE;
+const NETWORK: FunctionGroup = {
+  since: RELEASE_1_31,
+  overloads: [
+    ['isIP(string): bool', isIP],
+    [`ip(string): ${IP}`, IPValue.parse],
+    [`${IP}.family(): int`, (ip: IPValue) => ip.family()],
+    [`${IP}.isUnspecified(): bool`, (ip: IPValue) => ip.isUnspecified()],
+    [`${IP}.isLoopback(): bool`, (ip: IPValue) => ip.isLoopback()],
+    [`${IP}.isLinkLocalMulticast(): bool`, (ip: IPValue) => ip.isLinkLocalMulticast()],
+    [`${IP}.isLinkLocalUnicast(): bool`, (ip: IPValue) => ip.isLinkLocalUnicast()],
+    [`${IP}.isGlobalUnicast(): bool`, (ip: IPValue) => ip.isGlobalUnicast()],
+    ['isCIDR(string): bool', isCIDR],
+    [`cidr(string): ${CIDR}`, CIDRValue.parse],
+    [`${CIDR}.containsIP(${IP}): bool`, (c: CIDRValue, ip: IPValue) => c.containsIP(ip)],
+    [`${CIDR}.containsIP(string): bool`, (c: CIDRValue, ip: string) => c.containsIP(IPValue.parse(ip))],
+    [`${CIDR}.containsCIDR(${CIDR}): bool`, (c: CIDRValue, o: CIDRValue) => c.containsCIDR(o)],
+    [`${CIDR}.containsCIDR(string): bool`, (c: CIDRValue, o: string) => c.containsCIDR(CIDRValue.parse(o))],
+    [`${CIDR}.ip(): ${IP}`, (c: CIDRValue) => c.ip],
+    [`${CIDR}.masked(): ${CIDR}`, (c: CIDRValue) => c.masked()],
+    [`${CIDR}.prefixLength(): int`, (c: CIDRValue) => BigInt(c.prefix)],
+  ],
+};
+
+const GROUPS = [STRINGS, LISTS, REGEX, URLS, AUTHZ, QUANTITY, NETWORK, OPTIONALS, CONVERSIONS];
 
 const functionName = (signature: string): string => /(\w+)\(/.exec(signature)![1];
 
@@ -168,12 +197,15 @@ export const FUNCTION_RELEASES: ReadonlyMap<string, string> = new Map(
 const OPAQUE_TYPES: ReadonlyArray<readonly [string, abstract new (...args: never[]) => unknown]> = [
   [URL_TYPE, UrlValue], [Q, Quantity], [AUTHORIZER_TYPE, authz.AuthorizerValue], [PATH_CHECK_TYPE, authz.PathCheckValue],
   [GROUP_CHECK_TYPE, authz.GroupCheckValue], [RESOURCE_CHECK_TYPE, authz.ResourceCheckValue], [DECISION_TYPE, authz.DecisionValue],
+  [IP_TYPE, IPValue], [CIDR_TYPE, CIDRValue],
 ];
 
 /** Adds the library types and functions to an environment. */
 export function registerLibraries(env: Environment): void {
   for (const [name, ctor] of OPAQUE_TYPES) env.registerType(name, { ctor: ctor as never, fields: {} });
   env.registerOperator(`${Q} == ${Q}`, (a: Quantity, b: Quantity) => a.equals(b));
+  env.registerOperator(`${IP_TYPE} == ${IP_TYPE}`, (a: IPValue, b: IPValue) => a.equals(b));
+  env.registerOperator(`${CIDR_TYPE} == ${CIDR_TYPE}`, (a: CIDRValue, b: CIDRValue) => a.equals(b));
   for (const group of GROUPS) {
     for (const [signature, handler] of group.overloads) env.registerFunction(signature, handler, { async: false });
   }

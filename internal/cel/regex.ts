@@ -27,12 +27,15 @@ class Translator {
   private i = 0;
   private out = '';
   private flags = 'u';
+  /** Per open group (the pattern itself first): how many flag scopes `(?i)` opened in it, closed with the group. */
+  private readonly scopes: number[] = [0];
 
   constructor(private readonly src: string) {}
 
   run(): { source: string; flags: string } {
     this.leadingFlags();
     while (this.i < this.src.length) this.token();
+    this.out += ')'.repeat(this.scopes[0]);
     return { source: this.out, flags: this.flags };
   }
 
@@ -50,6 +53,7 @@ class Translator {
       case '\\': this.out += this.escape(false); break;
       case '[': this.charClass(); break;
       case '(': this.group(); break;
+      case ')': this.out += `${')'.repeat(this.scopes.length > 1 ? this.scopes.pop()! : 0)})`; break;
       case '.': this.out += this.flags.includes('s') ? '[\\s\\S]' : '[^\\n]'; break;
       case '{': this.out += this.repeat(); break;
       case '}': this.out += '\\}'; break;
@@ -60,6 +64,16 @@ class Translator {
 
   private group(): void {
     const rest = this.src.slice(this.i);
+    const flags = /^\?([ims]+)([):])/.exec(rest);
+    if (flags && flags[2] === ')') {
+      // Flags from here to the end of the group: a modifier group closed where the group closes.
+      this.out += `(?${[...new Set(flags[1])].join('')}:`;
+      this.scopes[this.scopes.length - 1]++;
+      this.i += flags[0].length;
+      return;
+    }
+    this.scopes.push(0);
+    if (flags) { this.out += `(?${[...new Set(flags[1])].join('')}:`; this.i += flags[0].length; return; }
     if (rest.startsWith('?P<')) { this.out += '(?<'; this.i += 3; return; }
     if (rest.startsWith('?:') || rest.startsWith('?<') && /^\?<\w/.test(rest)) { this.out += '(?'; this.i += 1; return; }
     if (rest.startsWith('?')) throw new SyntaxFault(`invalid or unsupported Perl syntax: \`(${rest.slice(0, 2)}\``);

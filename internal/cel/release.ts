@@ -7,6 +7,8 @@ export const SERVING_RELEASE = '1.34';
 export const ALL_RELEASES = '1.0';
 /** Quantity library, optional types and cross-type numeric comparisons. */
 export const RELEASE_1_29 = '1.29';
+/** IP and CIDR library. */
+export const RELEASE_1_31 = '1.31';
 
 function parts(release: string): [number, number] {
   const m = /^v?(\d+)\.(\d+)$/.exec(release.trim());

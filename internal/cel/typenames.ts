@@ -3,6 +3,8 @@ import { PRODUCT } from '../names/index.js';
 
 export const URL_TYPE = `${PRODUCT}.URL`;
 export const QUANTITY_TYPE = `${PRODUCT}.Quantity`;
+export const IP_TYPE = 'net.IP';
+export const CIDR_TYPE = 'net.CIDR';
 export const AUTHORIZER_TYPE = `${PRODUCT}.authorization.Authorizer`;
 export const PATH_CHECK_TYPE = `${PRODUCT}.authorization.PathCheck`;
 export const GROUP_CHECK_TYPE = `${PRODUCT}.authorization.GroupCheck`;

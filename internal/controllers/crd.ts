@@ -6,11 +6,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiObject } from '../apimachinery/meta.js';
 import { type Condition, findCondition, isConditionTrue, sameCondition, setCondition } from '../apiextensions/conditions.js';
+import { caBundleValid } from '../apiextensions/conversion.js';
 import type { ApiClient } from '../client/index.js';
 import { Informer } from '../client/informer.js';
-import { deepEqual } from '../registry/values.js';
 import { CRD_CLEANUP_FINALIZER } from '../names/index.js';
-import { caBundleValid } from '../apiextensions/conversion.js';
+import { deepEqual } from '../registry/values.js';
 import { CRDS, CrdCleanup } from './crdcleanup.js';
 import { acceptedNames, decideNames, groupOf, namesSettled, readNames } from './crdnames.js';
 
@@ -40,9 +40,9 @@ export class CrdController {
     }, { key: nameOf });
   }
 
-  async start(): Promise<void> {
-    await this.informer.start();
-    for (const name of this.informer.store.keys()) this.enqueue(name);
+  /** Every CRD of the first list is taken in as an upsert, so each is considered once at start. */
+  start(): Promise<void> {
+    return this.informer.start();
   }
 
   stop(): void {

@@ -75,6 +75,11 @@ export const CRD_CLEANUP_FINALIZER = `customresourcecleanup.${group('apiextensio
 export const NAMESPACE_NAME_LABEL = wellKnownKey('metadata.name');
 /** kubectl's client-side apply annotation, which the server never rewrites. */
 export const LAST_APPLIED_ANNOTATION = wellKnownKey('last-applied-configuration', 'kubectl');
+/** The annotation a CRD of a protected group (the product's or upstream's own) carries: a URL of its approval, or `unapproved...`. */
+export const API_APPROVED_ANNOTATION: WellKnown = { own: group('api-approved'), upstream: `api-approved.${UPSTREAM_LABEL_DOMAIN}` };
+/** Whether a group is one the project itself owns (`svc.io`, `k8s.io`, `kubernetes.io` and their subdomains). */
+export const isProtectedGroup = (name: string): boolean =>
+  [DOMAIN, UPSTREAM_DOMAIN, UPSTREAM_LABEL_DOMAIN].some((d) => name === d || name.endsWith(`.${d}`));
 
 export const GROUP_META = group('meta');
 export const GROUP_APIDISCOVERY = group('apidiscovery');

@@ -23,7 +23,7 @@ export class Registry {
   private kinds: KindDef[] = [];
   /** Kinds added at run time (a CustomResourceDefinition's served versions), by the name of what defines them. */
   private readonly custom = new Map<string, KindDef[]>();
-  private readonly listeners: Array<() => void> = [];
+  private readonly listeners = new Set<() => void>();
 
   constructor(private readonly builtin: KindDef[]) {
     this.index();
@@ -62,9 +62,11 @@ export class Registry {
     for (const listener of this.listeners) listener();
   }
 
-  /** Calls `listener` after every change of the served kinds, so what is derived from them is derived again. */
-  onChange(listener: () => void): void {
-    this.listeners.push(listener);
+  /** Calls `listener` after every change of the served kinds, so what is derived from them is derived again;
+   * answers how to stop. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   lookup(group: string, version: string, resource: string): KindDef | undefined {

@@ -27,6 +27,7 @@ const sprockets = () => ({
               properties: {
                 teeth: { type: 'integer', description: 'Number of teeth on the wheel.' },
                 color: { type: 'string', description: 'Paint color.' },
+                port: { 'x-svc-int-or-string': true, description: 'Port number or name.' },
                 ports: {
                   type: 'array', 'x-svc-list-type': 'map', 'x-svc-list-map-keys': ['name'],
                   items: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, port: { type: 'integer' } } },
@@ -125,6 +126,9 @@ describe('kubectl 1.33 with CustomResourceDefinitions: apply, wait, get, scale, 
     const field = await run('explain', 'sprockets.spec.teeth');
     expect(field.code, field.stderr).to.equal(0);
     expect(field.stdout).to.match(/FIELD:\s+teeth <integer>/).and.contain('Number of teeth on the wheel.');
+    const spec = await run('explain', 'sprockets.spec');
+    expect(spec.code, spec.stderr).to.equal(0);
+    expect(spec.stdout).to.contain('port\t<Object>').and.contain('teeth\t<integer>').and.contain('ports\t<[]Object>');
     const meta = await run('explain', 'spr.metadata.labels');
     expect(meta.code, meta.stderr).to.equal(0);
     expect(meta.stdout).to.match(/FIELD:\s+labels <map\[string\]string>/);

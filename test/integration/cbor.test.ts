@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
 import { Decoder, Encoder } from 'cbor-x';
-import { Cluster } from '../lib/cluster.js';
+import { Cluster, waitFor } from '../lib/cluster.js';
+import { group } from '../../internal/names/index.js';
 import { pkiPaths } from '../../internal/pki/index.js';
 
 const CMS = '/api/v1/namespaces/default/configmaps';
@@ -51,6 +52,28 @@ describe('CBOR (gate CBORServingAndStorage)', function () {
       const obj = JSON.parse(res.body.toString('utf8'));
       expect(obj.data).to.deep.equal({ k: 'applied' });
       expect(obj.metadata.managedFields[0]).to.include({ manager: 'cbor-client', operation: 'Apply' });
+    });
+
+    it('serves a custom kind in CBOR: a CBOR body and apply, a CBOR answer', async () => {
+      const crd = {
+        apiVersion: `${group('apiextensions')}/v1`, kind: 'CustomResourceDefinition', metadata: { name: 'knobs.cbor.example.com' },
+        spec: {
+          group: 'cbor.example.com', scope: 'Namespaced', names: { plural: 'knobs', singular: 'knob', kind: 'Knob', listKind: 'KnobList' },
+          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { turn: { type: 'integer' } } } } } } }],
+        },
+      };
+      expect((await c.request('POST', `/apis/${group('apiextensions')}/v1/customresourcedefinitions`, { body: crd })).status).to.equal(201);
+      const KNOBS = '/apis/cbor.example.com/v1/namespaces/default/knobs';
+      expect(await waitFor(async () => (await c.request('GET', KNOBS)).status === 200, 10_000)).to.equal(true);
+      const created = await raw(c, 'POST', KNOBS, { 'Content-Type': 'application/cbor', Accept: 'application/cbor' },
+        encode({ apiVersion: 'cbor.example.com/v1', kind: 'Knob', metadata: { name: 'k1' }, spec: { turn: 3 } }));
+      expect(created.status).to.equal(201);
+      expect(created.type).to.equal('application/cbor');
+      expect(decode(created.body)).to.deep.include({ kind: 'Knob', spec: { turn: 3 } });
+      const applied = await raw(c, 'PATCH', `${KNOBS}/k2?fieldManager=cbor-client`, { 'Content-Type': 'application/apply-patch+cbor', Accept: 'application/json' },
+        encode({ apiVersion: 'cbor.example.com/v1', kind: 'Knob', metadata: { name: 'k2' }, spec: { turn: 5 } }));
+      expect(applied.status).to.equal(201);
+      expect(JSON.parse(applied.body.toString('utf8')).spec).to.deep.equal({ turn: 5 });
     });
 
     it('streams a watch as a CBOR sequence', async () => {

@@ -119,6 +119,22 @@ describe('custom resources: OpenAPI, Tables and server-side apply of CRD kinds',
     expect(schemas['com.example.docs.v1.GadgetCollection']).to.not.equal(undefined);
   });
 
+  it('publishes a CRD only once it is Established', async () => {
+    const crd = { ...gadgets(), metadata: { name: `widgets.${GROUP}` } };
+    crd.spec = { ...crd.spec, names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' } };
+    const created = await c.request('POST', CRDS, { body: crd });
+    expect(created.status, created.text).to.equal(201);
+    const before = await v2();
+    expect(before.body.definitions['com.example.docs.v1.Widget']).to.equal(undefined);
+    const put = await c.request('PUT', `${CRDS}/widgets.${GROUP}/status`, { body: established(created.body) });
+    expect(put.status, put.text).to.equal(200);
+    let after: Response | undefined;
+    expect(await waitFor(async () => { after = await v2(); return after.headers.etag !== before.headers.etag; }, 5000, 50)).to.equal(true);
+    expect(after!.body.definitions['com.example.docs.v1.Widget']['x-kubernetes-group-version-kind']).to.deep.equal([{ group: GROUP, version: 'v1', kind: 'Widget' }]);
+    const doc = await c.request('GET', `/openapi/v3/apis/${GROUP}/v1`);
+    expect(Object.keys(doc.body.components.schemas)).to.include.members([DEF, 'com.example.docs.v1.Widget']);
+  });
+
   it('changes the v2 ETag and the v3 hash when the CRD changes, and drops the kind when it is removed', async () => {
     const before2 = await v2();
     const etag = before2.headers.etag;
@@ -150,6 +166,12 @@ describe('custom resources: OpenAPI, Tables and server-side apply of CRD kinds',
       expect(row.cells[4]).to.match(/^\d+s$/);
       expect(row.object.metadata.name).to.equal('t1');
     }
+    // kubectl get -w: each watch event carries a one-row Table.
+    const watch = await c.request('GET', `${GADGETS}?watch=1&timeoutSeconds=1`, { headers: { Accept: TABLE } });
+    const events = watch.text.trim().split('\n').map((l) => JSON.parse(l));
+    const added = events.find((e) => e.type === 'ADDED' && e.object.rows[0].cells[0] === 't1');
+    expect(added.object).to.include({ kind: 'Table' });
+    expect(added.object.rows[0].cells.slice(0, 3)).to.deep.equal(['t1', 3, 'True']);
     const list = await c.request('GET', GADGETS);
     expect(list.body.kind).to.equal('GadgetCollection');
     const one = await c.request('GET', `${GADGETS}/t1`, { headers: { Accept: TABLE } });
@@ -192,15 +214,21 @@ describe('custom resources: OpenAPI, Tables and server-side apply of CRD kinds',
     expect(merge.body.spec.size).to.equal(4);
   });
 
-  it('drops the kind from both documents when the CRD is removed', async () => {
-    const del = await c.request('DELETE', `${CRDS}/${NAME}`);
-    expect(del.status, del.text).to.be.oneOf([200, 202]);
-    // Without the controller-manager nothing removes a cleanup finalizer: the test does, as the controller would.
-    const left = await c.request('GET', `${CRDS}/${NAME}`);
-    if (left.status === 200) await c.request('PUT', `${CRDS}/${NAME}`, { body: { ...left.body, metadata: { ...left.body.metadata, finalizers: [] } } });
+  it('drops the kinds from both documents as their CRDs are removed', async () => {
+    /** Deletes a CRD; without the controller-manager nothing removes the cleanup finalizer, so the test does. */
+    const remove = async (name: string) => {
+      const del = await c.request('DELETE', `${CRDS}/${name}`);
+      expect(del.status, del.text).to.be.oneOf([200, 202]);
+      const left = await c.request('GET', `${CRDS}/${name}`);
+      if (left.status === 200) await c.request('PUT', `${CRDS}/${name}`, { body: { ...left.body, metadata: { ...left.body.metadata, finalizers: [] } } });
+    };
+    await remove(NAME);
     expect(await waitFor(async () => (await v2()).body.definitions[DEF] === undefined, 5000, 50)).to.equal(true);
-    const index = await c.request('GET', '/openapi/v3');
-    expect(index.body.paths).to.not.have.property(`apis/${GROUP}/v1`);
+    const doc = await c.request('GET', `/openapi/v3/apis/${GROUP}/v1`);
+    expect(Object.keys(doc.body.components.schemas)).to.include('com.example.docs.v1.Widget').and.not.include(DEF);
+    await remove(`widgets.${GROUP}`);
+    expect(await waitFor(async () => (await c.request('GET', '/openapi/v3')).body.paths[`apis/${GROUP}/v1`] === undefined, 5000, 50)).to.equal(true);
     expect((await c.request('GET', `/openapi/v3/apis/${GROUP}/v1`)).status).to.equal(404);
+    expect((await v2()).body.definitions['com.example.docs.v1.Widget']).to.equal(undefined);
   });
 });

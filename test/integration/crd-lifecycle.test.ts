@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { Cluster, waitFor } from '../lib/cluster.js';
-import { CRD_CLEANUP_FINALIZER, group } from '../../internal/names/index.js';
+import { CRD_CLEANUP_FINALIZER, group, SERVICE_NAME_LABEL } from '../../internal/names/index.js';
+import { ConversionWebhook } from '../lib/conversionwebhook.js';
 
 const EXT = group('apiextensions');
 const CRDS = `/apis/${EXT}/v1/customresourcedefinitions`;
@@ -165,5 +166,100 @@ describe('CustomResourceDefinition lifecycle: names, Established, Terminating an
     expect((await c.request('POST', `/apis/${EXT}/v1beta1/customresourcedefinitions`, { body: crd('beta.example.com', { plural: 'betas', kind: 'Beta' }) })).status).to.equal(404);
     const groupDoc = (await c.request('GET', `/apis/${EXT}`)).body;
     expect(groupDoc.versions.map((v: any) => v.version)).to.deep.equal(['v1']);
+  });
+
+  describe('Webhook conversion', () => {
+    const g = 'convert.example.com';
+    const name = `widgets.${g}`;
+    const W = new ConversionWebhook();
+    const at = (version: string, ns = 'default', obj = '') => `/apis/${g}/${version}/namespaces/${ns}/widgets${obj ? `/${obj}` : ''}`;
+    const schema = { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { color: { type: 'string' }, colour: { type: 'string' } } } } } };
+    const conversion = (clientConfig: Record<string, unknown>, conversionReviewVersions = ['v1']) =>
+      ({ strategy: 'Webhook', webhook: { clientConfig: { caBundle: W.caBundle, ...clientConfig }, conversionReviewVersions } });
+    /** Points the CRD's webhook elsewhere and waits until the gateway converts through it. */
+    async function switchWebhook(clientConfig: Record<string, unknown>, ready: (res: any) => boolean): Promise<void> {
+      const current = await get(name);
+      current.spec.conversion = conversion(clientConfig);
+      expect((await c.request('PUT', `${CRDS}/${name}`, { body: current })).status).to.equal(200);
+      expect(await waitFor(async () => ready(await c.request('GET', at('v2', 'default', 'w1'))), 5000)).to.equal(true);
+    }
+
+    before(async () => {
+      await W.start(['conv.default.svc']);
+      const body = crd(g, { plural: 'widgets', kind: 'Widget' }, { conversion: conversion({ url: W.url() }) }) as any;
+      body.spec.versions = [{ name: 'v1', served: true, storage: true, schema }, { name: 'v2', served: true, storage: false, schema }];
+      expect((await c.request('POST', CRDS, { body })).status).to.equal(201);
+      await until(name, 'Established', 'True');
+    });
+    after(async () => { await W.stop(); });
+
+    it('a create in a version other than the storage version is converted to it, and read back in either', async () => {
+      const obj = { apiVersion: `${g}/v2`, kind: 'Widget', metadata: { name: 'w1', labels: { app: 'w' } }, spec: { colour: 'red' } };
+      let created: any;
+      expect(await waitFor(async () => { created = await c.request('POST', at('v2'), { body: obj }); return created.status !== 404; }, 5000)).to.equal(true);
+      expect(created.status).to.equal(201);
+      expect(created.body).to.deep.include({ apiVersion: `${g}/v2`, spec: { colour: 'red' } });
+      expect((await c.request('GET', at('v1', 'default', 'w1'))).body).to.deep.include({ apiVersion: `${g}/v1`, spec: { color: 'red' } });
+      expect((await c.request('GET', at('v2', 'default', 'w1'))).body).to.deep.include({ apiVersion: `${g}/v2`, spec: { colour: 'red' } });
+      const reviews = W.reviews.map((r) => r.review.request);
+      expect(reviews.some((r) => r.desiredAPIVersion === `${g}/v1` && r.objects[0].spec.colour === 'red')).to.equal(true);
+      expect(reviews.some((r) => r.desiredAPIVersion === `${g}/v2` && r.objects[0].spec.color === 'red')).to.equal(true);
+    });
+
+    it('lists and watches in the non-storage version through the webhook', async () => {
+      expect((await c.request('POST', at('v1'), { body: { apiVersion: `${g}/v1`, kind: 'Widget', metadata: { name: 'w2' }, spec: { color: 'blue' } } })).status).to.equal(201);
+      const list = await c.request('GET', at('v2'));
+      expect(list.status).to.equal(200);
+      expect(list.body.apiVersion).to.equal(`${g}/v2`);
+      expect(list.body.items.map((o: any) => [o.metadata.name, o.apiVersion, o.kind, o.spec])).to.deep.equal([['w1', `${g}/v2`, 'Widget', { colour: 'red' }], ['w2', `${g}/v2`, 'Widget', { colour: 'blue' }]]);
+      const watching = c.watch(`${at('v2')}?watch=1&resourceVersion=${list.body.metadata.resourceVersion}`, { until: (evs) => evs.length >= 1, timeoutMs: 10_000 });
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await c.request('PATCH', at('v1', 'default', 'w2'), { body: { spec: { color: 'green' } }, headers: MERGE })).status).to.equal(200);
+      const { events } = await watching;
+      expect(events[0].type).to.equal('MODIFIED');
+      expect(events[0].object).to.deep.include({ apiVersion: `${g}/v2`, spec: { colour: 'green' } });
+    });
+
+    it('a webhook that fails, misanswers or cannot be reached is a 500 Status naming the failure', async () => {
+      const prefix = `conversion webhook for ${g}/v1, Kind=Widget`;
+      await switchWebhook({ url: W.url('failure') }, (res) => res.status === 500);
+      let res = await c.request('GET', at('v2', 'default', 'w1'));
+      expect(res.body).to.deep.include({ kind: 'Status', status: 'Failure', code: 500, message: `${prefix} failed: cannot convert a widget today` });
+      expect(res.body).to.not.have.property('reason');
+      expect((await c.request('GET', at('v2'))).status).to.equal(500);
+      expect((await c.request('POST', at('v2'), { body: { apiVersion: `${g}/v2`, kind: 'Widget', metadata: { name: 'w3' }, spec: {} } })).status).to.equal(500);
+      // The storage version needs no call.
+      expect((await c.request('GET', at('v1', 'default', 'w1'))).status).to.equal(200);
+      await switchWebhook({ url: W.url('rename') }, (r) => r.status === 500 && r.body.message.includes('name'));
+      res = await c.request('GET', at('v2', 'default', 'w1'));
+      expect(res.body.message).to.equal(`${prefix} returned invalid object: must have the same name: w1 != w1-renamed`);
+      await switchWebhook({ url: W.url('wrong-uid') }, (r) => r.status === 500 && r.body.message.includes('uid'));
+      expect((await c.request('GET', at('v2', 'default', 'w1'))).body.message).to.match(new RegExp(`^${prefix} failed: expected response.uid=".+", got "someone-else"$`));
+      await switchWebhook({ url: 'https://127.0.0.1:1/convert' }, (r) => r.status === 500 && r.body.message.includes('ECONNREFUSED'));
+    });
+
+    it('a caBundle that holds no certificate keeps the CRD from being established', async () => {
+      const bad = crd('badca.example.com', { plural: 'things', kind: 'Thing' }, { conversion: conversion({ url: W.url(), caBundle: Buffer.from('not a certificate').toString('base64') }) }) as any;
+      bad.spec.versions = [{ name: 'v1', served: true, storage: true, schema }, { name: 'v2', served: true, storage: false, schema }];
+      expect((await c.request('POST', CRDS, { body: bad })).status).to.equal(201);
+      let refused: any;
+      expect(await waitFor(async () => { refused = await get('things.badca.example.com'); return condition(refused, 'Established')?.reason === 'InvalidCABundle'; }, 5000)).to.equal(true);
+      expect(condition(refused, 'Established')).to.include({ status: 'False', message: 'The conversion webhook CABundle is invalid' });
+      expect(condition(refused, 'NamesAccepted').status).to.equal('True');
+    });
+
+    it('a service reference reaches the webhook through the Service\'s EndpointSlice', async () => {
+      const svc = { metadata: { name: 'conv' }, spec: { ports: [{ name: 'https', port: 443, targetPort: W.port }] } };
+      expect((await c.request('POST', '/api/v1/namespaces/default/services', { body: svc })).status).to.equal(201);
+      const slice = {
+        metadata: { name: 'conv-1', labels: { [SERVICE_NAME_LABEL.own]: 'conv' } }, addressType: 'IPv4',
+        ports: [{ name: 'https', port: W.port, protocol: 'TCP' }], endpoints: [{ addresses: ['127.0.0.1'], conditions: { ready: true } }],
+      };
+      expect((await c.request('POST', `/apis/${group('discovery')}/v1/namespaces/default/endpointslices`, { body: slice })).status).to.equal(201);
+      await switchWebhook({ service: { namespace: 'default', name: 'conv', path: '/convert', port: 443 } }, (r) => r.status === 200);
+      expect((await c.request('GET', at('v2', 'default', 'w1'))).body.spec).to.deep.equal({ colour: 'red' });
+      await switchWebhook({ service: { namespace: 'default', name: 'absent', path: '/convert', port: 443 } }, (r) => r.status === 500);
+      expect((await c.request('GET', at('v2', 'default', 'w1'))).body.message).to.contain('service "absent" not found');
+    });
   });
 });

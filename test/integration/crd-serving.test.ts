@@ -89,7 +89,7 @@ describe('custom resources: serving the kinds of CustomResourceDefinitions', fun
     expect(created.status, created.text).to.equal(201);
     expect(created.body).to.deep.include({ apiVersion: `${GROUP}/v1`, kind: 'Widget' });
     expect(created.body.metadata).to.include({ name: 'w1', namespace: 'default', generation: 1 });
-    expect(created.body.spec).to.deep.include({ color: 'red', replicas: 1 });
+    expect(created.body.spec).to.deep.equal({ color: 'red', replicas: 1, size: 3 });
     const got = await c.request('GET', `${WIDGETS}/w1`);
     expect(got.body.metadata.uid).to.equal(created.body.metadata.uid);
     const beta = await c.request('GET', `/apis/${GROUP}/v1beta1/namespaces/default/widgets/w1`);
@@ -136,6 +136,31 @@ describe('custom resources: serving the kinds of CustomResourceDefinitions', fun
     expect(events.map((e) => e.type)).to.deep.equal(['ADDED', 'MODIFIED', 'DELETED']);
     expect(events[1].object).to.deep.include({ apiVersion: `${GROUP}/v1`, kind: 'Gizmo' });
     expect(events[1].object.spec.level).to.equal(2);
+  });
+
+  it('watch in another served version: events carry that version; fieldValidation Warn answers a Warning per unknown field', async () => {
+    const BETA = `/apis/${GROUP}/v1beta1/namespaces/default/widgets`;
+    const rv = (await c.request('GET', BETA)).body.metadata.resourceVersion;
+    const watching = c.watch(`${BETA}?watch=true&resourceVersion=${rv}`, { until: (evs) => evs.length >= 1, timeoutMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 300));
+    const created = await c.request('POST', WIDGETS, { body: { ...widget('wv'), spec: { color: 'red', extra: 1 } } });
+    expect(created.status).to.equal(201);
+    expect(created.headers.warning).to.equal('299 - "unknown field \\"spec.extra\\""');
+    expect(created.body.spec.extra).to.equal(undefined);
+    const { events } = await watching;
+    expect(events[0].type).to.equal('ADDED');
+    expect(events[0].object).to.deep.include({ apiVersion: `${GROUP}/v1beta1`, kind: 'Widget' });
+  });
+
+  it('defaults apply on read from storage: a default added to the schema shows on objects stored before it', async () => {
+    const created = await c.request('POST', GIZMOS, { body: { apiVersion: `${GROUP}/v1`, kind: 'Gizmo', metadata: { name: 'old' }, spec: { level: 1 } } });
+    expect(created.body.spec).to.deep.equal({ level: 1 });
+    const crd = (await c.request('GET', `${CRDS}/gizmos.${GROUP}`)).body;
+    crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.mode = { type: 'string', default: 'auto' };
+    expect((await c.request('PUT', `${CRDS}/gizmos.${GROUP}`, { body: crd })).status).to.equal(200);
+    expect(await waitFor(async () => (await c.request('GET', `${GIZMOS}/old`)).body.spec.mode === 'auto', 2000, 20)).to.equal(true);
+    expect((await c.request('GET', GIZMOS)).body.items.find((i: any) => i.metadata.name === 'old').spec).to.deep.equal({ level: 1, mode: 'auto' });
+    expect((await c.request('DELETE', `${GIZMOS}/old`)).status).to.equal(200);
   });
 
   it('/status writes only status, spec writes keep it, and only spec changes count in the generation', async () => {
@@ -291,12 +316,17 @@ describe('custom resources: serving the kinds of CustomResourceDefinitions', fun
   });
 
   it('a version no longer served, then a deleted CRD, is no longer served nor discovered', async () => {
+    const watching = c.watch(`/apis/${GROUP}/v1beta1/widgets?watch=1`, { timeoutMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 300));
     const crd = (await c.request('GET', `${CRDS}/widgets.${GROUP}`)).body;
     crd.spec.versions[1].served = false;
     const put = await c.request('PUT', `${CRDS}/widgets.${GROUP}`, { body: crd });
     expect(put.status, put.text).to.equal(200);
     expect(await waitFor(async () => (await c.request('GET', `/apis/${GROUP}/v1beta1/widgets`)).status === 404, 2000, 20)).to.equal(true);
     expect((await c.request('GET', `/apis/${GROUP}`)).body.versions.map((v: any) => v.version)).to.deep.equal(['v1']);
+    const watched = await watching;
+    expect(watched.status).to.equal(200);
+    expect(watched.ended, 'the watch of an unserved version ends').to.equal(true);
     expect((await c.request('DELETE', `${CRDS}/gizmos.${GROUP}`)).status).to.equal(200);
     expect(await waitFor(async () => (await c.request('GET', GIZMOS)).status === 404, 2000, 20)).to.equal(true);
     const resources = await c.request('GET', `/apis/${GROUP}/v1`);
@@ -336,5 +366,13 @@ describe('custom resources: serving the kinds of CustomResourceDefinitions', fun
     } finally {
       await webhook.stop();
     }
+  });
+
+  it('a restarted gateway is ready only once it listed the CRDs, and serves them at once', async () => {
+    await c.kill('gateway');
+    await c.startService('gateway');
+    expect((await c.request('GET', WIDGETS)).status).to.equal(200);
+    const ready = await c.request('GET', '/readyz?verbose');
+    expect(ready.text).to.include('[+]poststarthook/crd-informer-synced ok');
   });
 });

@@ -3,10 +3,9 @@
 // ConversionReviews. Objects move between `v1` (spec.color) and `v2`
 // (spec.colour); the request path picks a misbehaviour to test the server's checks.
 import https from 'node:https';
-import type { ServerResponse } from 'node:http';
 import { createCa, issueLeaf, loadCa } from '../../internal/pki/certs.js';
 
-export type Mode = 'convert' | 'wrong-uid' | 'failure' | 'drop' | 'rename' | 'relabel' | 'not-json' | 'hang';
+export type Mode = 'convert' | 'wrong-uid' | 'failure' | 'drop' | 'rename' | 'relabel' | 'not-json';
 
 /** An object of one version as the other: the colour field renamed, the apiVersion set. */
 export function convertObject(obj: any, desiredAPIVersion: string): any {
@@ -23,7 +22,6 @@ export class ConversionWebhook {
   port = 0;
   caPem = '';
   private server?: https.Server;
-  private readonly hanging = new Set<ServerResponse>();
 
   /** Its CA, a serving certificate for 127.0.0.1 and `hosts`, and a free loopback port. */
   async start(hosts: string[] = []): Promise<this> {
@@ -38,7 +36,6 @@ export class ConversionWebhook {
         const path = (req.url ?? '').split('?')[0];
         this.reviews.push({ path: req.url ?? '', review });
         const mode = path.slice(1) as Mode;
-        if (mode === 'hang') { this.hanging.add(res); return; }
         res.writeHead(200, { 'Content-Type': 'application/json' });
         res.end(mode === 'not-json' ? 'not json' : JSON.stringify(answer(mode, review)));
       });
@@ -58,7 +55,6 @@ export class ConversionWebhook {
   }
 
   async stop(): Promise<void> {
-    for (const res of this.hanging) res.destroy();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 }

@@ -5,6 +5,7 @@ import type { ApiObject } from '../../internal/apimachinery/meta.js';
 import type { StatusCause } from '../../internal/apimachinery/status.js';
 import { validateCustomResourceDefinition } from '../../internal/apiextensions/validation.js';
 import { builtinRegistry } from '../../internal/registry/index.js';
+import { API_APPROVED_ANNOTATION, group, UPSTREAM_DOMAIN } from '../../internal/names/index.js';
 
 type Obj = Record<string, any>;
 const ROOT = 'spec.validation.openAPIV3Schema';
@@ -12,7 +13,7 @@ const ROOT = 'spec.validation.openAPIV3Schema';
 /** A valid namespaced CRD with one version; `schema` replaces its spec's schema. */
 function crd(spec: Obj = {}): ApiObject {
   return {
-    apiVersion: 'apiextensions.svc.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' },
+    apiVersion: `${group('apiextensions')}/v1`, kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' },
     spec: {
       group: 'example.com', scope: 'Namespaced',
       names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
@@ -119,6 +120,8 @@ const cases: Case[] = [
   { name: 'webhook conversionReviewVersions required', bad: (c) => { (c.spec as Obj).conversion = { strategy: 'Webhook', webhook: { clientConfig: { url: 'https://a.example.com' } } }; }, good: () => undefined, field: 'spec.conversion.conversionReviewVersions', reason: 'FieldValueRequired' },
   { name: 'webhook conversionReviewVersions has v1 or v1beta1', bad: (c) => { (c.spec as Obj).conversion = { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v2'], clientConfig: { url: 'https://a.example.com' } } }; }, good: (c) => { (c.spec as Obj).conversion = { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v2', 'v1beta1'], clientConfig: { url: 'https://a.example.com' } } }; }, field: 'spec.conversion.conversionReviewVersions', reason: 'FieldValueInvalid' },
   { name: 'webhook config only with Webhook', bad: (c) => { (c.spec as Obj).conversion = { strategy: 'None', webhook: { clientConfig: { url: 'https://a.example.com' } } }; }, good: () => undefined, field: 'spec.conversion.webhookClientConfig', reason: 'FieldValueForbidden' },
+  { name: 'protected groups carry the approval annotation', bad: (c) => { (c.spec as Obj).group = group('widgets'); c.metadata!.name = `widgets.${group('widgets')}`; }, good: (c) => { (c.spec as Obj).group = group('widgets'); c.metadata!.name = `widgets.${group('widgets')}`; c.metadata!.annotations = { [API_APPROVED_ANNOTATION.upstream]: 'https://github.com/kubernetes/enhancements/pull/1111' }; }, field: `metadata.annotations[${API_APPROVED_ANNOTATION.own}]`, reason: 'FieldValueRequired' },
+  { name: 'approval annotation is a URL or unapproved', bad: (c) => { (c.spec as Obj).group = `x.${UPSTREAM_DOMAIN}`; c.metadata!.name = `widgets.x.${UPSTREAM_DOMAIN}`; c.metadata!.annotations = { [API_APPROVED_ANNOTATION.own]: 'yes' }; }, good: (c) => { (c.spec as Obj).group = `x.${UPSTREAM_DOMAIN}`; c.metadata!.name = `widgets.x.${UPSTREAM_DOMAIN}`; c.metadata!.annotations = { [API_APPROVED_ANNOTATION.own]: 'unapproved, experimental' }; }, field: `metadata.annotations[${API_APPROVED_ANNOTATION.own}]`, reason: 'FieldValueInvalid' },
   { name: 'deprecationWarning only when deprecated', bad: (c) => { version(c).deprecationWarning = 'old'; }, good: (c) => { version(c).deprecated = true; version(c).deprecationWarning = 'old'; }, field: 'spec.versions[0].deprecationWarning', reason: 'FieldValueInvalid' },
 ];
 
@@ -163,6 +166,37 @@ describe('CRD validation', () => {
     expect(causes.find((x) => x.field === ROOT)!.message).to.contain('x-svc-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget');
   });
 
+  it('estimates rules over map keys as the platform does (keys count as empty strings)', () => {
+    const c = crd();
+    specProps(c).annotations = {
+      type: 'object', maxProperties: 16, additionalProperties: { type: 'string', maxLength: 4096 },
+      'x-svc-validations': [
+        { rule: "self.all(key, key.matches(r'''^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]$'''))" },
+        { rule: "self.all(key, key.split('/')[0].size() < 253)" },
+      ],
+    };
+    expect(validateCustomResourceDefinition(c)).to.deep.equal([]);
+  });
+
+  it('accepts rules with RE2 inline flags anywhere in a pattern', () => {
+    const c = crd();
+    specProps(c).name['x-svc-validations'] = [{ rule: "self.matches(r'''^(?i)\\.?[a-z_][a-z_0-9]*$''')" }];
+    expect(validateCustomResourceDefinition(c)).to.deep.equal([]);
+  });
+
+  it('lets an update keep a stored schema whose rules exceed the per-rule estimated cost', () => {
+    // Some 14 million: over the per-rule limit, under the schema's total.
+    const costly = (c: ApiObject) => { specProps(c).l = { type: 'array', maxItems: 1000, items: { type: 'string', maxLength: 100 }, 'x-svc-validations': [] }; };
+    const limit = (c: ApiObject) => { specProps(c).l['x-svc-validations'] = [{ rule: 'self.all(x, self.all(y, x == y))' }]; };
+    const old = crd();
+    costly(old);
+    limit(old);
+    const next = structuredClone(old);
+    (next.spec as Obj).names.shortNames = ['wd'];
+    expect(fields(validateCustomResourceDefinition(next))).to.include(`${ROOT}.properties[spec].properties[l].x-svc-validations[0].rule FieldValueForbidden`);
+    expect(validateCustomResourceDefinition(next, old)).to.deep.equal([]);
+  });
+
   it('keeps group and plural, and once Established scope and kind, on update', () => {
     const old = crd();
     old.status = { conditions: [{ type: 'Established', status: 'True' }] };
@@ -184,7 +218,7 @@ describe('CRD validation', () => {
 });
 
 describe('CRD kind: defaults and upstream extension spellings', () => {
-  const def = builtinRegistry().lookup('apiextensions.svc.io', 'v1', 'customresourcedefinitions')!;
+  const def = builtinRegistry().lookup(group('apiextensions'), 'v1', 'customresourcedefinitions')!;
 
   it('stores x-kubernetes-* extensions as x-svc-* and validates them', () => {
     const c = crd();

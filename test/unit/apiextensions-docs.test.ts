@@ -139,6 +139,8 @@ describe('apiextensions: published OpenAPI', () => {
     expect(template.required).to.deep.equal(['kind', 'apiVersion']);
     expect(Object.keys(template.properties!).sort()).to.deep.equal(['apiVersion', 'kind', 'metadata', 'spec']);
     expect(publishedSchema(names, s)).to.deep.equal(s);
+    const upstreamSpelled = publishedSchema(names, { type: 'object', properties: { tags: { type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'set' } } });
+    expect(upstreamSpelled.properties!.tags).to.deep.equal({ type: 'array', items: { type: 'string' }, [X('list-type')]: 'set' });
   });
 
   it('publishes the list kind under its listKind', () => {
@@ -195,6 +197,9 @@ describe('apiextensions: custom kinds in the OpenAPI documents', () => {
     expect(patch['x-kubernetes-action']).to.equal('patch');
     expect(patch['x-kubernetes-group-version-kind']).to.deep.equal({ group: GROUP, version: 'v1', kind: 'Widget' });
     expect(doc.paths[`${base}/widgets`].get.operationId).to.equal('listWidgetForAllNamespaces');
+    expect([doc.paths[collection].post.description, doc.paths[collection].delete.description, patch.description,
+      doc.paths[`${collection}/{name}/status`].put.description]).to.deep.equal(
+      ['create a Widget', 'delete collection of Widget', 'partially update the specified Widget', 'replace status of the specified Widget']);
     expect(doc.paths[`${collection}/{name}/scale`].get.responses[200].schema.$ref).to.match(/\.api\.autoscaling\.v1\.Scale$/);
     expect(doc.paths[collection].get.responses[200].schema.$ref).to.equal('#/definitions/com.example.stable.v1.WidgetCollection');
   });

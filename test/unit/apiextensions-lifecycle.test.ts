@@ -118,7 +118,7 @@ describe('Webhook conversion', function () {
       ['wrong-uid', `${prefix} failed: expected response.uid="`],
       ['failure', `${prefix} failed: cannot convert a widget today`],
       ['drop', `${prefix} returned 0 objects, expected 1`],
-      ['rename', `${prefix} returned invalid converted object at index 0: must have the same name: a != a-renamed`],
+      ['rename', `${prefix} returned invalid object: must have the same name: a != a-renamed`],
       ['not-json', `${prefix} failed: `],
     ];
     for (const [mode, message] of cases) {
@@ -127,6 +127,11 @@ describe('Webhook conversion', function () {
       expect(err.message, mode).to.contain(message);
       expect(err.toStatus(), mode).to.not.have.property('reason');
     }
+  });
+
+  it('words a wrong object of several as the platform does for a list', async () => {
+    const err = await failure({ url: W.url('rename') }, [widget('a'), widget('b')]);
+    expect(err.message).to.equal(`conversion webhook for ${G}/v1, Kind=Widget returned invalid converted object at index 1: must have the same name: a != a-renamed`);
   });
 
   it('refuses a webhook whose certificate the caBundle does not trust', async () => {
