@@ -16,6 +16,9 @@ export interface HubWatcher {
   onEvent(event: StorageEvent): void;
   /** Called once when the hub can no longer vouch for the stream. */
   onFail(reason: string): void;
+  /** When given, called once after a batch of events handed to onEvent: a watcher that writes to a client
+   * writes the batch's events together, rather than one write (and one TLS record) per event. */
+  flush?(): void;
 }
 
 interface Registration {
@@ -38,6 +41,8 @@ interface RevisionWaiter {
 }
 
 const STORAGE_RETRY_MS = 500;
+/** The longest a batch of events waits for the previous flush's pause to end. */
+const MAX_FLUSH_PAUSE_MS = 20;
 const SUBJECT_PREFIX = `${NATS_EVENTS_PREFIX}.`;
 
 /** The storage key a change was published under, read from its subject. */
@@ -55,6 +60,11 @@ export class WatchHub implements RevisionFeed {
   private storageUp = false;
   private closed = false;
   private healthCall?: { cancel(): void };
+  /** Watchers given events since the last flush: one flush, scheduled for the whole hub, writes them out. */
+  private readonly unflushed = new Set<HubWatcher>();
+  private flushScheduled = false;
+  /** No flush starts before this time (performance.now()). */
+  private nextFlushAt = 0;
 
   constructor(private readonly nc: NatsConnection, private readonly storage: StorageClient) {}
 
@@ -130,8 +140,36 @@ export class WatchHub implements RevisionFeed {
     const event = decodeEvent(msg.data);
     const parent = extractContext((k) => msg.headers?.get(k) || undefined);
     withSpanSync('watch deliver', () => ({ 'svc.key': key, 'svc.revision': revision, 'svc.watchers': targets.length }), () => {
-      for (const t of targets) t.watcher.onEvent(event);
+      for (const t of targets) {
+        t.watcher.onEvent(event);
+        if (t.watcher.flush) this.unflushed.add(t.watcher);
+      }
     }, { kind: SpanKind.CONSUMER, parent });
+    this.scheduleFlush();
+  }
+
+  /** Flushes on the next turn of the event loop, or after the pause the previous flush earned. */
+  private scheduleFlush(): void {
+    if (this.flushScheduled || this.unflushed.size === 0) return;
+    this.flushScheduled = true;
+    const wait = this.nextFlushAt - performance.now();
+    if (wait >= 1) setTimeout(() => this.flush(), wait);
+    else setImmediate(() => this.flush());
+  }
+
+  /** Each watcher writes the events it was given since the last flush. A flush is followed by a pause as long
+   * as it took (at most MAX_FLUSH_PAUSE_MS): the fan-out takes at most about half the gateway's time, and the
+   * more watchers there are, the more events each write carries. */
+  private flush(): void {
+    this.flushScheduled = false;
+    const started = performance.now();
+    for (const w of this.unflushed) w.flush!();
+    this.unflushed.clear();
+    // The responses send their writes on the next tick (they cork until then): timed once those are done too.
+    process.nextTick(() => {
+      const finished = performance.now();
+      this.nextFlushAt = finished + Math.min(finished - started, MAX_FLUSH_PAUSE_MS);
+    });
   }
 
   private failAll(reason: string): void {

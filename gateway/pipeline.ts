@@ -6,7 +6,7 @@ import type Koa from 'koa';
 import { promisify } from 'node:util';
 import { createGzip, gzip } from 'node:zlib';
 import { Readable, pipeline } from 'node:stream';
-import { SpanKind, SpanStatusCode, beginSpan, extractContext, runIn } from '../internal/tracing/index.js';
+import { SpanKind, SpanStatusCode, beginSpan, extractContext, runIn, type Span } from '../internal/tracing/index.js';
 import { StatusError, internalError } from '../internal/apimachinery/status.js';
 import type { Backends, UserInfo } from './backends.js';
 import { requestInfo, withoutUpstreamNames, type RequestInfo } from './requestinfo.js';
@@ -40,7 +40,8 @@ export interface PipelineOptions {
 
 const gzipAsync = promisify(gzip);
 
-/** The app's middleware: every step before routing, as methods bound once rather than closures per request. */
+/** The app's middleware: every step before routing, as functions made once rather than a middleware (and its
+ * promise and dispatch closure) per step and request. */
 export function requestPipeline(o: PipelineOptions): Koa.Middleware<State> {
   const authorized = async (ctx: Context): Promise<void> => {
     const user = await authenticateRequest(ctx, o.backends);
@@ -79,7 +80,7 @@ export function requestPipeline(o: PipelineOptions): Koa.Middleware<State> {
 }
 
 /** Ends a server span (continuing an incoming traceparent) once its request is served. */
-async function inSpan(ctx: Context, span: NonNullable<ReturnType<typeof beginSpan>['span']>, work: Promise<void>): Promise<void> {
+async function inSpan(ctx: Context, span: Span, work: Promise<void>): Promise<void> {
   try {
     await work;
   } finally {

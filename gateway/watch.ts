@@ -27,17 +27,22 @@ interface WatchEvent {
   object: unknown;
 }
 
-/** A watcher whose unsent output passes this is closed rather than holding memory and slowing anyone down. */
-const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+/** A watcher whose unsent events pass this is ended rather than holding memory. */
+const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
+/** A watcher whose client reads nothing for this long while live events wait for it is ended (410), as upstream's
+ * cache ends a watcher whose event buffer stays full: it must not hold memory or the others back. */
+const STALL_MS = 2_000;
 /** Live events a watch may hold while it still reads its history; more and it starts over. */
 const MAX_PENDING_EVENTS = 10_000;
 /** The initial state and history are written no faster than the client reads: at most this much unread at a time. */
 const CATCH_UP_UNREAD_BYTES = 1024 * 1024;
-/** A client that reads nothing of its catch-up for this long is treated as too slow. */
+/** A client that reads nothing of its catch-up for this long is treated as too slow (sooner when live events wait). */
 const CATCH_UP_STALL_MS = 30_000;
+/** During the catch-up, queued events are written once they reach this size. */
+const CATCH_UP_WRITE_BYTES = 64 * 1024;
 const BOOKMARK_INTERVAL_MS = 30_000;
-/** How long an overflowed watcher's socket may take to drain its last events before it is cut. */
-const SLOW_WATCHER_GRACE_MS = 5_000;
+/** How long an ended slow watcher's socket may take to drain its last events and the ERROR before it is cut. */
+const SLOW_WATCHER_GRACE_MS = 30_000;
 export const INITIAL_EVENTS_END = labelKey('initial-events-end');
 
 export interface WatchOptions {
@@ -93,6 +98,16 @@ function decodeShared(objects: Objects, kv: KeyValue, revision: number): ApiObje
 
 /** Encoded events by the decoded object they carry: every watcher asking the same form shares one encoding. */
 const encodedEvents = new WeakMap<object, Map<string, Buffer>>();
+
+/** The last events joined for a write: the watchers of one form given the same events write the same bytes. */
+let lastJoin: { parts: Buffer[]; joined: Buffer } | undefined;
+
+function joinShared(parts: Buffer[]): Buffer {
+  if (parts.length === 1) return parts[0];
+  if (lastJoin && lastJoin.parts.length === parts.length && lastJoin.parts.every((p, i) => p === parts[i])) return lastJoin.joined;
+  lastJoin = { parts, joined: Buffer.concat(parts) };
+  return lastJoin.joined;
+}
 
 /** The watch event a storage change becomes for a watcher with a selector. */
 export function toWatchEvent(objects: Objects, ev: StorageEvent, select?: (obj: ApiObject) => boolean): WatchEvent | undefined {
@@ -155,6 +170,7 @@ export async function serveWatch(r: ResourceRequest, backends: Backends, hub: Wa
   const unregister = hub.register(r.objects.prefix(r.info.namespace), {
     onEvent: (ev) => stream.live(ev, params.select),
     onFail: (reason) => stream.fail(serviceUnavailable(reason)),
+    flush: () => stream.flush(),
   });
   try {
     await stream.catchUp(backends, params);
@@ -167,8 +183,17 @@ export async function serveWatch(r: ResourceRequest, backends: Backends, hub: Wa
 
 class WatchStream {
   private sent = 0;
+  /** Live events that came during the catch-up, sent after it. */
   private pending: StorageEvent[] | undefined = [];
+  /** Encoded events not yet handed to the socket: flush() writes them together. */
+  private queue: Buffer[] = [];
+  private queuedBytes = 0;
+  /** Since when the client has left what it was sent unread (performance.now()); undefined while it keeps up. */
+  private blockedSince: number | undefined;
+  private unreadWhenBlocked = 0;
   private ended = false;
+  /** Wakes a catch-up waiting for the client once the watch is over. */
+  private wake?: () => void;
   private readonly timers: NodeJS.Timeout[] = [];
   /** Where the events of a kind converting through a webhook are in their turn. */
   private converted: Promise<void> = Promise.resolve();
@@ -206,6 +231,7 @@ class WatchStream {
     const buffered = this.pending ?? [];
     this.pending = undefined;
     for (const ev of buffered) this.live(ev, params.select);
+    this.flush();
   }
 
   live(ev: StorageEvent, select?: (obj: ApiObject) => boolean, fromHistory = false): void {
@@ -227,6 +253,26 @@ class WatchStream {
     this.end();
   }
 
+  /** Writes the queued live events in one piece, unless the client has not read what it was sent: then they wait
+   * for its socket to drain, and a client that reads nothing for STALL_MS meanwhile is let go. */
+  flush(): void {
+    if (this.ended) return;
+    if (this.blockedSince === undefined && (this.pending || !this.r.ctx.res.writableNeedDrain)) {
+      if (!this.pending) this.writeQueued();
+      return;
+    }
+    this.blocked();
+    const waiting = this.queue.length > 0 || (this.pending?.length ?? 0) > 0;
+    if (waiting && performance.now() - this.blockedSince! > STALL_MS) this.tooSlow();
+  }
+
+  /** Notes that the client has much unread; the clock restarts whenever it reads some. */
+  private blocked(): void {
+    const unread = this.r.ctx.res.writableLength;
+    if (this.blockedSince === undefined || unread < this.unreadWhenBlocked) this.blockedSince = performance.now();
+    this.unreadWhenBlocked = unread;
+  }
+
   schedule(params: WatchParams, hub: WatchHub, unregister: () => void): void {
     const res = this.r.ctx.res;
     let unserved: (() => void) | undefined;
@@ -237,7 +283,9 @@ class WatchStream {
     // A custom kind's watch ends once its CRD changes or goes: the client watches again what is served then.
     const { def, registry } = this.r;
     if (def.custom) unserved = registry.onChange(() => { if (registry.lookup(def.group, def.version, def.resource) !== def) stop(); });
-    if (params.bookmarks) this.timers.push(setInterval(() => this.bookmark(Math.max(this.sent, hub.currentRevision)), BOOKMARK_INTERVAL_MS));
+    if (params.bookmarks) {
+      this.timers.push(setInterval(() => { this.bookmark(Math.max(this.sent, hub.currentRevision)); this.flush(); }, BOOKMARK_INTERVAL_MS));
+    }
     res.on('close', stop);
     this.r.ctx.req.on('close', stop);
   }
@@ -246,8 +294,13 @@ class WatchStream {
     this.r.ctx.respond = false;
     const type = isProtobuf(this.format.mediaType) ? `${this.format.mediaType};stream=watch`
       : this.format.mediaType === MEDIA_CBOR ? MEDIA_CBOR_SEQ : 'application/json';
-    this.r.ctx.res.writeHead(200, { 'Content-Type': type, 'Cache-Control': 'no-cache, private', 'X-Content-Type-Options': 'nosniff' });
-    this.r.ctx.res.flushHeaders();
+    const res = this.r.ctx.res;
+    res.writeHead(200, { 'Content-Type': type, 'Cache-Control': 'no-cache, private', 'X-Content-Type-Options': 'nosniff' });
+    res.flushHeaders();
+    res.on('drain', () => {
+      this.blockedSince = undefined;
+      this.flush();
+    });
   }
 
   private bookmark(revision: number, initialEnd = false): void {
@@ -257,13 +310,14 @@ class WatchStream {
     this.write({ type: 'BOOKMARK', object: { kind: this.r.def.kind, apiVersion: this.r.objects.apiVersion, metadata } });
   }
 
+  /** Queues an event for the next flush. */
   private write(ev: WatchEvent): void {
     if (this.ended) return;
     if (this.r.def.convert) {
       this.convertThenWrite(ev);
       return;
     }
-    this.writeNow(ev);
+    this.enqueue(ev);
   }
 
   /** A kind whose conversion takes a call (a conversion webhook): its events are converted, then written in order. */
@@ -271,17 +325,25 @@ class WatchStream {
     const converts = ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED';
     this.converted = this.converted
       .then(async () => (converts ? { ...ev, object: (await this.r.objects.inVersion([ev.object as ApiObject]))[0] } : ev))
-      .then((out) => this.writeNow(out), (err: unknown) => {
-        this.writeNow({ type: 'ERROR', object: presentedStatus(this.r.ctx, (err instanceof StatusError ? err : serviceUnavailable(String(err))).toStatus()) });
+      .then((out) => { this.enqueue(out); this.flush(); }, (err: unknown) => {
+        this.enqueue({ type: 'ERROR', object: presentedStatus(this.r.ctx, (err instanceof StatusError ? err : serviceUnavailable(String(err))).toStatus()) });
         this.end();
       });
   }
 
-  private writeNow(ev: WatchEvent): void {
+  private enqueue(ev: WatchEvent): void {
     if (this.ended) return;
-    const res = this.r.ctx.res;
-    res.write(this.encoded(ev));
-    if (res.writableLength > MAX_BUFFERED_BYTES) this.tooSlow();
+    const bytes = this.encoded(ev);
+    this.queue.push(bytes);
+    this.queuedBytes += bytes.length;
+    if (this.queuedBytes > MAX_QUEUED_BYTES) this.tooSlow();
+  }
+
+  private writeQueued(): void {
+    if (this.queue.length === 0) return;
+    if (!this.r.ctx.res.destroyed) this.r.ctx.res.write(joinShared(this.queue));
+    this.queue = [];
+    this.queuedBytes = 0;
   }
 
   /** The event in this watch's form, shared with other watches of the same form (Tables are per request). */
@@ -310,16 +372,20 @@ class WatchStream {
     return Buffer.from(encodeJson({ type, object }), 'utf8');
   }
 
-  /** Waits while the client has much unread; false once the watch is over. */
+  /** Writes the catch-up's queued events once there are enough of them, and waits while the client has much
+   * unread; false once the watch is over. */
   private async paced(): Promise<boolean> {
     const res = this.r.ctx.res;
+    if (this.queuedBytes >= CATCH_UP_WRITE_BYTES) this.writeQueued();
     if (res.writableLength > CATCH_UP_UNREAD_BYTES && !this.ended) {
+      this.blocked();
       const progressed = await new Promise<boolean>((resolve) => {
-        const settle = (ok: boolean) => { clearTimeout(timer); res.off('drain', onward); res.off('close', onward); resolve(ok); };
+        const settle = (ok: boolean) => { clearTimeout(timer); res.off('drain', onward); res.off('close', onward); this.wake = undefined; resolve(ok); };
         const onward = () => settle(true);
         const timer = setTimeout(() => settle(false), CATCH_UP_STALL_MS);
         res.on('drain', onward);
         res.on('close', onward);
+        this.wake = onward;
       });
       if (!progressed) this.tooSlow();
     }
@@ -334,15 +400,21 @@ class WatchStream {
     const { group, resource } = this.r.objects.gr;
     this.opts.onTooSlow?.(group ? `${resource}.${group}` : resource);
     if (!res.headersSent) this.open();
+    this.queue = [];
+    this.queuedBytes = 0;
     res.write(this.encode('ERROR', gone('the watch fell too far behind; list again').toStatus()));
     this.end();
     setTimeout(() => res.destroy(), SLOW_WATCHER_GRACE_MS).unref();
   }
 
+  /** Ends the response after the events still queued. */
   private end(): void {
     if (this.ended) return;
+    const res = this.r.ctx.res;
+    if (res.headersSent) this.writeQueued();
     this.ended = true;
     for (const t of this.timers) clearTimeout(t);
-    if (this.r.ctx.res.headersSent) this.r.ctx.res.end();
+    this.wake?.();
+    if (res.headersSent) res.end();
   }
 }

@@ -53,6 +53,11 @@ async function run<T>(b: Bench): Promise<T | undefined> {
 }
 
 const loadAtStart = loadavg()[0];
+if (process.env.BENCH === 'watch') {
+  // The watch fan-out alone, on a cluster of its own: a quick loop for work on it.
+  await import('./watch.js').then((m) => m.benchWatchAlone());
+  process.exit(0);
+}
 const etcd = await run<EtcdFigures>(PEER);
 const api = await run<ApiFigures>(API);
 const parts: Array<[string, Row[]]> = [];

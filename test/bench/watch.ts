@@ -9,12 +9,16 @@ import type { ClientRequest, IncomingMessage } from 'node:http';
 import { connect } from '@nats-io/transport-node';
 import { collectionPrefix } from '../../internal/storage/keys.js';
 import { decodeSubjectToken, subscriptionSubject } from '../../internal/storage/events.js';
-import type { Cluster } from '../lib/cluster.js';
-import { keepAlive, send, type Tls } from './https.js';
+import { Cluster } from '../lib/cluster.js';
+import { adminTls, keepAlive, send, type Tls } from './https.js';
 import { rssKb, waitQuiet, type Pids } from './proc.js';
-import { smallBody } from './objects.js';
+import { smallBody, storedObject } from './objects.js';
+import { writeThroughStorage } from './memory.js';
+import { StorageClient } from '../../internal/storage/client.js';
+import { objectKey } from '../../internal/storage/keys.js';
+import { encodeStored } from '../../gateway/objects.js';
 import { Fanout, MAX_IN_FLIGHT, phase, SEQS, TARGET_RATE, WATCHERS } from './fanout.js';
-import type { WatchFigures } from './figures.js';
+import type { WatchFigures, WatchPhase } from './figures.js';
 
 export const WATCH_NAMESPACE = 'bench-watch';
 /** Watches opened at once. */
@@ -84,7 +88,18 @@ function howEnded(res: IncomingMessage): Promise<string> {
   });
 }
 
-export async function benchWatch(cluster: Cluster, pids: Pids, tls: Tls): Promise<WatchFigures> {
+/** A writer of the watched creates straight through storage: the fan-out measured at the target rate, whatever the API's write path costs. */
+function storageWriter(address: string): { write: (seq: number) => Promise<boolean>; close(): void } {
+  const storage = new StorageClient(address);
+  const write = async (seq: number) => {
+    const obj = storedObject(WATCH_NAMESPACE, `w-${seq}`, { key: 'value' });
+    await storage.create(objectKey('', 'configmaps', WATCH_NAMESPACE, obj.metadata.name), encodeStored(obj), obj.metadata.uid);
+    return true;
+  };
+  return { write, close: () => storage.close() };
+}
+
+export async function benchWatch(cluster: Cluster, pids: Pids, tls: Tls, throughStorage = false): Promise<WatchFigures> {
   const f = new Fanout();
   const nc = await connect({ servers: cluster.natsUrl });
   nc.subscribe(subscriptionSubject(collectionPrefix('', 'configmaps', WATCH_NAMESPACE)), {
@@ -93,7 +108,8 @@ export async function benchWatch(cluster: Cluster, pids: Pids, tls: Tls): Promis
   await nc.flush();
   const watchAgent = new https.Agent({ ...tls, keepAlive: false, maxSockets: Infinity });
   const writer = keepAlive(tls, MAX_IN_FLIGHT);
-  const write = async (seq: number) => (await send(writer, cluster.port, 'POST', collection, smallBody(`w-${seq}`))) === 201;
+  const direct = throughStorage ? storageWriter(cluster.addresses.storage) : undefined;
+  const write = direct?.write ?? (async (seq: number) => (await send(writer, cluster.port, 'POST', collection, smallBody(`w-${seq}`))) === 201);
   const requests: ClientRequest[] = [];
   try {
     const rv = (await cluster.request('GET', collection)).body.metadata.resourceVersion;
@@ -126,6 +142,37 @@ export async function benchWatch(cluster: Cluster, pids: Pids, tls: Tls): Promis
     for (const req of requests) req.destroy();
     watchAgent.destroy();
     writer.destroy();
+    direct?.close();
     await nc.close();
+  }
+}
+
+const phaseLine = (name: string, p: WatchPhase): string =>
+  `${name}: ${p.achievedRate.toFixed(0)} writes/s (${p.writes} writes, ${p.failedWrites} failed), delivery p50 ${p.p50Ms.toFixed(1)} ms `
+  + `p99 ${p.p99Ms.toFixed(1)} ms, ${p.lost} lost; CPU ms/write ${Object.entries(p.cpuMsPerWriteByProcess).map(([k, ms]) => `${k} ${ms.toFixed(2)}`).join(', ')}; `
+  + `client ${(p.clientCpuShare * 100).toFixed(0)}% of a core`;
+
+/** ConfigMaps of another namespace written first, so that the stalled watcher (of every namespace) has a catch-up to read. */
+const SEEDED = 20_000;
+
+/** The watch phase on a cluster of its own, printed briefly (BENCH=watch). BENCH_CPU_PROF=<dir> profiles every
+ * service into dir; BENCH_WATCH_WRITER=storage writes the watched creates straight through storage. */
+export async function benchWatchAlone(): Promise<void> {
+  const profDir = process.env.BENCH_CPU_PROF;
+  const throughStorage = process.env.BENCH_WATCH_WRITER === 'storage';
+  const cluster = new Cluster(profDir ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] } : {});
+  try {
+    await cluster.start();
+    const created = await cluster.request('POST', '/api/v1/namespaces', { body: { metadata: { name: WATCH_NAMESPACE } } });
+    if (created.status !== 201) throw new Error(`create namespace ${WATCH_NAMESPACE}: ${created.status}`);
+    const { written } = await writeThroughStorage(cluster.addresses.storage, SEEDED, 60_000, (i) => storedObject('bench-seed', `s-${i}`));
+    console.log(`${written} ConfigMaps seeded${throughStorage ? '; the watched creates go straight through storage' : ''}`);
+    const w = await benchWatch(cluster, cluster.pids(), adminTls(cluster.dataDir), throughStorage);
+    console.log(`${w.watchers} watchers, target ${w.targetRate} writes/s, events of ~${Math.round(w.eventBytes)} B, watchers ended: ${w.endedWatchers}`);
+    console.log(phaseLine('alone', w.alone));
+    console.log(phaseLine('with stalled', w.withStalled));
+    console.log(`stalled watcher: ${w.withStalled.stalledEnded}; gateway RSS grew ${w.withStalled.gatewayRssGrowthMb.toFixed(1)} MiB`);
+  } finally {
+    await cluster.stop();
   }
 }

@@ -1,8 +1,10 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
+import https from 'node:https';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cluster, waitFor } from '../lib/cluster.js';
+import { pkiPaths } from '../../internal/pki/index.js';
 
 const cm = (name: string, v = '1') => ({ metadata: { name }, data: { v } });
 const CMS = '/api/v1/namespaces/default/configmaps';
@@ -93,6 +95,33 @@ describe('watch: chunked events fed by NATS', function () {
     expect(Date.now() - started).to.be.lessThan(8000);
   });
 
+  it('ends a watcher that stops reading with a 410 ERROR event, while another keeps receiving every event', async function () {
+    this.timeout(120_000);
+    const rv = (await c.request('GET', CMS)).body.metadata.resourceVersion;
+    const stalled = await openUnread(c, `${CMS}?watch=1&resourceVersion=${rv}`);
+    const healthy = c.watch(`${CMS}?watch=1&resourceVersion=${rv}&fieldSelector=metadata.name%3Dstall`, { until: (e) => e.at(-1)?.object.data.n === 'last', timeoutMs: 90_000 });
+    const ended = async () => /apiserver_terminated_watchers_total\{resource="configmaps"\} [1-9]/.test((await c.request('GET', '/metrics')).text);
+    // Events of 200 kB fill what the sockets hold within a few MB; the watcher is let go within seconds after.
+    const big = 'x'.repeat(200_000);
+    let writes = 0;
+    const deadline = Date.now() + 60_000;
+    while (writes < 200 && Date.now() < deadline && !(await ended())) {
+      const res = writes === 0 ? await c.request('POST', CMS, { body: { metadata: { name: 'stall' }, data: { v: big } } })
+        : await c.request('PUT', `${CMS}/stall`, { body: { metadata: { name: 'stall' }, data: { v: big, n: String(writes) } } });
+      expect(res.status).to.be.oneOf([200, 201]);
+      writes++;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(await ended(), `the stalled watcher is ended within ${writes} writes`).to.equal(true);
+    await c.request('PUT', `${CMS}/stall`, { body: { metadata: { name: 'stall' }, data: { n: 'last' } } });
+    const received = await healthy;
+    expect(received.ended).to.equal(false);
+    expect(received.events.map((e) => e.object.data.n ?? '0')).to.deep.equal([...Array.from({ length: writes }, (_, i) => String(i)), 'last']);
+    const last = await stalled.readToEnd(20_000);
+    expect(last).to.deep.include({ type: 'ERROR' });
+    expect(last.object).to.include({ kind: 'Status', code: 410, reason: 'Expired' });
+  });
+
   it('answers 410 Gone with reason Expired for a compacted resourceVersion', async () => {
     const { revision } = await compactNow(c);
     expect(revision).to.be.greaterThan(2);
@@ -101,6 +130,33 @@ describe('watch: chunked events fed by NATS', function () {
     expect(res.body).to.include({ kind: 'Status', reason: 'Expired', code: 410 });
   });
 });
+
+/** A watch whose events are left unread until readToEnd, which reads them all and resolves with the last one
+ * once the server ends the stream (undefined if it does not within timeoutMs). */
+function openUnread(c: Cluster, path: string): Promise<{ readToEnd(timeoutMs: number): Promise<any> }> {
+  const p = pkiPaths(c.dataDir);
+  const tls = { ca: readFileSync(p.caCert), cert: readFileSync(p.adminCert), key: readFileSync(p.adminKey) };
+  return new Promise((resolve, reject) => {
+    const req = https.request({ host: '127.0.0.1', port: c.port, method: 'GET', path, ...tls }, (res) => {
+      res.pause();
+      resolve({
+        readToEnd: (timeoutMs) => new Promise((done) => {
+          let tail = '';
+          const timer = setTimeout(() => { req.destroy(); done(undefined); }, timeoutMs);
+          res.on('data', (chunk: Buffer) => { tail = (tail + chunk.toString()).slice(-4096); });
+          res.on('end', () => {
+            clearTimeout(timer);
+            const lines = tail.trim().split('\n');
+            done(JSON.parse(lines[lines.length - 1]));
+          });
+          res.resume();
+        }),
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 /** Compacts storage history up to its current revision through the storage gRPC API. */
 async function compactNow(c: Cluster): Promise<{ revision: number }> {
