@@ -26,7 +26,7 @@ const client = new ApiClient({
 const resources = discovered(client);
 
 const catalog: CatalogEntry[] = [
-  { name: 'namespace-controller', alias: 'namespace', create: () => new NamespaceController(client, resources) },
+  { name: 'namespace-controller', alias: 'namespace', create: () => new NamespaceController(client, discovered(client, 0)) },
   { name: 'clusterrole-aggregation-controller', alias: 'clusterrole-aggregation', create: () => new ClusterRoleAggregationController(client) },
   { name: 'crd-controller', alias: 'crd', create: () => new CrdController(client) },
   {

@@ -273,6 +273,15 @@ describe('custom resources: serving the kinds of CustomResourceDefinitions', fun
     expect((await c.request('GET', ns)).body.items.map((i: any) => i.metadata.name)).to.deep.equal(['p1', 'p3']);
   });
 
+  it('deleting a namespace deletes the custom objects in it', async () => {
+    await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'doomed' } } });
+    const ns = `/apis/${GROUP}/v1/namespaces/doomed/widgets`;
+    expect((await c.request('POST', ns, { body: widget('in-doomed') })).status).to.equal(201);
+    expect((await c.request('DELETE', '/api/v1/namespaces/doomed')).status).to.equal(200);
+    expect(await waitFor(async () => (await c.request('GET', '/api/v1/namespaces/doomed')).status === 404, 30_000, 200)).to.equal(true);
+    expect((await c.request('GET', `${ns}/in-doomed`)).status).to.equal(404);
+  });
+
   it('discovery: legacy and aggregated documents list the custom group, its versions and resources', async () => {
     const groups = await c.request('GET', '/apis');
     const listed = groups.body.groups.find((g: any) => g.name === GROUP);
