@@ -324,6 +324,17 @@ describe('custom resources: serving the kinds of CustomResourceDefinitions', fun
     expect((await c.request('GET', `${WIDGETS}/sc/status`, { headers: user })).status).to.equal(403);
   });
 
+  it('garbage collection: a ConfigMap owned by a custom object goes with it', async () => {
+    const owner = (await c.request('POST', WIDGETS, { body: widget('owner') })).body;
+    const ref = { apiVersion: `${GROUP}/v1`, kind: 'Widget', name: 'owner', uid: owner.metadata.uid };
+    const cm = await c.request('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'owned', ownerReferences: [ref] } } });
+    expect(cm.status).to.equal(201);
+    await new Promise((r) => setTimeout(r, 1000)); // the collector has seen the dependent
+    expect((await c.request('DELETE', `${WIDGETS}/owner`)).status).to.equal(200);
+    // The collector follows kinds served since it started within its rediscovery interval (15 s).
+    expect(await waitFor(async () => (await c.request('GET', '/api/v1/namespaces/default/configmaps/owned')).status === 404, 40_000, 250)).to.equal(true);
+  });
+
   it('a version no longer served, then a deleted CRD, is no longer served nor discovered', async () => {
     const watching = c.watch(`/apis/${GROUP}/v1beta1/widgets?watch=1`, { timeoutMs: 10_000 });
     await new Promise((r) => setTimeout(r, 300));
