@@ -329,7 +329,6 @@ describe('custom resources: serving the kinds of CustomResourceDefinitions', fun
     const ref = { apiVersion: `${GROUP}/v1`, kind: 'Widget', name: 'owner', uid: owner.metadata.uid };
     const cm = await c.request('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'owned', ownerReferences: [ref] } } });
     expect(cm.status).to.equal(201);
-    await new Promise((r) => setTimeout(r, 1000)); // the collector has seen the dependent
     expect((await c.request('DELETE', `${WIDGETS}/owner`)).status).to.equal(200);
     // The collector follows kinds served since it started within its rediscovery interval (15 s).
     expect(await waitFor(async () => (await c.request('GET', '/api/v1/namespaces/default/configmaps/owned')).status === 404, 40_000, 250)).to.equal(true);
