@@ -34,6 +34,8 @@ export interface PipelineOptions {
   cbor: () => boolean;
   /** `--serve-upstream-group-names`: renamed groups are served under their upstream spelling too. */
   upstreamGroupNames: boolean;
+  /** Whether a group is served under that very name: a CRD's `x.k8s.io` group is not an alias of `x.svc.io`. */
+  servesGroup: (group: string) => boolean;
   /** Serves an authenticated, authorized request. */
   serve: (ctx: Context) => Promise<void>;
 }
@@ -48,7 +50,8 @@ export function requestPipeline(o: PipelineOptions): Koa.Middleware<State> {
     ctx.state.user = user;
     // The deadline may have resolved the info already; it is served in the group spellings served.
     const info = ctx.state.info ?? requestInfo(ctx.method, ctx.path, new URLSearchParams(ctx.querystring));
-    ctx.state.info = o.upstreamGroupNames ? info : withoutUpstreamNames(info);
+    const literal = info.groupAlias !== undefined && o.servesGroup(info.groupAlias);
+    ctx.state.info = o.upstreamGroupNames && !literal ? info : withoutUpstreamNames(info);
     const kind = o.inflight.enter(ctx.state.info, user, ctx.state);
     try {
       const q = ctx.query;

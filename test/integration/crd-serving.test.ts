@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Cluster, waitFor } from '../lib/cluster.js';
-import { group } from '../../internal/names/index.js';
+import { API_APPROVED_ANNOTATION, UPSTREAM_DOMAIN, group, ownGroup } from '../../internal/names/index.js';
 import { ConversionWebhook } from '../lib/conversionwebhook.js';
 
 const CRDS = `/apis/${group('apiextensions')}/v1/customresourcedefinitions`;
@@ -385,6 +385,23 @@ describe('custom resources: serving the kinds of CustomResourceDefinitions', fun
     } finally {
       await webhook.stop();
     }
+  });
+
+  it('a CRD of an upstream-spelled group (x.k8s.io) is served under that name, not taken for an alias of x.svc.io', async () => {
+    const upstream = `routes.${UPSTREAM_DOMAIN}`;
+    const crd = gizmos();
+    crd.metadata = { name: `gizmos.${upstream}`, annotations: { [API_APPROVED_ANNOTATION.upstream]: 'unapproved, test' } } as any;
+    crd.spec.group = upstream;
+    const collection = `/apis/${upstream}/v1/gizmos`;
+    await establish(crd, collection);
+    const created = await c.request('POST', collection, { body: { apiVersion: `${upstream}/v1`, kind: 'Gizmo', metadata: { name: 'g1' }, spec: { level: 1 } } });
+    expect(created.status, created.text).to.equal(201);
+    expect(created.body.apiVersion).to.equal(`${upstream}/v1`);
+    expect((await c.request('GET', `${collection}/g1`)).body.spec).to.deep.equal({ level: 1 });
+    const doc = await c.request('GET', `/apis/${upstream}`);
+    expect(doc.status).to.equal(200);
+    expect(doc.body.name).to.equal(upstream);
+    expect((await c.request('GET', `/apis/${ownGroup(upstream)}/v1/gizmos`)).status).to.equal(404);
   });
 
   it('a restarted gateway is ready only once it listed the CRDs, and serves them at once', async () => {
