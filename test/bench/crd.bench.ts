@@ -3,7 +3,8 @@
 // both see the same load; each figure with its CPU ms per create.
 import type https from 'node:https';
 import { Cluster, waitFor } from '../lib/cluster.js';
-import { group } from '../../internal/names/index.js';
+import { extension, group } from '../../internal/names/index.js';
+import { crdManifest, specSchema } from '../lib/crd.js';
 import { adminTls, expectStatus, keepAlive, send } from './https.js';
 import { measure, type Measured } from './load.js';
 import { waitQuiet, type Pids } from './proc.js';
@@ -16,33 +17,13 @@ const CLIENTS = [1, 16];
 const CONFIGMAPS = `/api/v1/namespaces/${NAMESPACE}/configmaps`;
 const WIDGETS = `/apis/${GROUP}/v1/namespaces/${NAMESPACE}/widgets`;
 
-const crd = {
-  apiVersion: `${group('apiextensions')}/v1`, kind: 'CustomResourceDefinition', metadata: { name: `widgets.${GROUP}` },
-  spec: {
-    group: GROUP, scope: 'Namespaced', names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-    versions: [{
-      name: 'v1', served: true, storage: true,
-      schema: {
-        openAPIV3Schema: {
-          type: 'object',
-          properties: {
-            spec: {
-              type: 'object',
-              'x-svc-validations': [
-                { rule: 'self.replicas <= self.maxReplicas', message: 'replicas must not exceed maxReplicas' },
-                { rule: "self.image.startsWith('registry.example.com/')", message: 'images come from the registry' },
-              ],
-              properties: {
-                replicas: { type: 'integer', minimum: 0 }, maxReplicas: { type: 'integer', default: 10 },
-                image: { type: 'string', maxLength: 256 }, payload: { type: 'string', maxLength: 1024 },
-              },
-            },
-          },
-        },
-      },
-    }],
-  },
-};
+const crd = crdManifest(GROUP, 'Widget', specSchema({
+  replicas: { type: 'integer', minimum: 0 }, maxReplicas: { type: 'integer', default: 10 },
+  image: { type: 'string', maxLength: 256 }, payload: { type: 'string', maxLength: 1024 },
+}, extension('validations'), [
+  { rule: 'self.replicas <= self.maxReplicas', message: 'replicas must not exceed maxReplicas' },
+  { rule: "self.image.startsWith('registry.example.com/')", message: 'images come from the registry' },
+]));
 
 const PAYLOAD = 'x'.repeat(800);
 const widgetBody = (name: string): string => JSON.stringify({

@@ -4,7 +4,8 @@
 // fieldValidation Strict and Warn treat pruned fields as for built-in kinds.
 import { expect } from 'chai';
 import { Cluster, waitFor } from '../lib/cluster.js';
-import { group } from '../../internal/names/index.js';
+import { group, upstreamExtension } from '../../internal/names/index.js';
+import { crdManifest, specSchema } from '../lib/crd.js';
 
 const CRDS = `/apis/${group('apiextensions')}/v1/customresourcedefinitions`;
 const GROUP = 'checks.example.com';
@@ -14,36 +15,15 @@ const THINGS = `/apis/${GROUP}/v1/namespaces/default/things`;
 type Obj = Record<string, any>;
 
 /** A valid CRD of kind Thing: bounds, a default, a pattern, a preserved map, rules (one a transition rule). */
-const things = (): Obj => ({
-  apiVersion: `${group('apiextensions')}/v1`, kind: 'CustomResourceDefinition', metadata: { name: `things.${GROUP}` },
-  spec: {
-    group: GROUP, scope: 'Namespaced', names: { plural: 'things', singular: 'thing', kind: 'Thing', listKind: 'ThingList' },
-    versions: [{
-      name: 'v1', served: true, storage: true, subresources: { status: {} },
-      schema: {
-        openAPIV3Schema: {
-          type: 'object',
-          properties: {
-            spec: {
-              type: 'object',
-              'x-kubernetes-validations': [
-                { rule: 'self.min <= self.max', message: 'min must not exceed max' },
-                { rule: 'self.mode == oldSelf.mode', message: 'mode is immutable' },
-              ],
-              properties: {
-                min: { type: 'integer', default: 0 }, max: { type: 'integer', maximum: 100, default: 10 },
-                mode: { type: 'string', enum: ['Fast', 'Slow'], default: 'Slow' },
-                name: { type: 'string', pattern: '^[a-z]+$' },
-                extra: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-              },
-            },
-            status: { type: 'object', properties: { ready: { type: 'boolean' } } },
-          },
-        },
-      },
-    }],
-  },
-});
+const things = (): Obj => crdManifest(GROUP, 'Thing', specSchema({
+  min: { type: 'integer', default: 0 }, max: { type: 'integer', maximum: 100, default: 10 },
+  mode: { type: 'string', enum: ['Fast', 'Slow'], default: 'Slow' },
+  name: { type: 'string', pattern: '^[a-z]+$' },
+  extra: { type: 'object', [upstreamExtension('preserve-unknown-fields')]: true },
+}, upstreamExtension('validations'), [
+  { rule: 'self.min <= self.max', message: 'min must not exceed max' },
+  { rule: 'self.mode == oldSelf.mode', message: 'mode is immutable' },
+], { status: { type: 'object', properties: { ready: { type: 'boolean' } } } }), { subresources: { status: {} } });
 
 describe('CustomResourceDefinition validation and custom object schemas', function () {
   this.timeout(120_000);
@@ -75,6 +55,19 @@ describe('CustomResourceDefinition validation and custom object schemas', functi
       'metadata.name FieldValueInvalid', 'spec.scope FieldValueRequired', 'spec.names.kind FieldValueInvalid', 'spec.versions FieldValueInvalid',
       'spec.versions[1].schema.openAPIV3Schema.properties[spec].properties[x].type FieldValueRequired',
     ]);
+  });
+
+  it('refuses a schema nested too deep with one cause, not a server error', async () => {
+    const crd = things();
+    let deep: Obj = { type: 'string' };
+    // Lists of lists: one JSON level per schema level, so the body stays within the decoder's depth limit.
+    for (let i = 0; i < 300; i++) deep = { type: 'array', items: deep };
+    crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.deep = deep;
+    const res = await c.request('POST', CRDS, { body: crd });
+    expect(res.status, res.text.slice(0, 500)).to.equal(422);
+    expect(res.body.details.causes).to.deep.equal([{
+      reason: 'FieldValueInvalid', message: 'Invalid value: "": must not nest schemas more than 256 levels deep', field: 'spec.versions[0].schema.openAPIV3Schema',
+    }]);
   });
 
   it('refuses structural violations, bad defaults, bad rules and costly rules', async () => {
