@@ -86,7 +86,8 @@ export function createApp(deps: GatewayDeps, serverAddress: () => string): Koa {
   };
   app.use(requestPipeline({
     backends: deps.backends, metrics, inflight, requestTimeoutMs: deps.requestTimeoutMs, compression: deps.features('APIResponseCompression'),
-    cbor: () => deps.features('CBORServingAndStorage'), upstreamGroupNames: deps.upstreamGroupNames, serve,
+    cbor: () => deps.features('CBORServingAndStorage'), upstreamGroupNames: deps.upstreamGroupNames,
+    servesGroup: (group) => deps.registry.groups().has(group), serve,
   }));
   return app;
 }

@@ -6,7 +6,7 @@ import type Koa from 'koa';
 import { promisify } from 'node:util';
 import { createGzip, gzip } from 'node:zlib';
 import { Readable, pipeline } from 'node:stream';
-import { SpanKind, SpanStatusCode, beginSpan, extractContext, runIn } from '../internal/tracing/index.js';
+import { SpanKind, SpanStatusCode, beginSpan, extractContext, runIn, type Span } from '../internal/tracing/index.js';
 import { StatusError, internalError } from '../internal/apimachinery/status.js';
 import type { Backends, UserInfo } from './backends.js';
 import { requestInfo, withoutUpstreamNames, type RequestInfo } from './requestinfo.js';
@@ -34,20 +34,24 @@ export interface PipelineOptions {
   cbor: () => boolean;
   /** `--serve-upstream-group-names`: renamed groups are served under their upstream spelling too. */
   upstreamGroupNames: boolean;
+  /** Whether a group is served under that very name: a CRD's `x.k8s.io` group is not an alias of `x.svc.io`. */
+  servesGroup: (group: string) => boolean;
   /** Serves an authenticated, authorized request. */
   serve: (ctx: Context) => Promise<void>;
 }
 
 const gzipAsync = promisify(gzip);
 
-/** The app's middleware: every step before routing, as methods bound once rather than closures per request. */
+/** The app's middleware: every step before routing, as functions made once rather than a middleware (and its
+ * promise and dispatch closure) per step and request. */
 export function requestPipeline(o: PipelineOptions): Koa.Middleware<State> {
   const authorized = async (ctx: Context): Promise<void> => {
     const user = await authenticateRequest(ctx, o.backends);
     ctx.state.user = user;
     // The deadline may have resolved the info already; it is served in the group spellings served.
     const info = ctx.state.info ?? requestInfo(ctx.method, ctx.path, new URLSearchParams(ctx.querystring));
-    ctx.state.info = o.upstreamGroupNames ? info : withoutUpstreamNames(info);
+    const literal = info.groupAlias !== undefined && o.servesGroup(info.groupAlias);
+    ctx.state.info = o.upstreamGroupNames && !literal ? info : withoutUpstreamNames(info);
     const kind = o.inflight.enter(ctx.state.info, user, ctx.state);
     try {
       const q = ctx.query;
@@ -79,7 +83,7 @@ export function requestPipeline(o: PipelineOptions): Koa.Middleware<State> {
 }
 
 /** Ends a server span (continuing an incoming traceparent) once its request is served. */
-async function inSpan(ctx: Context, span: NonNullable<ReturnType<typeof beginSpan>['span']>, work: Promise<void>): Promise<void> {
+async function inSpan(ctx: Context, span: Span, work: Promise<void>): Promise<void> {
   try {
     await work;
   } finally {

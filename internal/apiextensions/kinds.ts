@@ -125,39 +125,11 @@ function conversionOf(ctx: VersionContext, apiVersion: string, schema: Schema, c
   };
 }
 
-function kindFor(ctx: VersionContext, version: Obj): KindDef {
-  const name = str(version.name)!;
-  const openAPIV3Schema = (asObj(asObj(version.schema)?.openAPIV3Schema) ?? {}) as Schema;
-  const compiled: VersionSchema = compileVersionSchema(openAPIV3Schema);
-  const subresources = asObj(version.subresources) ?? {};
-  const statusApart = asObj(subresources.status) !== undefined;
-  const scale = asObj(subresources.scale);
-  const kind = str(ctx.names.kind)!;
-  const apiVersion = apiVersionOf(ctx.group, name);
-  const subresourceDefs: SubresourceDef[] = [
-    ...(statusApart ? [{ name: 'status', kind, verbs: SUBRESOURCE_VERBS }] : []),
-    ...(scale ? [{ name: 'scale', kind: 'Scale', group: 'autoscaling', version: 'v1', verbs: SUBRESOURCE_VERBS }] : []),
-  ];
-  const columns = printerColumns(version);
-  const fields = selectableFields(version);
-  const shortNames = asList(ctx.names.shortNames).filter((s): s is string => typeof s === 'string');
-  const categories = asList(ctx.names.categories).filter((s): s is string => typeof s === 'string');
-  const listKind = str(ctx.names.listKind) ?? `${kind}List`;
-  // The schema as OpenAPI publishes it: apply and field validation see metadata as ObjectMeta, apiVersion and kind.
-  const published = publishedSchema({ group: ctx.group, version: name, kind, listKind, plural: str(ctx.names.plural)! }, openAPIV3Schema);
+/** The write strategy of a custom kind: the schema's pruning and defaults, status apart from spec when it has its
+ * own endpoint, generation counted on changes of everything but metadata (and that status). */
+function strategyOf(compiled: VersionSchema, statusApart: boolean): Pick<KindDef,
+  'prepareForCreate' | 'prepareForUpdate' | 'prepareForStatusUpdate' | 'validate' | 'validateStatusUpdate'> {
   return {
-    group: ctx.group, version: name, resource: str(ctx.names.plural)!, singular: str(ctx.names.singular) ?? kind.toLowerCase(), kind,
-    namespaced: ctx.namespaced, verbs: VERBS,
-    ...(shortNames.length ? { shortNames } : {}), ...(categories.length ? { categories } : {}),
-    ...(subresourceDefs.length ? { subresources: subresourceDefs.map((s) => s.name), subresourceDefs } : {}),
-    ...(scale ? { scalePaths: scale as KindDef['scalePaths'] } : {}),
-    ...(columns.length ? { tableColumns: columns } : {}),
-    ...(fields ? { selectableFields: fields } : {}),
-    statusSubresource: statusApart, tracksGeneration: true, storageVersion: ctx.storageVersion, custom: true,
-    ...(ctx.terminating ? { terminating: true } : {}),
-    listKind, schema: () => published,
-    ...conversionOf(ctx, apiVersion, openAPIV3Schema, compiled),
-
     prepareForCreate(obj) {
       const report = compiled.normalize(obj);
       if (statusApart) delete obj.status;
@@ -191,6 +163,48 @@ function kindFor(ctx: VersionContext, version: Obj): KindDef {
 
     validate: (obj, old) => compiled.validate(obj, old),
     validateStatusUpdate: (obj, old) => compiled.validateStatus(obj, old),
+  };
+}
+
+/** The sub-resources a version declares: `status` (of the kind itself) and `scale` (an autoscaling/v1 Scale). */
+function subresourcesOf(version: Obj, kind: string): { statusApart: boolean; scale?: Obj; subresourceDefs: SubresourceDef[] } {
+  const subresources = asObj(version.subresources) ?? {};
+  const statusApart = asObj(subresources.status) !== undefined;
+  const scale = asObj(subresources.scale);
+  const subresourceDefs: SubresourceDef[] = [
+    ...(statusApart ? [{ name: 'status', kind, verbs: SUBRESOURCE_VERBS }] : []),
+    ...(scale ? [{ name: 'scale', kind: 'Scale', group: 'autoscaling', version: 'v1', verbs: SUBRESOURCE_VERBS }] : []),
+  ];
+  return { statusApart, ...(scale ? { scale } : {}), subresourceDefs };
+}
+
+function kindFor(ctx: VersionContext, version: Obj): KindDef {
+  const name = str(version.name)!;
+  const openAPIV3Schema = (asObj(asObj(version.schema)?.openAPIV3Schema) ?? {}) as Schema;
+  const compiled: VersionSchema = compileVersionSchema(openAPIV3Schema);
+  const kind = str(ctx.names.kind)!;
+  const apiVersion = apiVersionOf(ctx.group, name);
+  const { statusApart, scale, subresourceDefs } = subresourcesOf(version, kind);
+  const columns = printerColumns(version);
+  const fields = selectableFields(version);
+  const shortNames = asList(ctx.names.shortNames).filter((s): s is string => typeof s === 'string');
+  const categories = asList(ctx.names.categories).filter((s): s is string => typeof s === 'string');
+  const listKind = str(ctx.names.listKind) ?? `${kind}List`;
+  // The schema as OpenAPI publishes it: apply and field validation see metadata as ObjectMeta, apiVersion and kind.
+  const published = publishedSchema({ group: ctx.group, version: name, kind, listKind, plural: str(ctx.names.plural)! }, openAPIV3Schema);
+  return {
+    group: ctx.group, version: name, resource: str(ctx.names.plural)!, singular: str(ctx.names.singular) ?? kind.toLowerCase(), kind,
+    namespaced: ctx.namespaced, verbs: VERBS,
+    ...(shortNames.length ? { shortNames } : {}), ...(categories.length ? { categories } : {}),
+    ...(subresourceDefs.length ? { subresources: subresourceDefs.map((s) => s.name), subresourceDefs } : {}),
+    ...(scale ? { scalePaths: scale as KindDef['scalePaths'] } : {}),
+    ...(columns.length ? { tableColumns: columns } : {}),
+    ...(fields ? { selectableFields: fields } : {}),
+    statusSubresource: statusApart, tracksGeneration: true, storageVersion: ctx.storageVersion, custom: true,
+    ...(ctx.terminating ? { terminating: true } : {}),
+    listKind, schema: () => published,
+    ...conversionOf(ctx, apiVersion, openAPIV3Schema, compiled),
+    ...strategyOf(compiled, statusApart),
   };
 }
 

@@ -12,7 +12,6 @@ import { keyedItems } from './structural.js';
 /** The largest message a messageExpression may produce. */
 const MAX_MESSAGE_BYTES = 5000;
 
-
 interface Budget { remaining: number }
 
 const RUNNING_OUT = 'validation failed due to running out of cost budget, no further validation rules will be run';
@@ -51,7 +50,6 @@ function walk(n: RuleNode, value: unknown, old: unknown, path: string, budget: B
   return true;
 }
 
-
 function runRules(n: RuleNode, self: unknown, old: unknown, path: string, budget: Budget, out: StatusCause[]): boolean {
   let unchanged: boolean | undefined;
   for (const c of n.rules) {
@@ -77,11 +75,7 @@ function runRules(n: RuleNode, self: unknown, old: unknown, path: string, budget
           : `'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleText(c.source)}`));
         return false;
       }
-      if (!(err instanceof EvalError)) throw err;
-      const message = err.message.startsWith('found no matching overload') || err.message.startsWith('no such overload')
-        ? `'${err.message}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleText(c.source)}`
-        : `${err.message} evaluating rule: ${ruleText(c.source)}`;
-      out.push(invalid(path, n.type, message));
+      out.push(invalid(path, n.type, errorMessage(err, c.source)));
       continue;
     }
     if (passed === true) continue;
@@ -94,6 +88,15 @@ function runRules(n: RuleNode, self: unknown, old: unknown, path: string, budget
     out.push(failure(field, n.type, message ?? defaultMessage(c.source), c.source.reason));
   }
   return true;
+}
+
+/** A rule that failed to run is the object's problem (a 422 cause), whatever the error, never the server's. */
+function errorMessage(err: unknown, source: Rule): string {
+  if (!(err instanceof EvalError)) return `${String(err)} evaluating rule: ${ruleText(source)}`;
+  if (err.message.startsWith('found no matching overload') || err.message.startsWith('no such overload')) {
+    return `'${err.message}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleText(source)}`;
+  }
+  return `${err.message} evaluating rule: ${ruleText(source)}`;
 }
 
 function defaultMessage(r: Rule): string {

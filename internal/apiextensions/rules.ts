@@ -214,8 +214,8 @@ function compileExpression(expression: string, options: Parameters<typeof compil
   try {
     return compile(expression, options);
   } catch (err) {
-    if (!(err instanceof CompileError)) throw err;
-    ctx.causes.push(invalid(path, r, `${prefix}${err.message}`));
+    // Not only CompileError: a stored rule must give a cause, never an error out of the schema's compilation.
+    ctx.causes.push(invalid(path, r, `${prefix}${err instanceof CompileError ? err.message : String(err)}`));
     return undefined;
   }
 }

@@ -4,10 +4,10 @@
 import type { ApiObject } from '../apimachinery/meta.js';
 import type { StatusCause } from '../apimachinery/status.js';
 import type { SchemaReport } from '../registry/schemacheck.js';
-import { invalid } from '../registry/causes.js';
+import { forbidden, invalid } from '../registry/causes.js';
 import { compileRules, type RuleNode } from './rules.js';
 import { evaluateRules } from './rules-eval.js';
-import { normalizeSchema, type Schema } from './structural.js';
+import { MAX_SCHEMA_DEPTH, normalizeSchema, type Schema, schemaDepth } from './structural.js';
 import { applyDefaultsTo, pruneAndDefault } from './structural-prune.js';
 import { validateMarkers } from './validation-lists.js';
 import { NO_OLD, validateValue } from './validation-values.js';
@@ -27,6 +27,7 @@ export interface CompiledVersionSchema extends VersionSchema {
 
 /** Compiles one `spec.versions[*].schema.openAPIV3Schema` (x-kubernetes-* extensions read as x-svc-*). */
 export function compileVersionSchema(openAPIV3Schema: Schema): CompiledVersionSchema {
+  if (schemaDepth(openAPIV3Schema) > MAX_SCHEMA_DEPTH) return refusingWrites(`the schema nests more than ${MAX_SCHEMA_DEPTH} levels deep`);
   const schema = normalizeSchema(openAPIV3Schema);
   // Served schemas passed CRD validation: their rules compile as stored ones (whatever features they use).
   const rules = compileRules(schema, { stored: true });
@@ -50,6 +51,15 @@ export function compileVersionSchema(openAPIV3Schema: Schema): CompiledVersionSc
     validate: (obj: ApiObject, old?: ApiObject) => check(obj, old, obj, old ?? NO_OLD, schema, ''),
     validateStatus: (obj: ApiObject, old: ApiObject) =>
       check(obj, old, obj.status, 'status' in old ? old.status : NO_OLD, obj.status === undefined ? undefined : statusSchema, 'status'),
+  };
+}
+
+/** A schema stored before it would have been refused: objects are read as they are, and no write is accepted. */
+function refusingWrites(why: string): CompiledVersionSchema {
+  const refusal = (): StatusCause[] => [forbidden('', `this version's schema cannot be served: ${why}; correct the CustomResourceDefinition`)];
+  return {
+    ruleCauses: [], applyDefaults: () => undefined, validate: refusal, validateStatus: refusal,
+    normalize: () => ({ causes: [], unknownFields: [] }),
   };
 }
 

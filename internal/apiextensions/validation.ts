@@ -11,7 +11,7 @@ import {
 import { clientConfigCauses } from '../registry/kinds/admissionregistration.js';
 import { asList, asObj, deepEqual, objects, str, type Obj } from '../registry/values.js';
 import { API_APPROVED_ANNOTATION, isProtectedGroup, wellKnownValue } from '../names/index.js';
-import { normalizeSchema } from './structural.js';
+import { MAX_SCHEMA_DEPTH, normalizeSchema, schemaDepth } from './structural.js';
 import { validateSchemaOfVersion } from './validation-schema.js';
 import { validateColumn, validateDeprecationWarning, validateSelectableFields, validateSubresources } from './validation-version.js';
 
@@ -39,6 +39,8 @@ export function validateCustomResourceDefinition(crd: ApiObject, old?: ApiObject
   const spec = asObj(crd.spec) ?? {};
   const names = asObj(spec.names) ?? {};
   const group = str(spec.group) ?? '';
+  const tooDeep = depthCauses(objects(spec.versions));
+  if (tooDeep.length) return tooDeep;
   const out: StatusCause[] = [];
   if (crd.metadata?.name !== `${names.plural ?? ''}.${group}`) out.push(invalid('metadata.name', crd.metadata?.name ?? '', 'must be spec.names.plural+"."+spec.group'));
   out.push(...specCauses(spec, old));
@@ -48,6 +50,12 @@ export function validateCustomResourceDefinition(crd: ApiObject, old?: ApiObject
     out.push(invalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-svc-preserve-unknown-fields to true in spec.versions[*].schema instead'));
   }
   return out;
+}
+
+/** Schemas nested deeper than the walks below may recurse are refused before any of them runs. */
+function depthCauses(versions: Obj[]): StatusCause[] {
+  return versions.flatMap((v, i) => (schemaDepth(schemaOf(v)) > MAX_SCHEMA_DEPTH
+    ? [invalid(`spec.versions[${i}].schema.openAPIV3Schema`, '', `must not nest schemas more than ${MAX_SCHEMA_DEPTH} levels deep`)] : []));
 }
 
 type Approval = 'missing' | 'bypassed' | 'approved' | 'invalid';

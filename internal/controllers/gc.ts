@@ -103,18 +103,44 @@ export class GarbageCollector {
 
   /** Follows every resource that can be listed and watched; acts once all have listed. */
   async start(resources: Resource[]): Promise<void> {
-    for (const r of resources.filter((x) => x.verbs.includes('list') && x.verbs.includes('watch'))) {
+    const added = this.followNew(resources);
+    await Promise.all(added.map((f) => f.informer.start()));
+    this.synced = true;
+    for (const { informer } of this.followed) for (const obj of [...informer.store.values()]) this.considerPolicy(obj);
+    for (const uid of this.index.dependentsAll()) this.run(`dangling ${uid}`, () => this.afterOwnerGone(uid));
+  }
+
+  /** Follows what is served now (kinds CustomResourceDefinitions define come and go): new resources once listed,
+   * and no longer those gone. */
+  follow(resources: Resource[]): void {
+    const served = new Set(resources.map((r) => collectionPath(r)));
+    for (const f of this.followed.filter((x) => !served.has(collectionPath(x.resource)))) {
+      f.informer.stop();
+      this.followed.splice(this.followed.indexOf(f), 1);
+      if (this.kinds.get(`${f.resource.group}/${f.resource.kind}`) === f.resource) this.kinds.delete(`${f.resource.group}/${f.resource.kind}`);
+    }
+    for (const f of this.followNew(resources)) {
+      void f.informer.start().then(() => {
+        for (const obj of [...f.informer.store.values()]) this.considerPolicy(obj);
+        // Owners of this kind counted as existing while it was not followed: each is checked now.
+        for (const uid of this.index.dependentsAll()) this.run(`dangling ${uid}`, () => this.afterOwnerGone(uid));
+      });
+    }
+  }
+
+  /** Informers (not started) for the listable and watchable resources not followed yet. */
+  private followNew(resources: Resource[]): Array<{ resource: Resource; informer: Informer }> {
+    const followed = new Set(this.followed.map((f) => collectionPath(f.resource)));
+    const added = resources.filter((x) => x.verbs.includes('list') && x.verbs.includes('watch') && !followed.has(collectionPath(x))).map((r) => {
       this.kinds.set(`${r.group}/${r.kind}`, r);
       const informer = new Informer(this.client, collectionPath(r), {
         upsert: (obj) => this.upsert(obj),
         deleted: (obj) => this.deleted(obj),
       }, { as: 'metadata', transform: identity, key: uidOf });
-      this.followed.push({ resource: r, informer });
-    }
-    await Promise.all(this.followed.map((f) => f.informer.start()));
-    this.synced = true;
-    for (const { informer } of this.followed) for (const obj of [...informer.store.values()]) this.considerPolicy(obj);
-    for (const uid of this.index.dependentsAll()) this.run(`dangling ${uid}`, () => this.afterOwnerGone(uid));
+      return { resource: r, informer };
+    });
+    this.followed.push(...added);
+    return added;
   }
 
   stop(): void {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Cluster, waitFor } from '../lib/cluster.js';
-import { group } from '../../internal/names/index.js';
+import { API_APPROVED_ANNOTATION, UPSTREAM_DOMAIN, group, ownGroup } from '../../internal/names/index.js';
 import { ConversionWebhook } from '../lib/conversionwebhook.js';
 
 const CRDS = `/apis/${group('apiextensions')}/v1/customresourcedefinitions`;
@@ -273,6 +273,15 @@ describe('custom resources: serving the kinds of CustomResourceDefinitions', fun
     expect((await c.request('GET', ns)).body.items.map((i: any) => i.metadata.name)).to.deep.equal(['p1', 'p3']);
   });
 
+  it('deleting a namespace deletes the custom objects in it', async () => {
+    await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'doomed' } } });
+    const ns = `/apis/${GROUP}/v1/namespaces/doomed/widgets`;
+    expect((await c.request('POST', ns, { body: widget('in-doomed') })).status).to.equal(201);
+    expect((await c.request('DELETE', '/api/v1/namespaces/doomed')).status).to.equal(200);
+    expect(await waitFor(async () => (await c.request('GET', '/api/v1/namespaces/doomed')).status === 404, 30_000, 200)).to.equal(true);
+    expect((await c.request('GET', `${ns}/in-doomed`)).status).to.equal(404);
+  });
+
   it('discovery: legacy and aggregated documents list the custom group, its versions and resources', async () => {
     const groups = await c.request('GET', '/apis');
     const listed = groups.body.groups.find((g: any) => g.name === GROUP);
@@ -313,6 +322,16 @@ describe('custom resources: serving the kinds of CustomResourceDefinitions', fun
     expect(denied.status).to.equal(403);
     expect(denied.body.message).to.include(`widgets.${GROUP}`);
     expect((await c.request('GET', `${WIDGETS}/sc/status`, { headers: user })).status).to.equal(403);
+  });
+
+  it('garbage collection: a ConfigMap owned by a custom object goes with it', async () => {
+    const owner = (await c.request('POST', WIDGETS, { body: widget('owner') })).body;
+    const ref = { apiVersion: `${GROUP}/v1`, kind: 'Widget', name: 'owner', uid: owner.metadata.uid };
+    const cm = await c.request('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'owned', ownerReferences: [ref] } } });
+    expect(cm.status).to.equal(201);
+    expect((await c.request('DELETE', `${WIDGETS}/owner`)).status).to.equal(200);
+    // The collector follows kinds served since it started within its rediscovery interval (15 s).
+    expect(await waitFor(async () => (await c.request('GET', '/api/v1/namespaces/default/configmaps/owned')).status === 404, 40_000, 250)).to.equal(true);
   });
 
   it('a version no longer served, then a deleted CRD, is no longer served nor discovered', async () => {
@@ -366,6 +385,23 @@ describe('custom resources: serving the kinds of CustomResourceDefinitions', fun
     } finally {
       await webhook.stop();
     }
+  });
+
+  it('a CRD of an upstream-spelled group (x.k8s.io) is served under that name, not taken for an alias of x.svc.io', async () => {
+    const upstream = `routes.${UPSTREAM_DOMAIN}`;
+    const crd = gizmos();
+    crd.metadata = { name: `gizmos.${upstream}`, annotations: { [API_APPROVED_ANNOTATION.upstream]: 'unapproved, test' } } as any;
+    crd.spec.group = upstream;
+    const collection = `/apis/${upstream}/v1/gizmos`;
+    await establish(crd, collection);
+    const created = await c.request('POST', collection, { body: { apiVersion: `${upstream}/v1`, kind: 'Gizmo', metadata: { name: 'g1' }, spec: { level: 1 } } });
+    expect(created.status, created.text).to.equal(201);
+    expect(created.body.apiVersion).to.equal(`${upstream}/v1`);
+    expect((await c.request('GET', `${collection}/g1`)).body.spec).to.deep.equal({ level: 1 });
+    const doc = await c.request('GET', `/apis/${upstream}`);
+    expect(doc.status).to.equal(200);
+    expect(doc.body.name).to.equal(upstream);
+    expect((await c.request('GET', `/apis/${ownGroup(upstream)}/v1/gizmos`)).status).to.equal(404);
   });
 
   it('a restarted gateway is ready only once it listed the CRDs, and serves them at once', async () => {

@@ -208,6 +208,16 @@ describe('CRD validation', () => {
     expect(validateCustomResourceDefinition(next, old)).to.deep.equal([]);
   });
 
+  it('refuses a schema nested deeper than its walks may recurse, with one cause', () => {
+    const c = crd();
+    let deep: Obj = { type: 'string' };
+    for (let i = 0; i < 5000; i++) deep = { type: 'array', items: { type: 'object', allOf: [{ properties: { a: deep } }] } };
+    specProps(c).deep = deep;
+    expect(fields(validateCustomResourceDefinition(c))).to.deep.equal(['spec.versions[0].schema.openAPIV3Schema FieldValueInvalid']);
+    // Defaulting (which renames extensions) leaves it to validation rather than overflowing the stack.
+    builtinRegistry().lookup(group('apiextensions'), 'v1', 'customresourcedefinitions')!.prepareForCreate!(c);
+  });
+
   it('keeps a stored version in spec.versions', () => {
     const old = crd();
     const next = crd();

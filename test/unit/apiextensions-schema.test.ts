@@ -240,6 +240,24 @@ describe('compiled CRD schema: validation rules', () => {
     const vs = ruled([{ rule: 'self.nothing == 1' }]);
     expect(fields(vs.ruleCauses as StatusCause[])).to.deep.equal(['properties[spec].x-svc-validations[0].rule FieldValueInvalid']);
   });
+
+  it('answers a rule that fails at run time with a cause at its node, and runs the next rules', () => {
+    const vs = ruled([{ rule: 'self.max / self.min > 0' }, { rule: 'self.min < 0' }]);
+    expect(vs.validate(o({ min: 0, max: 1 }))).to.deep.equal([
+      { reason: 'FieldValueInvalid', message: 'Invalid value: "object": division by zero evaluating rule: self.max / self.min > 0', field: 'spec' },
+      { reason: 'FieldValueInvalid', message: 'Invalid value: "object": failed rule: self.min < 0', field: 'spec' },
+    ]);
+  });
+
+  it('compiles a stored schema nested too deep for its walks into one that refuses writes, without throwing', () => {
+    let deep: Obj = { type: 'string' };
+    for (let i = 0; i < 5000; i++) deep = { type: 'object', properties: { a: deep } };
+    const vs = compileVersionSchema(deep);
+    const obj = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, a: {} } as ApiObject;
+    expect(vs.normalize(obj)).to.deep.equal({ causes: [], unknownFields: [] });
+    expect(fields(vs.validate(obj))).to.deep.equal([' FieldValueForbidden']);
+    expect(vs.validate(obj)[0].message).to.contain('nests more than 256 levels deep');
+  });
 });
 
 describe('CEL gaps the CRD rules need', () => {
