@@ -6,7 +6,7 @@
 import type { StatusCause } from '../apimachinery/status.js';
 import { forbidden, invalid, required } from '../registry/causes.js';
 import { isObject } from '../registry/values.js';
-import { schemaPattern } from './validation-values.js';
+import { patternError } from './validation-values.js';
 import {
   EMBEDDED, INT_OR_STRING, LIST_MAP_KEYS, LIST_TYPE, MAP_TYPE, PRESERVE, type Schema, VALIDATIONS,
 } from './structural.js';
@@ -95,9 +95,8 @@ function valueValidation(s: Schema, skipAnyOf: boolean, skipFirstAllOfAnyOf: boo
   list(s.allOf).forEach((v, i) => out.push(...nested(v, skipFirstAllOfAnyOf && i === 0, false, `${path}.allOf[${i}]`)));
   list(s.oneOf).forEach((v, i) => out.push(...nested(v, false, false, `${path}.oneOf[${i}]`)));
   if (isObject(s.not)) out.push(...nested(s.not as Schema, false, false, `${path}.not`));
-  if (typeof s.pattern === 'string' && schemaPattern(s.pattern) === null) {
-    out.push(invalid(`${path}.pattern`, s.pattern, `must be a valid regular expression, but isn't: error parsing regexp: ${s.pattern}`));
-  }
+  const error = typeof s.pattern === 'string' ? patternError(s.pattern) : undefined;
+  if (error) out.push(invalid(`${path}.pattern`, s.pattern, `must be a valid regular expression, but isn't: ${error}`));
   return out;
 }
 

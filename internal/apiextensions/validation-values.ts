@@ -3,6 +3,7 @@
 // equal to 1`): types, nullable, formats, enum, bounds, lengths, patterns,
 // item and property counts, uniqueness, required members and the value
 // validations allOf, anyOf, oneOf and not.
+import { RE2JS } from 're2js';
 import type { StatusCause } from '../apimachinery/status.js';
 import { invalid, notSupported, required, tooLong, tooMany, typeInvalid } from '../registry/causes.js';
 import { deepEqual, isObject } from '../registry/values.js';
@@ -12,24 +13,38 @@ import { isIntOrString, isNullable, jsonType, keyedItems, LIST_MAP_KEYS, LIST_TY
 const IN = 'in body';
 const join = (path: string, key: string): string => (path ? `${path}.${key}` : key);
 
-const patterns = new Map<string, RegExp | null>();
+const PATTERN_CACHE_LIMIT = 1000;
+const patterns = new Map<string, RE2JS | string>();
 
-/** A schema pattern (RE2 syntax) as a regular expression, compiled once; null when it does not compile. */
-export function schemaPattern(pattern: string): RegExp | null {
+/**
+ * A schema pattern compiled once with RE2, as the platform compiles it: the same syntax and errors, and
+ * matching in linear time whatever the pattern (a backtracking engine would let one pattern stall a
+ * server); the parse error when it does not compile.
+ */
+function compiledPattern(pattern: string): RE2JS | string {
   let re = patterns.get(pattern);
   if (re === undefined) {
     try {
-      re = new RegExp(pattern, 'u');
-    } catch {
-      try {
-        re = new RegExp(pattern);
-      } catch {
-        re = null;
-      }
+      re = RE2JS.compile(pattern);
+    } catch (err) {
+      re = (err as Error).message;
     }
+    if (patterns.size >= PATTERN_CACHE_LIMIT) patterns.delete(patterns.keys().next().value!);
     patterns.set(pattern, re);
   }
   return re;
+}
+
+/** Why a schema pattern does not compile (`error parsing regexp: ...`), or undefined when it does. */
+export function patternError(pattern: string): string | undefined {
+  const re = compiledPattern(pattern);
+  return typeof re === 'string' ? re : undefined;
+}
+
+/** A pattern that does not compile matches everything: CRD validation refused it, a stored one is not held against objects. */
+function matchesPattern(value: string, pattern: string): boolean {
+  const re = compiledPattern(pattern);
+  return typeof re === 'string' || re.matcher(value).find();
 }
 
 /** Numbers as the validator prints them. */
@@ -99,8 +114,7 @@ function stringCheck(value: string, s: Schema, path: string, out: StatusCause[])
   if (typeof s.maxLength === 'number' && longerThan(value, s.maxLength)) out.push(tooLong(path, s.maxLength));
   if (typeof s.minLength === 'number' && !longerThan(value, s.minLength - 1)) out.push(invalid(path, value, `${path} ${IN} should be at least ${s.minLength} chars long`));
   if (typeof s.pattern === 'string') {
-    const re = schemaPattern(s.pattern);
-    if (re && !re.test(value)) out.push(invalid(path, value, `${path} ${IN} should match '${s.pattern}'`));
+    if (!matchesPattern(value, s.pattern)) out.push(invalid(path, value, `${path} ${IN} should match '${s.pattern}'`));
   }
   const format = typeof s.format === 'string' ? s.format : undefined;
   const ok = formatCheck(format);

@@ -178,6 +178,19 @@ describe('CRD validation', () => {
     expect(validateCustomResourceDefinition(c)).to.deep.equal([]);
   });
 
+  it('compiles schema patterns as RE2, worded as the platform words them', () => {
+    const c = crd();
+    specProps(c).name.pattern = '+';
+    expect(validateCustomResourceDefinition(c)).to.deep.equal([{
+      reason: 'FieldValueInvalid', field: `${ROOT}.properties[spec].properties[name].pattern`,
+      message: 'Invalid value: "+": must be a valid regular expression, but isn\'t: error parsing regexp: missing argument to repetition operator: `+`',
+    }]);
+    specProps(c).name.pattern = '^(?=a)';
+    expect(fields(validateCustomResourceDefinition(c)), 'lookahead is not RE2').to.deep.equal([`${ROOT}.properties[spec].properties[name].pattern FieldValueInvalid`]);
+    specProps(c).name.pattern = '(?i)^[[:alpha:]]+\\z';
+    expect(validateCustomResourceDefinition(c)).to.deep.equal([]);
+  });
+
   it('accepts rules with RE2 inline flags anywhere in a pattern', () => {
     const c = crd();
     specProps(c).name['x-svc-validations'] = [{ rule: "self.matches(r'''^(?i)\\.?[a-z_][a-z_0-9]*$''')" }];
