@@ -21,11 +21,6 @@ export interface HubWatcher {
   flush?(): void;
 }
 
-interface Registration {
-  prefix: string;
-  watcher: HubWatcher;
-}
-
 /** Revisions storage has committed, as they become known. */
 export interface RevisionFeed {
   /** The newest revision known committed. */
@@ -50,8 +45,9 @@ const keyOfSubject = (subject: string): string =>
   subject.slice(SUBJECT_PREFIX.length).split('.').map(decodeSubjectToken).join('/');
 
 export class WatchHub implements RevisionFeed {
-  /** The registrations by the collection they are under ('' for wider ones), so an event is matched only against its own. */
-  private readonly registrations = new Map<string, Set<Registration>>();
+  /** The watchers by the collection they are under ('' for wider ones), then by prefix: an event is matched only
+   * against the prefixes of its own collection, not against each watcher. */
+  private readonly registrations = new Map<string, Map<string, Set<HubWatcher>>>();
   private readonly waiters = new Set<RevisionWaiter>();
   private subscription?: Subscription;
   /** The newest revision the hub has seen or knows is covered by storage history. */
@@ -98,23 +94,27 @@ export class WatchHub implements RevisionFeed {
     });
   }
 
-  register(prefix: string, watcher: HubWatcher): () => void {
-    const reg = { prefix, watcher };
+  /** Registers a watcher of the keys under prefix (a watcher object is registered once); returns its unregistration. */
+  register(prefix: string, reg: HubWatcher): () => void {
     const collection = collectionOf(prefix);
-    let regs = this.registrations.get(collection);
-    if (!regs) this.registrations.set(collection, (regs = new Set()));
+    let byPrefix = this.registrations.get(collection);
+    if (!byPrefix) this.registrations.set(collection, (byPrefix = new Map()));
+    let regs = byPrefix.get(prefix);
+    if (!regs) byPrefix.set(prefix, (regs = new Set()));
     regs.add(reg);
     return () => {
       regs.delete(reg);
-      if (regs.size === 0 && this.registrations.get(collection) === regs) this.registrations.delete(collection);
+      if (regs.size > 0 || byPrefix.get(prefix) !== regs) return;
+      byPrefix.delete(prefix);
+      if (byPrefix.size === 0 && this.registrations.get(collection) === byPrefix) this.registrations.delete(collection);
     };
   }
 
-  /** The registrations whose prefix the key is under. */
-  private targetsOf(key: string): Registration[] {
-    const targets: Registration[] = [];
+  /** The watchers whose prefix the key is under, a set per prefix. */
+  private targetsOf(key: string): Array<Set<HubWatcher>> {
+    const targets: Array<Set<HubWatcher>> = [];
     for (const collection of [collectionOf(key), '']) {
-      for (const r of this.registrations.get(collection) ?? []) if (key.startsWith(r.prefix)) targets.push(r);
+      for (const [prefix, regs] of this.registrations.get(collection) ?? []) if (key.startsWith(prefix)) targets.push(regs);
     }
     return targets;
   }
@@ -139,10 +139,13 @@ export class WatchHub implements RevisionFeed {
     if (targets.length === 0) return; // decoded only when someone watches
     const event = decodeEvent(msg.data);
     const parent = extractContext((k) => msg.headers?.get(k) || undefined);
-    withSpanSync('watch deliver', () => ({ 'svc.key': key, 'svc.revision': revision, 'svc.watchers': targets.length }), () => {
-      for (const t of targets) {
-        t.watcher.onEvent(event);
-        if (t.watcher.flush) this.unflushed.add(t.watcher);
+    const watchers = () => targets.reduce((n, regs) => n + regs.size, 0);
+    withSpanSync('watch deliver', () => ({ 'svc.key': key, 'svc.revision': revision, 'svc.watchers': watchers() }), () => {
+      for (const regs of targets) {
+        for (const w of regs) {
+          w.onEvent(event);
+          if (w.flush) this.unflushed.add(w);
+        }
       }
     }, { kind: SpanKind.CONSUMER, parent });
     this.scheduleFlush();
@@ -173,9 +176,9 @@ export class WatchHub implements RevisionFeed {
   }
 
   private failAll(reason: string): void {
-    const regs = [...this.registrations.values()].flatMap((set) => [...set]);
+    const regs = [...this.registrations.values()].flatMap((byPrefix) => [...byPrefix.values()].flatMap((set) => [...set]));
     this.registrations.clear();
-    for (const r of regs) r.watcher.onFail(reason);
+    for (const r of regs) r.onFail(reason);
   }
 
   /** Learns where storage is, so a later gap in the chain is recognised. */

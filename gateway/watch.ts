@@ -99,6 +99,18 @@ function decodeShared(objects: Objects, kv: KeyValue, revision: number): ApiObje
 /** Encoded events by the decoded object they carry: every watcher asking the same form shares one encoding. */
 const encodedEvents = new WeakMap<object, Map<string, Buffer>>();
 
+/** Live events' bytes by the event, then by the form of the watchers without a selector that share them. */
+const liveBytes = new WeakMap<StorageEvent, Map<string, Buffer>>();
+/** A number per kind version, for the keys of liveBytes. */
+const defIds = new WeakMap<KindDef, number>();
+let nextDefId = 0;
+
+function defId(def: KindDef): number {
+  let id = defIds.get(def);
+  if (id === undefined) defIds.set(def, (id = nextDefId++));
+  return id;
+}
+
 /** The last events joined for a write: the watchers of one form given the same events write the same bytes. */
 let lastJoin: { parts: Buffer[]; joined: Buffer } | undefined;
 
@@ -197,8 +209,15 @@ class WatchStream {
   private readonly timers: NodeJS.Timeout[] = [];
   /** Where the events of a kind converting through a webhook are in their turn. */
   private converted: Promise<void> = Promise.resolve();
+  /** The form of this watch's events, shared with the other watches without a selector that have it (none for
+   * Tables, made per request, and for kinds converting through a webhook). */
+  private readonly form: string | undefined;
 
-  constructor(private readonly r: ResourceRequest, private readonly format: ResponseFormat, private readonly opts: WatchOptions) {}
+  constructor(private readonly r: ResourceRequest, private readonly format: ResponseFormat, private readonly opts: WatchOptions) {
+    const { as, metaVersion, mediaType } = format;
+    const spelling = as === 'PartialObjectMetadata' ? `meta ${metaVersion}` : r.info.groupAlias ?? '';
+    if (as !== 'Table' && !r.def.convert) this.form = `${defId(r.def)} ${mediaType} ${spelling}`;
+  }
 
   /** Sends the initial state and history, then what arrived live meanwhile. */
   async catchUp(backends: Backends, params: WatchParams): Promise<void> {
@@ -242,8 +261,21 @@ class WatchStream {
     }
     if (ev.revision <= this.sent || this.ended) return;
     this.sent = ev.revision;
+    if (!select && this.form !== undefined) {
+      this.enqueue(this.sharedBytes(ev, this.form));
+      return;
+    }
     const out = toWatchEvent(this.r.objects, ev, select);
     if (out) this.write(out);
+  }
+
+  /** A change's bytes in a form, encoded by the first watch of that form without a selector and shared by the others. */
+  private sharedBytes(ev: StorageEvent, form: string): Buffer {
+    let forms = liveBytes.get(ev);
+    if (!forms) liveBytes.set(ev, (forms = new Map()));
+    let bytes = forms.get(form);
+    if (!bytes) forms.set(form, (bytes = this.encoded(toWatchEvent(this.r.objects, ev)!)));
+    return bytes;
   }
 
   fail(err: StatusError): void {
@@ -317,7 +349,7 @@ class WatchStream {
       this.convertThenWrite(ev);
       return;
     }
-    this.enqueue(ev);
+    this.enqueue(this.encoded(ev));
   }
 
   /** A kind whose conversion takes a call (a conversion webhook): its events are converted, then written in order. */
@@ -325,15 +357,14 @@ class WatchStream {
     const converts = ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED';
     this.converted = this.converted
       .then(async () => (converts ? { ...ev, object: (await this.r.objects.inVersion([ev.object as ApiObject]))[0] } : ev))
-      .then((out) => { this.enqueue(out); this.flush(); }, (err: unknown) => {
-        this.enqueue({ type: 'ERROR', object: presentedStatus(this.r.ctx, (err instanceof StatusError ? err : serviceUnavailable(String(err))).toStatus()) });
+      .then((out) => { this.enqueue(this.encoded(out)); this.flush(); }, (err: unknown) => {
+        this.enqueue(this.encoded({ type: 'ERROR', object: presentedStatus(this.r.ctx, (err instanceof StatusError ? err : serviceUnavailable(String(err))).toStatus()) }));
         this.end();
       });
   }
 
-  private enqueue(ev: WatchEvent): void {
+  private enqueue(bytes: Buffer): void {
     if (this.ended) return;
-    const bytes = this.encoded(ev);
     this.queue.push(bytes);
     this.queuedBytes += bytes.length;
     if (this.queuedBytes > MAX_QUEUED_BYTES) this.tooSlow();
