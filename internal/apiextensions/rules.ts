@@ -223,7 +223,7 @@ function compileExpression(expression: string, options: Parameters<typeof compil
 const estimated = (p: Program): number => p.estimateCost().cost;
 
 /** The platform's words for an estimate over its limit. */
-export function costMessage(what: string, cost: number, limit: number): string {
+function costMessage(what: string, cost: number, limit: number): string {
   const factor = cost / limit;
   const shown = factor > 100 ? 'more than 100x' : factor < 1.5 ? `${factor.toFixed(6)}x` : `${factor.toFixed(1)}x`;
   return `${what} exceeds budget by factor of ${shown} (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`;

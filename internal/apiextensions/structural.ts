@@ -17,7 +17,7 @@ export const MAP_TYPE = extension('map-type');
 export const VALIDATIONS = extension('validations');
 
 /** Each upstream spelling with the product's. */
-export const EXTENSION_ALIASES: ReadonlyMap<string, string> = new Map(EXTENSIONS.map((n) => [upstreamExtension(n), extension(n)]));
+const EXTENSION_ALIASES: ReadonlyMap<string, string> = new Map(EXTENSIONS.map((n) => [upstreamExtension(n), extension(n)]));
 
 /** Keywords whose value is a schema, a list of schemas or a map of schemas. */
 const SCHEMA_KEYWORDS = new Set(['items', 'additionalProperties', 'additionalItems', 'not']);
