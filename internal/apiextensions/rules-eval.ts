@@ -39,12 +39,8 @@ function walk(n: RuleNode, value: unknown, old: unknown, path: string, budget: B
   } else if (isObject(value)) {
     const oldObj = isObject(old) ? old : undefined;
     for (const [key, member] of Object.entries(value)) {
-      const child = n.properties?.get(key);
-      if (child) {
-        if (!walk(child, member, oldObj?.[key], join(path, key), budget, out)) return false;
-      } else if (n.additional && !n.properties?.has(key)) {
-        if (!walk(n.additional, member, oldObj?.[key], join(path, key), budget, out)) return false;
-      }
+      const child = n.properties?.get(key) ?? n.additional;
+      if (child && !walk(child, member, oldObj?.[key], join(path, key), budget, out)) return false;
     }
   }
   return true;
