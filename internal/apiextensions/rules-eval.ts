@@ -47,6 +47,8 @@ function walk(n: RuleNode, value: unknown, old: unknown, path: string, budget: B
 }
 
 function runRules(n: RuleNode, self: unknown, old: unknown, path: string, budget: Budget, out: StatusCause[]): boolean {
+  // A stored rule that no longer compiles refuses the value rather than let it in unchecked.
+  for (const error of n.compileErrors ?? []) out.push(invalid(path, n.type, `rule compile error: ${error}`));
   let unchanged: boolean | undefined;
   for (const c of n.rules) {
     const optional = c.source.optionalOldSelf === true;
