@@ -39,18 +39,16 @@ function walk(n: RuleNode, value: unknown, old: unknown, path: string, budget: B
   } else if (isObject(value)) {
     const oldObj = isObject(old) ? old : undefined;
     for (const [key, member] of Object.entries(value)) {
-      const child = n.properties?.get(key);
-      if (child) {
-        if (!walk(child, member, oldObj?.[key], join(path, key), budget, out)) return false;
-      } else if (n.additional && !n.properties?.has(key)) {
-        if (!walk(n.additional, member, oldObj?.[key], join(path, key), budget, out)) return false;
-      }
+      const child = n.properties?.get(key) ?? n.additional;
+      if (child && !walk(child, member, oldObj?.[key], join(path, key), budget, out)) return false;
     }
   }
   return true;
 }
 
 function runRules(n: RuleNode, self: unknown, old: unknown, path: string, budget: Budget, out: StatusCause[]): boolean {
+  // A stored rule that no longer compiles refuses the value rather than let it in unchecked.
+  for (const error of n.compileErrors ?? []) out.push(invalid(path, n.type, `rule compile error: ${error}`));
   let unchanged: boolean | undefined;
   for (const c of n.rules) {
     const optional = c.source.optionalOldSelf === true;

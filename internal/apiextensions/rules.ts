@@ -13,6 +13,7 @@ import { resolveFieldPath } from './rules-fieldpath.js';
 
 /** How many of the costliest rules are named when the schema's total is over its limit. */
 const MOST_EXPENSIVE = 4;
+const BOOL_REQUIRED = 'cel expression must evaluate to a bool';
 const REASONS = ['FieldValueDuplicate', 'FieldValueForbidden', 'FieldValueInvalid', 'FieldValueRequired'];
 
 export interface Rule {
@@ -37,6 +38,8 @@ export interface CompiledRule {
 export interface RuleNode {
   readonly type: string;
   readonly rules: readonly CompiledRule[];
+  /** Why each of the node's rules that does not compile failed: a stored one refuses every value of the node. */
+  readonly compileErrors?: readonly string[];
   readonly properties?: ReadonlyMap<string, RuleNode>;
   readonly items?: RuleNode;
   readonly additional?: RuleNode;
@@ -91,7 +94,7 @@ export function compileRules(schema: Schema, opts: RulesOptions = {}): RulesComp
 }
 
 function node(s: Schema, place: Place, ctx: Context): RuleNode | undefined {
-  const rules = compileNodeRules(s, place, ctx);
+  const { rules, compileErrors } = compileNodeRules(s, place, ctx);
   const properties = new Map<string, RuleNode>();
   for (const [name, prop] of Object.entries(s.properties ?? {})) {
     const child = node(prop, { ...place, path: at(place.path, `properties[${name}]`), resourceRoot: isEmbedded(prop) }, ctx);
@@ -108,9 +111,9 @@ function node(s: Schema, place: Place, ctx: Context): RuleNode | undefined {
   }, ctx) : undefined;
   const allOf = (Array.isArray(s.allOf) ? s.allOf : []).map((sub, i) => node(sub as Schema, { ...place, path: at(place.path, `allOf[${i}]`) }, ctx))
     .filter((n): n is RuleNode => n !== undefined);
-  if (!rules.length && !properties.size && !items && !additional && !allOf.length) return undefined;
+  if (!rules.length && !compileErrors.length && !properties.size && !items && !additional && !allOf.length) return undefined;
   return {
-    type: typeof s.type === 'string' ? s.type : '', rules,
+    type: typeof s.type === 'string' ? s.type : '', rules, ...(compileErrors.length ? { compileErrors } : {}),
     ...(properties.size ? { properties } : {}), ...(items ? { items } : {}), ...(additional ? { additional } : {}),
     ...(allOf.length ? { allOf } : {}),
     ...(isMapList ? { mapKeys: (s[LIST_MAP_KEYS] as string[] | undefined) ?? [] } : {}),
@@ -140,17 +143,19 @@ export function ruleShapeCauses(s: Schema, path = ''): StatusCause[] {
 }
 
 /** Compiles the rules of a node whose rules are well shaped (ruleShapeCauses reports the others). */
-function compileNodeRules(s: Schema, place: Place, ctx: Context): CompiledRule[] {
+function compileNodeRules(s: Schema, place: Place, ctx: Context): { rules: CompiledRule[]; compileErrors: string[] } {
   const list = rulesOf(s);
   const base = at(place.path, VALIDATIONS);
-  if (!list.length || list.some((r, i) => ruleShape(r, `${base}[${i}]`, s).length)) return [];
-  const compiled: CompiledRule[] = [];
+  const rules: CompiledRule[] = [];
+  const compileErrors: string[] = [];
+  if (!list.length || list.some((r, i) => ruleShape(r, `${base}[${i}]`, s).length)) return { rules, compileErrors };
   const cardinality = place.cardinality ?? Math.floor(MAX_REQUEST_SIZE_BYTES / (minSerializedSize(s) + 1));
   list.forEach((r, i) => {
     const c = compileRule(r, s, `${base}[${i}]`, place, cardinality, ctx);
-    if (c) compiled.push(c);
+    if (typeof c === 'string') compileErrors.push(c);
+    else rules.push(c);
   });
-  return compiled;
+  return { rules, compileErrors };
 }
 
 export const NEWLINE = /[\n\r]+/;
@@ -175,13 +180,14 @@ function ruleShape(r: Rule, path: string, s: Schema): StatusCause[] {
   return causes;
 }
 
-function compileRule(r: Rule, s: Schema, path: string, place: Place, cardinality: number, ctx: Context): CompiledRule | undefined {
+/** A compiled rule, or why its rule does not compile (also a cause at its path). */
+function compileRule(r: Rule, s: Schema, path: string, place: Place, cardinality: number, ctx: Context): CompiledRule | string {
   const options = { schema: s, resourceRoot: place.resourceRoot, optionalOldSelf: r.optionalOldSelf === true, stored: ctx.stored };
   const program = compileExpression(r.rule!, options, `${path}.rule`, r, 'compilation failed: ', ctx);
-  if (!program) return undefined;
+  if (typeof program === 'string') return program;
   if (program.outputType !== 'bool') {
-    ctx.causes.push(invalid(`${path}.rule`, r, 'cel expression must evaluate to a bool'));
-    return undefined;
+    ctx.causes.push(invalid(`${path}.rule`, r, BOOL_REQUIRED));
+    return BOOL_REQUIRED;
   }
   const cost = estimated(program) * cardinality;
   if (cost > STATIC_ESTIMATED_COST_LIMIT && !ctx.stored) ctx.causes.push(forbidden(`${path}.rule`, costMessage('estimated rule cost', cost, STATIC_ESTIMATED_COST_LIMIT)));
@@ -194,7 +200,8 @@ function compileRule(r: Rule, s: Schema, path: string, place: Place, cardinality
   }
   let message: Program | undefined;
   if (r.messageExpression) {
-    message = compileExpression(r.messageExpression, options, `${path}.messageExpression`, r, 'messageExpression compilation failed: ', ctx);
+    const compiled = compileExpression(r.messageExpression, options, `${path}.messageExpression`, r, 'messageExpression compilation failed: ', ctx);
+    message = typeof compiled === 'string' ? undefined : compiled;
     if (message && message.outputType !== 'string') {
       ctx.causes.push(invalid(`${path}.messageExpression`, r, 'messageExpression must evaluate to a string'));
       message = undefined;
@@ -210,20 +217,22 @@ function compileRule(r: Rule, s: Schema, path: string, place: Place, cardinality
   return { source: r, program, usesOldSelf, ...(message ? { message } : {}), ...(fieldPath ? { fieldPath } : {}) };
 }
 
-function compileExpression(expression: string, options: Parameters<typeof compile>[1], path: string, r: Rule, prefix: string, ctx: Context): Program | undefined {
+/** The program, or why the expression does not compile (pushed as a cause at `path`). */
+function compileExpression(expression: string, options: Parameters<typeof compile>[1], path: string, r: Rule, prefix: string, ctx: Context): Program | string {
   try {
     return compile(expression, options);
   } catch (err) {
     // Not only CompileError: a stored rule must give a cause, never an error out of the schema's compilation.
-    ctx.causes.push(invalid(path, r, `${prefix}${err instanceof CompileError ? err.message : String(err)}`));
-    return undefined;
+    const detail = `${prefix}${err instanceof CompileError ? err.message : String(err)}`;
+    ctx.causes.push(invalid(path, r, detail));
+    return detail;
   }
 }
 
 const estimated = (p: Program): number => p.estimateCost().cost;
 
 /** The platform's words for an estimate over its limit. */
-export function costMessage(what: string, cost: number, limit: number): string {
+function costMessage(what: string, cost: number, limit: number): string {
   const factor = cost / limit;
   const shown = factor > 100 ? 'more than 100x' : factor < 1.5 ? `${factor.toFixed(6)}x` : `${factor.toFixed(1)}x`;
   return `${what} exceeds budget by factor of ${shown} (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`;

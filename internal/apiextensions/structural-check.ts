@@ -8,7 +8,7 @@ import { forbidden, invalid, required } from '../registry/causes.js';
 import { isObject } from '../registry/values.js';
 import { patternError } from './validation-values.js';
 import {
-  EMBEDDED, INT_OR_STRING, LIST_MAP_KEYS, LIST_TYPE, MAP_TYPE, PRESERVE, type Schema, VALIDATIONS,
+  EMBEDDED_RESOURCE, INT_OR_STRING, LIST_MAP_KEYS, LIST_TYPE, MAP_TYPE, PRESERVE_UNKNOWN_FIELDS, type Schema, VALIDATIONS,
 } from './structural.js';
 
 type Level = 'root' | 'item' | 'field';
@@ -46,25 +46,25 @@ function invariants(s: Schema | undefined, level: Level, path: string): StatusCa
     if (level === 'root') out.push(forbidden(`${path}.additionalProperties`, 'must not be used at the root'));
     out.push(...invariants(extra(s), 'field', `${path}.additionalProperties`));
   }
-  if (s[INT_OR_STRING] === true && s[PRESERVE] === true) out.push(invalid(`${path}.${PRESERVE}`, true, `must be false if ${INT_OR_STRING} is true`));
-  if (s[INT_OR_STRING] === true && s[EMBEDDED] === true) out.push(invalid(`${path}.${EMBEDDED}`, true, `must be false if ${INT_OR_STRING} is true`));
+  if (s[INT_OR_STRING] === true && s[PRESERVE_UNKNOWN_FIELDS] === true) out.push(invalid(`${path}.${PRESERVE_UNKNOWN_FIELDS}`, true, `must be false if ${INT_OR_STRING} is true`));
+  if (s[INT_OR_STRING] === true && s[EMBEDDED_RESOURCE] === true) out.push(invalid(`${path}.${EMBEDDED_RESOURCE}`, true, `must be false if ${INT_OR_STRING} is true`));
   out.push(...valueValidation(s, isIntOrStringAnyOf(s.anyOf), isIntOrStringAllOf(s), path));
   const type = typeof s.type === 'string' ? s.type : '';
-  if (s[EMBEDDED] === true && type !== 'object') {
-    out.push(type ? invalid(`${path}.type`, type, `must be object if ${EMBEDDED} is true`) : required(`${path}.type`, `must be object if ${EMBEDDED} is true`));
-  } else if (!type && s[INT_OR_STRING] !== true && s[PRESERVE] !== true) {
+  if (s[EMBEDDED_RESOURCE] === true && type !== 'object') {
+    out.push(type ? invalid(`${path}.type`, type, `must be object if ${EMBEDDED_RESOURCE} is true`) : required(`${path}.type`, `must be object if ${EMBEDDED_RESOURCE} is true`));
+  } else if (!type && s[INT_OR_STRING] !== true && s[PRESERVE_UNKNOWN_FIELDS] !== true) {
     out.push(required(`${path}.type`, { root: 'must not be empty at the root', item: 'must not be empty for specified array items', field: 'must not be empty for specified object fields' }[level]));
   }
-  if (s[EMBEDDED] === true && s.additionalProperties !== undefined) out.push(forbidden(`${path}.additionalProperties`, `must not be used if ${EMBEDDED} is set`));
+  if (s[EMBEDDED_RESOURCE] === true && s.additionalProperties !== undefined) out.push(forbidden(`${path}.additionalProperties`, `must not be used if ${EMBEDDED_RESOURCE} is set`));
   if (level === 'root' && type && type !== 'object') out.push(invalid(`${path}.type`, type, 'must be object at the root'));
-  const checkMetadata = level === 'root' || s[EMBEDDED] === true;
+  const checkMetadata = level === 'root' || s[EMBEDDED_RESOURCE] === true;
   const named = Object.fromEntries(props(s));
   for (const f of ['kind', 'apiVersion']) {
     if (named[f] && checkMetadata && named[f].type !== 'string') out.push(invalid(`${path}.properties[${f}].type`, named[f].type ?? '', 'must be string'));
   }
   if (named.metadata) out.push(...metadataInvariants(named.metadata, checkMetadata, level, `${path}.properties[metadata]`));
-  if (s[EMBEDDED] === true && s[PRESERVE] !== true && props(s).length === 0) {
-    out.push(required(`${path}.properties`, `must not be empty if ${EMBEDDED} is true without ${PRESERVE}`));
+  if (s[EMBEDDED_RESOURCE] === true && s[PRESERVE_UNKNOWN_FIELDS] !== true && props(s).length === 0) {
+    out.push(required(`${path}.properties`, `must not be empty if ${EMBEDDED_RESOURCE} is true without ${PRESERVE_UNKNOWN_FIELDS}`));
   }
   return out;
 }
@@ -112,7 +112,7 @@ function nested(v: Schema, skipAnyOf: boolean, skipAllOfAnyOf: boolean, path: st
   for (const [k, detail] of FORBIDDEN_NESTED) if (v[k] !== undefined && v[k] !== '') out.push(forbidden(`${path}.${k}`, detail));
   if (v.additionalProperties !== undefined) out.push(forbidden(`${path}.additionalProperties`, 'must be undefined to be structural'));
   if (v.nullable === true) out.push(forbidden(`${path}.nullable`, 'must be false to be structural'));
-  for (const x of [PRESERVE, EMBEDDED, INT_OR_STRING]) if (v[x] === true) out.push(forbidden(`${path}.${x}`, 'must be false to be structural'));
+  for (const x of [PRESERVE_UNKNOWN_FIELDS, EMBEDDED_RESOURCE, INT_OR_STRING]) if (v[x] === true) out.push(forbidden(`${path}.${x}`, 'must be false to be structural'));
   if (Array.isArray(v[LIST_MAP_KEYS]) && (v[LIST_MAP_KEYS] as unknown[]).length) out.push(forbidden(`${path}.${LIST_MAP_KEYS}`, 'must be empty to be structural'));
   if (v[LIST_TYPE] !== undefined) out.push(forbidden(`${path}.${LIST_TYPE}`, 'must be undefined to be structural'));
   if (v[MAP_TYPE] !== undefined) out.push(forbidden(`${path}.${MAP_TYPE}`, 'must be undefined to be structural'));

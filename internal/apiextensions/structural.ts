@@ -2,22 +2,21 @@
 // `x-svc-*` spelling (upstream's `x-kubernetes-*` spelling is read as the same),
 // and the accessors the pruning, defaulting and validation walks share.
 import type { Schema } from '../registry/openapi.js';
+import { EMBEDDED_RESOURCE, INT_OR_STRING, PRESERVE_UNKNOWN_FIELDS } from '../cel/index.js';
 import { extension, upstreamExtension } from '../names/index.js';
 
 export type { Schema };
 
 const EXTENSIONS = ['preserve-unknown-fields', 'int-or-string', 'embedded-resource', 'list-type', 'list-map-keys', 'map-type', 'validations'] as const;
 
-export const PRESERVE = extension('preserve-unknown-fields');
-export const INT_OR_STRING = extension('int-or-string');
-export const EMBEDDED = extension('embedded-resource');
+export { EMBEDDED_RESOURCE, INT_OR_STRING, PRESERVE_UNKNOWN_FIELDS };
 export const LIST_TYPE = extension('list-type');
 export const LIST_MAP_KEYS = extension('list-map-keys');
 export const MAP_TYPE = extension('map-type');
 export const VALIDATIONS = extension('validations');
 
 /** Each upstream spelling with the product's. */
-export const EXTENSION_ALIASES: ReadonlyMap<string, string> = new Map(EXTENSIONS.map((n) => [upstreamExtension(n), extension(n)]));
+const EXTENSION_ALIASES: ReadonlyMap<string, string> = new Map(EXTENSIONS.map((n) => [upstreamExtension(n), extension(n)]));
 
 /** Keywords whose value is a schema, a list of schemas or a map of schemas. */
 const SCHEMA_KEYWORDS = new Set(['items', 'additionalProperties', 'additionalItems', 'not']);
@@ -87,8 +86,8 @@ export function memberSchema(s: Schema | undefined, key: string): Schema | undef
 }
 
 export const isNullable = (s: Schema | undefined): boolean => s?.nullable === true;
-export const preservesUnknown = (s: Schema | undefined): boolean => s?.[PRESERVE] === true;
-export const isEmbedded = (s: Schema | undefined): boolean => s?.[EMBEDDED] === true;
+export const preservesUnknown = (s: Schema | undefined): boolean => s?.[PRESERVE_UNKNOWN_FIELDS] === true;
+export const isEmbedded = (s: Schema | undefined): boolean => s?.[EMBEDDED_RESOURCE] === true;
 export const isIntOrString = (s: Schema | undefined): boolean => s?.[INT_OR_STRING] === true;
 
 /** A JSON value's type name as the schema validator words it. */

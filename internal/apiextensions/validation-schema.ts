@@ -8,7 +8,7 @@ import { isObject } from '../registry/values.js';
 import { compileRules, ruleShapeCauses } from './rules.js';
 import { convertible, validateStructural } from './structural-check.js';
 import {
-  EMBEDDED, LIST_MAP_KEYS, LIST_TYPE, MAP_TYPE, normalizeSchema, PRESERVE, type Schema, VALIDATIONS,
+  EMBEDDED_RESOURCE, LIST_MAP_KEYS, LIST_TYPE, MAP_TYPE, normalizeSchema, PRESERVE_UNKNOWN_FIELDS, type Schema, VALIDATIONS,
 } from './structural.js';
 import { validateDefaults } from './validation-defaults.js';
 
@@ -19,7 +19,7 @@ const ROOT_WITH_STATUS: Record<string, string> = {
   description: 'Description', type: 'Type', format: 'Format', title: 'Title', maximum: 'Maximum', exclusiveMaximum: 'ExclusiveMaximum',
   minimum: 'Minimum', exclusiveMinimum: 'ExclusiveMinimum', maxLength: 'MaxLength', minLength: 'MinLength', pattern: 'Pattern',
   maxItems: 'MaxItems', minItems: 'MinItems', uniqueItems: 'UniqueItems', multipleOf: 'MultipleOf', required: 'Required', items: 'Items',
-  properties: 'Properties', externalDocs: 'ExternalDocs', example: 'Example', [PRESERVE]: 'XPreserveUnknownFields', [VALIDATIONS]: 'XValidations',
+  properties: 'Properties', externalDocs: 'ExternalDocs', example: 'Example', [PRESERVE_UNKNOWN_FIELDS]: 'XPreserveUnknownFields', [VALIDATIONS]: 'XValidations',
 };
 
 interface Rules {
@@ -91,7 +91,7 @@ function openAPI(s: Schema, path: string, rules: Rules, isRoot: boolean): Status
   }
   for (const [name, prop] of Object.entries(props)) {
     let sub = rules;
-    if ((isRoot || s[EMBEDDED] === true) && META_FIELDS.has(name)) {
+    if ((isRoot || s[EMBEDDED_RESOURCE] === true) && META_FIELDS.has(name)) {
       sub = { ...sub, insideMeta: true };
       if (isRoot) sub = { ...sub, allowDefaults: false, defaultsReason: `in top-level ${name}` };
     }
@@ -121,7 +121,7 @@ function keywords(s: Schema, path: string, rules: Rules): StatusCause[] {
   if (s.$ref !== undefined) out.push(forbidden(`${path}.$ref`, '$ref is not supported'));
   if (s.type === 'null') out.push(forbidden(`${path}.type`, 'type cannot be set to null, use nullable as an alternative'));
   if (Array.isArray(s.items) && s.items.length) out.push(forbidden(`${path}.items`, 'items must be a schema object and not an array'));
-  if (rules.insideMeta && s[EMBEDDED] === true) out.push(forbidden(`${path}.${EMBEDDED}`, 'must not be used inside of resource meta'));
+  if (rules.insideMeta && s[EMBEDDED_RESOURCE] === true) out.push(forbidden(`${path}.${EMBEDDED_RESOURCE}`, 'must not be used inside of resource meta'));
   return out;
 }
 
@@ -130,7 +130,7 @@ function extensions(s: Schema, path: string): StatusCause[] {
   const out: StatusCause[] = [];
   const type = typeof s.type === 'string' ? s.type : '';
   const items = isObject(s.items) ? s.items as Schema : undefined;
-  if (s[PRESERVE] === false) out.push(invalid(`${path}.${PRESERVE}`, false, 'must be true or undefined'));
+  if (s[PRESERVE_UNKNOWN_FIELDS] === false) out.push(invalid(`${path}.${PRESERVE_UNKNOWN_FIELDS}`, false, 'must be true or undefined'));
   const mapType = s[MAP_TYPE];
   if (mapType !== undefined && type !== 'object') {
     out.push(type ? invalid(`${path}.type`, type, `must be object if ${MAP_TYPE} is specified`) : required(`${path}.type`, `must be object if ${MAP_TYPE} is specified`));

@@ -91,6 +91,9 @@ function declaredType(schema: Schema | undefined, jsonPath: string, type: string
   return typeof s?.type === 'string' && s.type !== type ? [invalid(at, jsonPath, `must point to a field of type ${type}, not ${s.type}`)] : [];
 }
 
+/** Printable as Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. */
+const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+
 export function validateDeprecationWarning(version: Obj, path: string): StatusCause[] {
   const warning = version.deprecationWarning;
   if (warning === undefined || warning === null) return [];
@@ -98,11 +101,16 @@ export function validateDeprecationWarning(version: Obj, path: string): StatusCa
   if (version.deprecated !== true) return [invalid(at, warning, 'can only be set for deprecated versions')];
   const text = String(warning);
   const out: StatusCause[] = [];
-  if (text.length > MAX_DEPRECATION_WARNING) out.push(invalid(at, text, `must be <= ${MAX_DEPRECATION_WARNING} characters long`));
+  // Lengths and indexes in UTF-8 bytes, as the platform counts them.
+  if (Buffer.byteLength(text) > MAX_DEPRECATION_WARNING) out.push(invalid(at, text, `must be <= ${MAX_DEPRECATION_WARNING} characters long`));
   if (!text) out.push(invalid(at, text, 'must not be an empty string'));
-  const bad = [...text].findIndex((ch) => /\p{Cc}|\p{Cs}|\p{Co}|\p{Cn}/u.test(ch));
-  if (bad >= 0) out.push(invalid(at, text, `must only contain printable UTF-8 characters; control character found at index ${bad}`));
+  let offset = 0;
+  for (const ch of text) {
+    if (!PRINTABLE.test(ch)) {
+      out.push(invalid(at, text, `must only contain printable UTF-8 characters; non-printable character found at index ${offset}`));
+      break;
+    }
+    offset += Buffer.byteLength(ch);
+  }
   return out;
 }
-
-export const printerColumnsOf = (v: Obj): Obj[] => objects(v.additionalPrinterColumns);

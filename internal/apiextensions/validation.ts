@@ -103,7 +103,7 @@ function specCauses(spec: Obj, old: ApiObject | undefined): StatusCause[] {
     out.push(invalid('spec.preserveUnknownFields', true, 'must be false in order to use defaults in the schema'));
   }
   out.push(...versionsCauses(versions, top, objects(asObj(old?.spec)?.versions)));
-  out.push(...namesCauses(asObj(spec.names) ?? {}, 'spec.names', true));
+  out.push(...namesCauses(asObj(spec.names) ?? {}, 'spec.names'));
   if (top.schema && schemaOf(versions[0])) {
     const unchanged = objects(asObj(old?.spec)?.versions).some((v) => deepEqual(schemaOf(v), schemaOf(versions[0])));
     out.push(...validateSchemaOfVersion(schemaOf(versions[0]), versions.some((v) => statusEnabled(v.subresources)), 'spec.validation', unchanged));
@@ -144,10 +144,10 @@ function versionsCauses(versions: Obj[], top: Hoisted, oldVersions: Obj[]): Stat
   return out;
 }
 
-/** The names in spec (`required`: plural, singular, kind and listKind must be set) or in status.acceptedNames. */
-export function namesCauses(names: Obj, path: string, needed: boolean): StatusCause[] {
+/** spec.names: plural, singular, kind and listKind set, each in its DNS form. */
+function namesCauses(names: Obj, path: string): StatusCause[] {
   const out: StatusCause[] = [];
-  if (needed) for (const f of ['plural', 'singular', 'kind', 'listKind']) if (!names[f]) out.push(required(`${path}.${f}`));
+  for (const f of ['plural', 'singular', 'kind', 'listKind']) if (!names[f]) out.push(required(`${path}.${f}`));
   for (const f of ['plural', 'singular']) if (typeof names[f] === 'string' && names[f]) out.push(...dns1035Label(`${path}.${f}`, names[f] as string));
   for (const f of ['kind', 'listKind']) {
     const value = str(names[f]);

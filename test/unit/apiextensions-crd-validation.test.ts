@@ -231,6 +231,20 @@ describe('CRD validation', () => {
     builtinRegistry().lookup(group('apiextensions'), 'v1', 'customresourcedefinitions')!.prepareForCreate!(c);
   });
 
+  it('words a deprecation warning\'s faults as the platform does, counting UTF-8 bytes', () => {
+    const c = crd();
+    version(c).deprecated = true;
+    version(c).deprecationWarning = 'h\u00e9llo\tthere';
+    expect(validateCustomResourceDefinition(c)).to.deep.equal([{
+      reason: 'FieldValueInvalid', field: 'spec.versions[0].deprecationWarning',
+      message: 'Invalid value: "h\u00e9llo\\tthere": must only contain printable UTF-8 characters; non-printable character found at index 6',
+    }]);
+    version(c).deprecationWarning = '\u00e9'.repeat(129);
+    expect(validateCustomResourceDefinition(c)[0].message).to.match(/must be <= 256 characters long$/);
+    version(c).deprecationWarning = '\u00e9'.repeat(128);
+    expect(validateCustomResourceDefinition(c)).to.deep.equal([]);
+  });
+
   it('keeps a stored version in spec.versions', () => {
     const old = crd();
     const next = crd();

@@ -250,6 +250,14 @@ describe('compiled CRD schema: validation rules', () => {
     expect(fields(vs.ruleCauses as StatusCause[])).to.deep.equal(['properties[spec].x-svc-validations[0].rule FieldValueInvalid']);
   });
 
+  it('refuses values of a node whose stored rule no longer compiles, as the platform does', () => {
+    const vs = ruled([{ rule: 'self.nothing == 1' }, { rule: 'self.min > 0' }]);
+    const causes = vs.validate(o({ min: 0 }));
+    expect(fields(causes)).to.deep.equal(['spec FieldValueInvalid', 'spec FieldValueInvalid']);
+    expect(causes[0].message).to.match(/^Invalid value: "object": rule compile error: compilation failed: ERROR: <input>:1:\d+: undefined field 'nothing'/);
+    expect(causes[1].message).to.equal('Invalid value: "object": failed rule: self.min > 0');
+  });
+
   it('answers a rule that fails at run time with a cause at its node, and runs the next rules', () => {
     const vs = ruled([{ rule: 'self.max / self.min > 0' }, { rule: 'self.min < 0' }]);
     expect(vs.validate(o({ min: 0, max: 1 }))).to.deep.equal([
@@ -285,6 +293,13 @@ describe('CEL gaps the CRD rules need', () => {
     expect(compile("'AB'.matches('^a(?i)b$')").evaluate({}).value).to.equal(false);
     expect(compile("'xAb'.matches('x(?i:a)b')").evaluate({}).value).to.equal(true);
     expect(compile("'xAB'.matches('x(?i:a)b')").evaluate({}).value).to.equal(false);
+  });
+
+  it('runs regexes in linear time (RE2), whatever the pattern', () => {
+    const started = Date.now();
+    expect(compile("s.matches('^(a+)+$')", { variables: ['s'] }).evaluate({ s: `${'a'.repeat(5000)}b` }).value).to.equal(false);
+    // A backtracking engine takes hours on this input.
+    expect(Date.now() - started).to.be.below(2000);
   });
 
   it('has the IP and CIDR library of release 1.31', () => {
