@@ -104,17 +104,26 @@ function specCauses(spec: Obj, old: ApiObject | undefined): StatusCause[] {
   }
   out.push(...versionsCauses(versions, top, objects(asObj(old?.spec)?.versions)));
   out.push(...namesCauses(asObj(spec.names) ?? {}, 'spec.names'));
-  if (top.schema && schemaOf(versions[0])) {
-    const unchanged = objects(asObj(old?.spec)?.versions).some((v) => deepEqual(schemaOf(v), schemaOf(versions[0])));
-    out.push(...validateSchemaOfVersion(schemaOf(versions[0]), versions.some((v) => statusEnabled(v.subresources)), 'spec.validation', unchanged));
-  }
-  if (top.subresources) out.push(...validateSubresources(asObj(versions[0]?.subresources), schemaOf(versions[0]), 'spec.subresources'));
-  if (top.columns) objects(versions[0]?.additionalPrinterColumns).forEach((c, i) => out.push(...validateColumn(c, `spec.additionalPrinterColumns[${i}]`)));
-  if (top.selectableFields && asList(versions[0]?.selectableFields).length) {
-    out.push(...(schemaOf(versions[0]) ? validateSelectableFields(objects(versions[0].selectableFields), schemaOf(versions[0]), 'spec.selectableFields')
-      : [invalid('spec.selectableFields', '', 'may only be set when validations.schema is included')]));
-  }
+  out.push(...hoistedCauses(versions, top, old));
   out.push(...conversionCauses(asObj(spec.conversion), old));
+  return out;
+}
+
+/** The parts every version shares, checked once at their top-level paths. */
+function hoistedCauses(versions: Obj[], top: Hoisted, old: ApiObject | undefined): StatusCause[] {
+  const out: StatusCause[] = [];
+  const first = versions[0];
+  const schema = schemaOf(first);
+  if (top.schema && schema) {
+    const unchanged = objects(asObj(old?.spec)?.versions).some((v) => deepEqual(schemaOf(v), schema));
+    out.push(...validateSchemaOfVersion(schema, versions.some((v) => statusEnabled(v.subresources)), 'spec.validation', unchanged));
+  }
+  if (top.subresources) out.push(...validateSubresources(asObj(first?.subresources), schema, 'spec.subresources'));
+  if (top.columns) objects(first?.additionalPrinterColumns).forEach((c, i) => out.push(...validateColumn(c, `spec.additionalPrinterColumns[${i}]`)));
+  if (top.selectableFields && asList(first?.selectableFields).length) {
+    out.push(...(schema ? validateSelectableFields(objects(first.selectableFields), schema, 'spec.selectableFields')
+      : [invalid('spec.selectableFields', '', 'selectableFields may only be set when validations.schema is included')]));
+  }
   return out;
 }
 
@@ -134,7 +143,7 @@ function versionsCauses(versions: Obj[], top: Hoisted, oldVersions: Obj[]): Stat
     if (!top.columns) objects(v.additionalPrinterColumns).forEach((c, j) => out.push(...validateColumn(c, `${at}.additionalPrinterColumns[${j}]`)));
     if (!top.selectableFields && asList(v.selectableFields).length) {
       out.push(...(schemaOf(v) ? validateSelectableFields(objects(v.selectableFields), schemaOf(v), `${at}.selectableFields`)
-        : [invalid(`${at}.selectableFields`, '', 'may only be set when `version.schema.openAPIV3Schema` is not included')]));
+        : [invalid(`${at}.selectableFields`, '', 'selectableFields may only be set when version.schema.openAPIV3Schema is not included')]));
     }
   });
   if (!unique) out.push(invalid('spec.versions', versions, 'must contain unique version names'));

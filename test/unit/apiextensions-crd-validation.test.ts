@@ -245,6 +245,16 @@ describe('CRD validation', () => {
     expect(validateCustomResourceDefinition(c)).to.deep.equal([]);
   });
 
+  it('words selectable fields without a schema as the platform does', () => {
+    const c = crd();
+    delete version(c).schema;
+    version(c).selectableFields = [{ jsonPath: '.spec.name' }];
+    expect(validateCustomResourceDefinition(c)).to.deep.include({
+      reason: 'FieldValueInvalid', field: 'spec.selectableFields',
+      message: 'Invalid value: "": selectableFields may only be set when validations.schema is included',
+    });
+  });
+
   it('keeps a stored version in spec.versions', () => {
     const old = crd();
     const next = crd();
