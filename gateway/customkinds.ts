@@ -2,12 +2,11 @@
 // listed at start, then followed on the change stream, so a CRD's versions are
 // served as soon as it is Established and no longer once it is gone. When the
 // stream cannot be vouched for, everything is listed again.
-import type { ApiObject } from '../internal/apimachinery/meta.js';
 import { kindsFor, servingState } from '../internal/apiextensions/kinds.js';
 import type { ServiceResolver } from '../internal/apiextensions/conversion.js';
 import { group } from '../internal/names/index.js';
 import type { Registry } from '../internal/registry/index.js';
-import { listPages, type StorageClient, type StorageEvent } from '../internal/storage/client.js';
+import { listPages, type KeyValue, type StorageClient, type StorageEvent } from '../internal/storage/client.js';
 import { collectionPrefix } from '../internal/storage/keys.js';
 import { decodeStored } from '../internal/storage/objects.js';
 import type { WatchHub } from './hub.js';
@@ -66,7 +65,7 @@ export class CustomKinds {
     const name = nameOf(ev.kv.key);
     if (!this.isNewer(name, ev.revision)) return;
     if (ev.type === 'DELETE') this.remove(name);
-    else if (ev.type === 'PUT') this.apply(decodeStored(ev.kv));
+    else if (ev.type === 'PUT') this.apply(name, ev.kv);
   }
 
   /** Lists every CRD: serves each as it is now, stops serving those gone. */
@@ -78,7 +77,7 @@ export class CustomKinds {
       for (const kv of page.items) {
         const name = nameOf(kv.key);
         seen.add(name);
-        if (this.isNewer(name, kv.modRevision)) this.apply(decodeStored(kv));
+        if (this.isNewer(name, kv.modRevision)) this.apply(name, kv);
       }
     }
     for (const name of [...this.built.keys()]) if (!seen.has(name) && (this.seenAt.get(name) ?? 0) <= listedAt) this.remove(name);
@@ -90,17 +89,23 @@ export class CustomKinds {
     return true;
   }
 
-  private apply(crd: ApiObject): void {
-    const name = crd.metadata!.name!;
-    const state = servingState(crd);
-    if (this.built.get(name) === state) return;
-    const kinds = safely(() => kindsFor(crd, this.resolve), name);
-    if (kinds.length === 0) {
+  /** Serves a stored CRD; one that cannot be decoded or built is not served (and said so) rather than failing the stream. */
+  private apply(name: string, kv: KeyValue): void {
+    try {
+      const crd = decodeStored(kv);
+      const state = servingState(crd);
+      if (this.built.get(name) === state) return;
+      const kinds = kindsFor(crd, this.resolve);
+      if (kinds.length === 0) {
+        this.remove(name);
+        return;
+      }
+      this.built.set(name, state);
+      this.registry.define(name, kinds);
+    } catch (err) {
+      console.error(`gateway: CustomResourceDefinition ${name} is not served: ${(err as Error).message}`);
       this.remove(name);
-      return;
     }
-    this.built.set(name, state);
-    this.registry.define(name, kinds);
   }
 
   private remove(name: string): void {
@@ -111,12 +116,3 @@ export class CustomKinds {
 
 const nameOf = (key: string): string => key.slice(key.lastIndexOf('/') + 1);
 
-/** A CRD whose kinds cannot be built is not served (and said so) rather than failing the stream. */
-function safely<T>(build: () => T[], name: string): T[] {
-  try {
-    return build();
-  } catch (err) {
-    console.error(`gateway: CustomResourceDefinition ${name} is not served: ${(err as Error).message}`);
-    return [];
-  }
-}

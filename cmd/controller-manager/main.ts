@@ -24,8 +24,6 @@ const client = new ApiClient({
   server, ca: readFileSync(pki.caCert), cert: readFileSync(pki.controllerManagerCert), key: readFileSync(pki.controllerManagerKey), userAgent: 'svc-controller-manager',
 });
 const resources = discovered(client);
-/** How often the garbage collector looks for resources served since it started. */
-const GC_REDISCOVERY_MS = 15_000;
 
 const catalog: CatalogEntry[] = [
   { name: 'namespace-controller', alias: 'namespace', create: () => new NamespaceController(client, discovered(client, 0)) },
@@ -33,16 +31,7 @@ const catalog: CatalogEntry[] = [
   { name: 'crd-controller', alias: 'crd', create: () => new CrdController(client) },
   {
     name: 'garbage-collector-controller', alias: 'garbagecollector',
-    create: () => {
-      const gc = new GarbageCollector(client);
-      const current = discovered(client, 0);
-      let refresh: NodeJS.Timeout | undefined;
-      return {
-        // Resources served later (custom kinds) are followed once discovery shows them.
-        start: async () => { await gc.start(await resources()); refresh = setInterval(() => void current().then((r) => gc.follow(r)), GC_REDISCOVERY_MS); },
-        stop: () => { clearInterval(refresh); gc.stop(); },
-      };
-    },
+    create: () => { const gc = new GarbageCollector(client); return { start: async () => gc.start(await resources(), discovered(client, 0)), stop: () => gc.stop() }; },
   },
   { name: 'bootstrap-signer-controller', alias: 'bootstrapsigner', disabledByDefault: true, create: () => new BootstrapSigner(client) },
   { name: 'token-cleaner-controller', alias: 'tokencleaner', disabledByDefault: true, create: () => new TokenCleaner(client) },

@@ -5,7 +5,8 @@ import type { ApiObject } from '../apimachinery/meta.js';
 import { apiVersionOf } from '../apimachinery/meta.js';
 import type { KindDef, SubresourceDef } from '../registry/types.js';
 import type { Schema } from '../registry/openapi.js';
-import { asList, asObj, clone, deepEqual, objects, str, type Obj } from '../registry/values.js';
+import { keepAllButStatus, keepStoredStatus } from '../registry/statusapart.js';
+import { asList, asObj, deepEqual, objects, str, type Obj } from '../registry/values.js';
 import { compileVersionSchema } from './schema.js';
 import { isConditionTrue } from './conditions.js';
 import { printerColumns } from './columns.js';
@@ -72,12 +73,6 @@ function selectableFields(version: Obj): KindDef['selectableFields'] {
 const contentOf = (obj: ApiObject, statusApart: boolean): Obj =>
   Object.fromEntries(Object.entries(obj).filter(([k]) => k !== 'metadata' && (!statusApart || k !== 'status')));
 
-/** Replaces the members of `obj` with those of `from`, keeping the identity of `obj`. */
-function replaceMembers(obj: ApiObject, from: ApiObject): void {
-  for (const k of Object.keys(obj)) delete obj[k];
-  Object.assign(obj, from);
-}
-
 interface VersionContext {
   group: string;
   names: Obj;
@@ -139,10 +134,7 @@ function strategyOf(compiled: VersionSchema, statusApart: boolean): Pick<KindDef
 
     prepareForUpdate(obj, old) {
       const report = compiled.normalize(obj);
-      if (statusApart) {
-        if (old.status === undefined) delete obj.status;
-        else obj.status = clone(old.status);
-      }
+      if (statusApart) keepStoredStatus(obj, old);
       const generation = old.metadata?.generation ?? 1;
       const changed = !deepEqual(contentOf(obj, statusApart), contentOf(old, statusApart));
       obj.metadata = { ...obj.metadata, generation: changed ? generation + 1 : generation };
@@ -151,13 +143,7 @@ function strategyOf(compiled: VersionSchema, statusApart: boolean): Pick<KindDef
 
     prepareForStatusUpdate(obj, old) {
       const report = compiled.normalize(obj);
-      const status = obj.status;
-      // The writer's ownership of the status it sets stays; the rest is as stored.
-      const managedFields = obj.metadata?.managedFields;
-      replaceMembers(obj, clone(old));
-      if (status === undefined) delete obj.status;
-      else obj.status = status;
-      if (managedFields !== undefined) obj.metadata = { ...obj.metadata, managedFields };
+      keepAllButStatus(obj, old);
       return report;
     },
 

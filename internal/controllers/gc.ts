@@ -88,6 +88,9 @@ class OwnerIndex {
   }
 }
 
+/** How often the collector looks for resources served since it started. */
+const REDISCOVERY_MS = 15_000;
+
 export class GarbageCollector {
   /** An informer per resource, its store keyed by uid: the objects the collector knows to exist. */
   private readonly followed: Array<{ resource: Resource; informer: Informer }> = [];
@@ -98,21 +101,33 @@ export class GarbageCollector {
   /** Woken by the next change any informer sees. */
   private readonly changeWaiters = new Set<() => void>();
   private synced = false;
+  private stopped = false;
 
   constructor(private readonly client: ApiClient) {}
 
-  /** Follows every resource that can be listed and watched; acts once all have listed. */
-  async start(resources: Resource[]): Promise<void> {
+  /** Follows every resource that can be listed and watched; acts once all have listed. `current`, when given, answers
+   * what is served now: resources served later (custom kinds) are followed once it shows them. */
+  async start(resources: Resource[], current?: () => Promise<Resource[]>): Promise<void> {
     const added = this.followNew(resources);
     await Promise.all(added.map((f) => f.informer.start()));
     this.synced = true;
     for (const { informer } of this.followed) for (const obj of [...informer.store.values()]) this.considerPolicy(obj);
     for (const uid of this.index.dependentsAll()) this.run(`dangling ${uid}`, () => this.afterOwnerGone(uid));
+    if (current) void this.rediscover(current);
+  }
+
+  /** Asks what is served every while, one question at a time, until stopped. */
+  private async rediscover(current: () => Promise<Resource[]>): Promise<void> {
+    while (!this.stopped) {
+      await sleep(REDISCOVERY_MS);
+      const resources = await current();
+      if (!this.stopped) this.follow(resources);
+    }
   }
 
   /** Follows what is served now (kinds CustomResourceDefinitions define come and go): new resources once listed,
    * and no longer those gone. */
-  follow(resources: Resource[]): void {
+  private follow(resources: Resource[]): void {
     const served = new Set(resources.map((r) => collectionPath(r)));
     for (const f of this.followed.filter((x) => !served.has(collectionPath(x.resource)))) {
       f.informer.stop();
@@ -144,6 +159,7 @@ export class GarbageCollector {
   }
 
   stop(): void {
+    this.stopped = true;
     for (const f of this.followed) f.informer.stop();
   }
 

@@ -8,8 +8,9 @@ import type { StatusCause } from '../apimachinery/status.js';
 import { checkSchema, type SchemaReport } from './schemacheck.js';
 import { resolve, schemaFor, type Schema } from './openapi.js';
 import type { ResourceEntry } from './resources.js';
+import { keepAllButStatus, keepStoredStatus } from './statusapart.js';
 import type { KindDef, NameRule, Requester, TableColumn } from './types.js';
-import { clone, deepEqual, type Obj } from './values.js';
+import { deepEqual, type Obj } from './values.js';
 
 export interface KindSpec {
   singular?: string;
@@ -57,11 +58,6 @@ function zeroStatus(schema: Schema | undefined): Obj {
 }
 
 /** Replaces the members of `obj` with those of `from`, keeping the identity of `obj`. */
-function replaceMembers(obj: ApiObject, from: ApiObject): void {
-  for (const k of Object.keys(obj)) delete obj[k];
-  Object.assign(obj, from);
-}
-
 export function defineKind(entry: ResourceEntry, spec: KindSpec = {}): KindDef {
   let cached: Schema | undefined | null = null;
   const schema = (): Schema | undefined => {
@@ -96,10 +92,7 @@ export function defineKind(entry: ResourceEntry, spec: KindSpec = {}): KindDef {
 
     prepareForUpdate(obj, old) {
       const report = normalize(obj);
-      if (statusSubresource) {
-        if (old.status === undefined) delete obj.status;
-        else obj.status = clone(old.status);
-      }
+      if (statusSubresource) keepStoredStatus(obj, old);
       spec.defaults?.(obj);
       spec.update?.(obj, old);
       if (tracksGeneration) {
@@ -111,13 +104,7 @@ export function defineKind(entry: ResourceEntry, spec: KindSpec = {}): KindDef {
 
     prepareForStatusUpdate(obj, old) {
       const report = normalize(obj);
-      const status = obj.status;
-      // The writer's ownership of the status it sets stays; the rest is as stored.
-      const managedFields = obj.metadata?.managedFields;
-      replaceMembers(obj, clone(old));
-      if (status === undefined) delete obj.status;
-      else obj.status = status;
-      if (managedFields !== undefined) obj.metadata = { ...obj.metadata, managedFields };
+      keepAllButStatus(obj, old);
       spec.defaults?.(obj);
       return report;
     },
