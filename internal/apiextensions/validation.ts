@@ -105,6 +105,10 @@ function specCauses(spec: Obj, old: ApiObject | undefined): StatusCause[] {
   out.push(...versionsCauses(versions, top, objects(asObj(old?.spec)?.versions)));
   out.push(...namesCauses(asObj(spec.names) ?? {}, 'spec.names'));
   out.push(...hoistedCauses(versions, top, old));
+  const strategy = asObj(spec.conversion)?.strategy;
+  if (spec.preserveUnknownFields === true && strategy !== undefined && strategy !== 'None') {
+    out.push(invalid('spec.conversion.strategy', strategy, 'must be None if spec.preserveUnknownFields is true'));
+  }
   out.push(...conversionCauses(asObj(spec.conversion), old));
   return out;
 }
