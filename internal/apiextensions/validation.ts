@@ -11,7 +11,7 @@ import {
 import { clientConfigCauses } from '../registry/kinds/admissionregistration.js';
 import { asList, asObj, deepEqual, objects, str, type Obj } from '../registry/values.js';
 import { API_APPROVED_ANNOTATION, isProtectedGroup, wellKnownValue } from '../names/index.js';
-import { MAX_SCHEMA_DEPTH, normalizeSchema, schemaDepth } from './structural.js';
+import { MAX_SCHEMA_DEPTH, normalizeSchema, PRESERVE_UNKNOWN_FIELDS, schemaDepth } from './structural.js';
 import { validateSchemaOfVersion } from './validation-schema.js';
 import { validateColumn, validateDeprecationWarning, validateSelectableFields, validateSubresources } from './validation-version.js';
 
@@ -47,7 +47,7 @@ export function validateCustomResourceDefinition(crd: ApiObject, old?: ApiObject
   if (old) out.push(...updateCauses(spec, old), ...storedVersionCauses(crd, spec));
   out.push(...apiApprovalCauses(crd, old));
   if (spec.preserveUnknownFields === true && asObj(old?.spec)?.preserveUnknownFields !== true) {
-    out.push(invalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-svc-preserve-unknown-fields to true in spec.versions[*].schema instead'));
+    out.push(invalid('spec.preserveUnknownFields', true, `cannot set to true, set ${PRESERVE_UNKNOWN_FIELDS} to true in spec.versions[*].schema instead`));
   }
   return out;
 }
