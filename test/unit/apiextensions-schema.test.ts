@@ -252,6 +252,11 @@ describe('compiled CRD schema: validation rules', () => {
     expect(causes[1].message).to.equal('Invalid value: "object": failed rule: self.min > 0');
   });
 
+  it('places a failure at a fieldPath naming a map key right after the map', () => {
+    const vs = ruled([], { labels: { type: 'object', additionalProperties: { type: 'string' }, 'x-svc-validations': [{ rule: "self['app'] != 'x'", fieldPath: "['app']" }] } });
+    expect(fields(vs.validate(o({ labels: { app: 'x' } })))).to.deep.equal(['spec.labels[app] FieldValueInvalid']);
+  });
+
   it('answers a rule that fails at run time with a cause at its node, and runs the next rules', () => {
     const vs = ruled([{ rule: 'self.max / self.min > 0' }, { rule: 'self.min < 0' }]);
     expect(vs.validate(o({ min: 0, max: 1 }))).to.deep.equal([
