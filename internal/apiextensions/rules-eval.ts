@@ -77,7 +77,8 @@ function runRules(n: RuleNode, self: unknown, old: unknown, path: string, budget
       continue;
     }
     if (passed === true) continue;
-    const field = c.fieldPath ? join(path, c.fieldPath) : path;
+    // A fieldPath starting at a map key (`[key]`) follows the node's path without a dot.
+    const field = !c.fieldPath ? path : c.fieldPath.startsWith('[') ? `${path}${c.fieldPath}` : join(path, c.fieldPath);
     const message = c.message ? evaluateMessage(c.message, activation, budget) : undefined;
     if (message === null) {
       out.push(invalid(field, n.type, 'messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run'));

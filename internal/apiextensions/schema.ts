@@ -19,28 +19,22 @@ import type { VersionSchema } from './types.js';
 const BLOCKING = new Set(['FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueTypeInvalid']);
 const RULES_SKIPPED = 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation';
 
-/** A compiled version schema, with the problems its rules had when compiled (for CRD validation). */
-export interface CompiledVersionSchema extends VersionSchema {
-  /** Rule problems, with paths below the schema root (`properties[spec].x-svc-validations[0].rule`). */
-  readonly ruleCauses: readonly StatusCause[];
-}
-
 /** Compiles one `spec.versions[*].schema.openAPIV3Schema` (x-kubernetes-* extensions read as x-svc-*). */
-export function compileVersionSchema(openAPIV3Schema: Schema): CompiledVersionSchema {
+export function compileVersionSchema(openAPIV3Schema: Schema): VersionSchema {
   if (schemaDepth(openAPIV3Schema) > MAX_SCHEMA_DEPTH) return refusingWrites(`the schema nests more than ${MAX_SCHEMA_DEPTH} levels deep`);
   const schema = normalizeSchema(openAPIV3Schema);
-  // Served schemas passed CRD validation: their rules compile as stored ones (whatever features they use).
-  const rules = compileRules(schema, { stored: true });
+  // Served schemas passed CRD validation: their rules compile as stored ones (whatever features they use);
+  // one that no longer compiles refuses the values of its node (rules-eval.ts).
+  const { root } = compileRules(schema, { stored: true });
   const statusSchema = schema.properties?.status;
 
   const check = (obj: ApiObject, old: ApiObject | undefined, value: unknown, oldValue: unknown, s: Schema | undefined, path: string): StatusCause[] => {
     const causes = path ? [] : metadataCauses(obj);
     if (s) causes.push(...validateValue(value, s, path, oldValue), ...markerCauses(value, oldValue, s, path));
-    return causes.concat(ruleCauses(rules.root, causes, obj, old));
+    return causes.concat(ruleCauses(root, causes, obj, old));
   };
 
   return {
-    ruleCauses: rules.causes,
     normalize(obj: ApiObject): SchemaReport {
       const report: SchemaReport = { causes: [], unknownFields: [] };
       pruneAndDefault(obj, schema, report);
@@ -55,11 +49,10 @@ export function compileVersionSchema(openAPIV3Schema: Schema): CompiledVersionSc
 }
 
 /** A schema stored before it would have been refused: objects are read as they are, and no write is accepted. */
-function refusingWrites(why: string): CompiledVersionSchema {
+function refusingWrites(why: string): VersionSchema {
   const refusal = (): StatusCause[] => [forbidden('', `this version's schema cannot be served: ${why}; correct the CustomResourceDefinition`)];
   return {
-    ruleCauses: [], applyDefaults: () => undefined, validate: refusal, validateStatus: refusal,
-    normalize: () => ({ causes: [], unknownFields: [] }),
+    applyDefaults: () => undefined, validate: refusal, validateStatus: refusal, normalize: () => ({ causes: [], unknownFields: [] }),
   };
 }
 
