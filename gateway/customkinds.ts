@@ -31,13 +31,17 @@ export class CustomKinds {
   /** Follows the CRDs; resolves once they were listed (retried until storage answers). */
   async start(): Promise<void> {
     this.follow();
-    for (;;) {
+    await this.relistUntilDone();
+    this.listed = true;
+  }
+
+  /** Lists every CRD, tried again until storage answers (or this closes). */
+  private async relistUntilDone(): Promise<void> {
+    while (!this.closed) {
       try {
         await this.relist();
-        this.listed = true;
         return;
       } catch {
-        if (this.closed) return;
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
       }
     }
@@ -55,7 +59,7 @@ export class CustomKinds {
       onEvent: (ev) => this.onEvent(ev),
       onFail: () => {
         if (this.closed) return;
-        setTimeout(() => { this.follow(); void this.relist().catch(() => undefined); }, RETRY_MS).unref();
+        setTimeout(() => { this.follow(); void this.relistUntilDone(); }, RETRY_MS).unref();
       },
     });
   }
