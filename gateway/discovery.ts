@@ -40,7 +40,7 @@ export function groupViews(registry: Registry, upstreamNames: boolean): GroupVie
 
 /** The view of a group by the name a request used, or undefined when no group is served under it. */
 export function groupView(registry: Registry, name: string, upstreamNames: boolean): GroupView | undefined {
-  // A group served under the name used (a CRD's `x.k8s.io` group, say) is that group, not an alias.
+  // A group served under the name used (a CRD's group in the upstream spelling, say) is that group, not an alias.
   if (registry.groups().has(name)) return { own: name, name, spell: same, alias: false };
   const own = ownGroup(name);
   if (own === name || !registry.groups().has(own)) return undefined;

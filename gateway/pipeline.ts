@@ -34,7 +34,7 @@ export interface PipelineOptions {
   cbor: () => boolean;
   /** `--serve-upstream-group-names`: renamed groups are served under their upstream spelling too. */
   upstreamGroupNames: boolean;
-  /** Whether a group is served under that very name: a CRD's `x.k8s.io` group is not an alias of `x.svc.io`. */
+  /** Whether a group is served under that very name: a CRD's group in the upstream spelling is not an alias of ours. */
   servesGroup: (group: string) => boolean;
   /** Serves an authenticated, authorized request. */
   serve: (ctx: Context) => Promise<void>;

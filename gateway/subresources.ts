@@ -18,7 +18,7 @@ import { bindPod } from './binding.js';
 import { writeBody, writeObject, formatOf } from './respond.js';
 import { serveTokenRequest } from './tokenrequest.js';
 import type { KindDef } from '../internal/registry/index.js';
-import { setValueAt, valueAt } from '../internal/apiextensions/kinds.js';
+import { setValueAt, valueAt } from '../internal/apiextensions/fieldpath.js';
 
 /** Routes a sub-resource request by name and verb; 405 for a verb it does not serve. */
 export async function serveSubresource(r: ResourceRequest, backends: Backends): Promise<void> {

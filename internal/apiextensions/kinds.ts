@@ -8,6 +8,7 @@ import type { Schema } from '../registry/openapi.js';
 import { keepAllButStatus, keepStoredStatus } from '../registry/statusapart.js';
 import { asList, asObj, deepEqual, objects, str, type Obj } from '../registry/values.js';
 import { compileVersionSchema } from './schema.js';
+import { valueAt } from './fieldpath.js';
 import { isConditionTrue } from './conditions.js';
 import { printerColumns } from './columns.js';
 import { publishedSchema } from './openapi.js';
@@ -38,24 +39,6 @@ const convertsByWebhook = (crd: ApiObject): boolean => asObj(specOf(crd).convers
 /** The Converter of a CRD, by `spec.conversion.strategy`; `resolve` finds a webhook's service reference. */
 export function converterFor(crd: ApiObject, resolve?: ServiceResolver): Converter {
   return convertsByWebhook(crd) ? webhookConverter(crd, resolve) : noneConverter;
-}
-
-/** A value at a simple JSON path (`.spec.replicas`). */
-export function valueAt(obj: unknown, path: string): unknown {
-  let cur = obj;
-  for (const key of path.split('.').filter(Boolean)) cur = asObj(cur)?.[key];
-  return cur;
-}
-
-/** Sets the value at a simple JSON path, creating the objects on the way. */
-export function setValueAt(obj: Obj, path: string, value: unknown): void {
-  const keys = path.split('.').filter(Boolean);
-  let cur = obj;
-  for (const key of keys.slice(0, -1)) {
-    if (!asObj(cur[key])) cur[key] = {};
-    cur = cur[key] as Obj;
-  }
-  cur[keys[keys.length - 1]] = value;
 }
 
 /** A selectable field's value as a field selector compares it: scalars as text. */

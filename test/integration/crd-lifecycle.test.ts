@@ -213,7 +213,6 @@ describe('CustomResourceDefinition lifecycle: names, Established, Terminating an
       expect(list.body.apiVersion).to.equal(`${g}/v2`);
       expect(list.body.items.map((o: any) => [o.metadata.name, o.apiVersion, o.kind, o.spec])).to.deep.equal([['w1', `${g}/v2`, 'Widget', { colour: 'red' }], ['w2', `${g}/v2`, 'Widget', { colour: 'blue' }]]);
       const watching = c.watch(`${at('v2')}?watch=1&resourceVersion=${list.body.metadata.resourceVersion}`, { until: (evs) => evs.length >= 1, timeoutMs: 10_000 });
-      await new Promise((r) => setTimeout(r, 300));
       expect((await c.request('PATCH', at('v1', 'default', 'w2'), { body: { spec: { color: 'green' } }, headers: MERGE })).status).to.equal(200);
       const { events } = await watching;
       expect(events[0].type).to.equal('MODIFIED');

@@ -128,7 +128,6 @@ describe('custom resources: serving the kinds of CustomResourceDefinitions', fun
     const list = await c.request('GET', GIZMOS);
     const rv = list.body.metadata.resourceVersion;
     const watching = c.watch(`${GIZMOS}?watch=1&resourceVersion=${rv}`, { until: (evs) => evs.length >= 3, timeoutMs: 10_000 });
-    await new Promise((r) => setTimeout(r, 300));
     const created = await c.request('POST', GIZMOS, { body: { apiVersion: `${GROUP}/v1`, kind: 'Gizmo', metadata: { name: 'gw' }, spec: { level: 1 } } });
     await c.request('PUT', `${GIZMOS}/gw`, { body: { ...created.body, spec: { level: 2 } } });
     await c.request('DELETE', `${GIZMOS}/gw`);
@@ -142,7 +141,6 @@ describe('custom resources: serving the kinds of CustomResourceDefinitions', fun
     const BETA = `/apis/${GROUP}/v1beta1/namespaces/default/widgets`;
     const rv = (await c.request('GET', BETA)).body.metadata.resourceVersion;
     const watching = c.watch(`${BETA}?watch=true&resourceVersion=${rv}`, { until: (evs) => evs.length >= 1, timeoutMs: 10_000 });
-    await new Promise((r) => setTimeout(r, 300));
     const created = await c.request('POST', WIDGETS, { body: { ...widget('wv'), spec: { color: 'red', extra: 1 } } });
     expect(created.status).to.equal(201);
     expect(created.headers.warning).to.equal('299 - "unknown field \\"spec.extra\\""');
@@ -366,8 +364,8 @@ describe('custom resources: serving the kinds of CustomResourceDefinitions', fun
       };
       const V2 = `/apis/${GROUP}/v2/namespaces/default/paints`;
       expect(await establish(crd, V2)).to.be.below(1000);
-      const watching = c.watch(`${V2}?watch=1`, { until: (evs) => evs.length >= 1, timeoutMs: 10_000 });
-      await new Promise((r) => setTimeout(r, 300));
+      const from = (await c.request('GET', V2)).body.metadata.resourceVersion;
+      const watching = c.watch(`${V2}?watch=1&resourceVersion=${from}`, { until: (evs) => evs.length >= 1, timeoutMs: 10_000 });
       const created = await c.request('POST', V2, { body: { apiVersion: `${GROUP}/v2`, kind: 'Paint', metadata: { name: 'p' }, spec: { colour: 'teal' } } });
       expect(created.status, created.text).to.equal(201);
       expect(created.body).to.deep.include({ apiVersion: `${GROUP}/v2`, spec: { colour: 'teal' } });
