@@ -68,17 +68,14 @@ export function schemaDepth(schema: unknown): number {
   return deepest;
 }
 
-/** Renames upstream-spelled extensions in place, in a schema and every schema below it. */
+/** Renames upstream-spelled extensions in place, in a schema and every schema below it (at any depth). */
 export function renameExtensions(schema: unknown): void {
-  if (!isObj(schema)) return;
-  for (const [alias, name] of EXTENSION_ALIASES) {
-    if (!(alias in schema)) continue;
-    if (!(name in schema)) schema[name] = schema[alias];
-    delete schema[alias];
-  }
-  for (const [key, value] of Object.entries(schema)) {
-    if (SCHEMA_KEYWORDS.has(key) || SCHEMA_LISTS.has(key)) (Array.isArray(value) ? value : [value]).forEach(renameExtensions);
-    else if (SCHEMA_MAPS.has(key) && isObj(value)) Object.values(value).forEach(renameExtensions);
+  for (const [node] of schemaNodes(schema)) {
+    for (const [alias, name] of EXTENSION_ALIASES) {
+      if (!(alias in node)) continue;
+      if (!(name in node)) node[name] = node[alias];
+      delete node[alias];
+    }
   }
 }
 
