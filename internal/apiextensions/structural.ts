@@ -47,33 +47,35 @@ function normalizeMember(key: string, value: unknown): unknown {
 /** How deep schemas may nest: every walk over a schema (and over values along it) recurses once per level. */
 export const MAX_SCHEMA_DEPTH = 256;
 
-/** The deepest nesting of schemas below (and including) `schema`, counted without recursion. */
-export function schemaDepth(schema: unknown): number {
-  let deepest = 0;
+/** Every schema node of a schema (itself included) with its depth (1 at the top), walked without recursion. */
+export function* schemaNodes(schema: unknown): Generator<[Record<string, unknown>, number]> {
   const pending: [unknown, number][] = [[schema, 1]];
   while (pending.length) {
     const [s, depth] = pending.pop()!;
     if (!isObj(s)) continue;
-    deepest = Math.max(deepest, depth);
+    yield [s, depth];
     for (const [key, value] of Object.entries(s)) {
       if (SCHEMA_KEYWORDS.has(key) || SCHEMA_LISTS.has(key)) (Array.isArray(value) ? value : [value]).forEach((v) => pending.push([v, depth + 1]));
       else if (SCHEMA_MAPS.has(key) && isObj(value)) Object.values(value).forEach((v) => pending.push([v, depth + 1]));
     }
   }
+}
+
+/** The deepest nesting of schemas below (and including) `schema`. */
+export function schemaDepth(schema: unknown): number {
+  let deepest = 0;
+  for (const [, depth] of schemaNodes(schema)) deepest = Math.max(deepest, depth);
   return deepest;
 }
 
-/** Renames upstream-spelled extensions in place, in a schema and every schema below it. */
+/** Renames upstream-spelled extensions in place, in a schema and every schema below it (at any depth). */
 export function renameExtensions(schema: unknown): void {
-  if (!isObj(schema)) return;
-  for (const [alias, name] of EXTENSION_ALIASES) {
-    if (!(alias in schema)) continue;
-    if (!(name in schema)) schema[name] = schema[alias];
-    delete schema[alias];
-  }
-  for (const [key, value] of Object.entries(schema)) {
-    if (SCHEMA_KEYWORDS.has(key) || SCHEMA_LISTS.has(key)) (Array.isArray(value) ? value : [value]).forEach(renameExtensions);
-    else if (SCHEMA_MAPS.has(key) && isObj(value)) Object.values(value).forEach(renameExtensions);
+  for (const [node] of schemaNodes(schema)) {
+    for (const [alias, name] of EXTENSION_ALIASES) {
+      if (!(alias in node)) continue;
+      if (!(name in node)) node[name] = node[alias];
+      delete node[alias];
+    }
   }
 }
 

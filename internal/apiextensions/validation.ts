@@ -11,7 +11,7 @@ import {
 import { clientConfigCauses } from '../registry/kinds/admissionregistration.js';
 import { asList, asObj, deepEqual, objects, str, type Obj } from '../registry/values.js';
 import { API_APPROVED_ANNOTATION, isProtectedGroup, wellKnownValue } from '../names/index.js';
-import { MAX_SCHEMA_DEPTH, normalizeSchema, PRESERVE_UNKNOWN_FIELDS, schemaDepth } from './structural.js';
+import { MAX_SCHEMA_DEPTH, PRESERVE_UNKNOWN_FIELDS, schemaDepth, schemaNodes } from './structural.js';
 import { validateSchemaOfVersion } from './validation-schema.js';
 import { validateColumn, validateDeprecationWarning, validateSelectableFields, validateSubresources } from './validation-version.js';
 
@@ -253,13 +253,8 @@ function storedVersionCauses(crd: ApiObject, spec: Obj): StatusCause[] {
   return out;
 }
 
+/** Whether any schema node declares a default (values such as enums and examples are not looked into). */
 function hasDefaults(schema: unknown): boolean {
-  const s = normalizeSchema(schema);
-  const seen = (x: unknown): boolean => {
-    if (!x || typeof x !== 'object') return false;
-    const o = x as Obj;
-    if (o.default !== undefined) return true;
-    return Object.entries(o).some(([k, v]) => k !== 'default' && k !== 'enum' && k !== 'example' && typeof v === 'object' && seen(v));
-  };
-  return seen(s);
+  for (const [node] of schemaNodes(schema)) if (node.default !== undefined) return true;
+  return false;
 }

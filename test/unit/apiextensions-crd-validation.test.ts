@@ -53,6 +53,7 @@ const cases: Case[] = [
   { name: 'unique version names', bad: (c) => { (c.spec as Obj).versions.push({ ...version(c), storage: false }); }, good: (c) => { (c.spec as Obj).versions.push({ ...version(c), name: 'v1beta1', storage: false }); }, field: 'spec.versions', reason: 'FieldValueInvalid' },
   { name: 'version name format', bad: (c) => { version(c).name = 'V1'; }, good: (c) => { version(c).name = 'v1alpha1'; }, field: 'spec.versions[0].name', reason: 'FieldValueInvalid' },
   { name: 'openAPIV3Schema required', bad: (c) => { delete version(c).schema; }, good: () => undefined, field: 'spec.versions[0].schema.openAPIV3Schema', reason: 'FieldValueRequired' },
+  { name: 'no defaults while preserveUnknownFields', bad: (c) => { (c.spec as Obj).preserveUnknownFields = true; specProps(c).name.default = 'a'; }, good: () => undefined, field: 'spec.preserveUnknownFields', reason: 'FieldValueInvalid' },
   { name: 'conversion None while preserveUnknownFields', bad: (c) => { (c.spec as Obj).preserveUnknownFields = true; (c.spec as Obj).conversion = { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { url: 'https://h/c' } } }; }, good: () => undefined, field: 'spec.conversion.strategy', reason: 'FieldValueInvalid' },
   { name: 'preserveUnknownFields true refused', bad: (c) => { (c.spec as Obj).preserveUnknownFields = true; }, good: (c) => { (c.spec as Obj).preserveUnknownFields = false; }, field: 'spec.preserveUnknownFields', reason: 'FieldValueInvalid' },
   { name: 'type at the root', bad: (c) => { delete root(c).type; }, good: () => undefined, field: `${ROOT}.type`, reason: 'FieldValueRequired' },
@@ -254,6 +255,13 @@ describe('CRD validation', () => {
       reason: 'FieldValueInvalid', field: 'spec.selectableFields',
       message: 'Invalid value: "": selectableFields may only be set when validations.schema is included',
     });
+  });
+
+  it('keeps preserveUnknownFields already stored, and reads a property named default as no default', () => {
+    const old = crd({ preserveUnknownFields: true });
+    const next = crd({ preserveUnknownFields: true });
+    specProps(next).default = { type: 'string' };
+    expect(validateCustomResourceDefinition(next, old)).to.deep.equal([]);
   });
 
   it('keeps a stored version in spec.versions', () => {

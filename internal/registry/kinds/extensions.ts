@@ -4,7 +4,7 @@ import { ageColumn, column, conditionStatus, createdAtColumn, nameColumn } from 
 import { dns1035Label, forbidden, invalid, required, type Causes } from '../causes.js';
 import type { KindSpec } from '../define.js';
 import { setCondition, TERMINATING } from '../../apiextensions/conditions.js';
-import { MAX_SCHEMA_DEPTH, renameExtensions, schemaDepth } from '../../apiextensions/structural.js';
+import { renameExtensions } from '../../apiextensions/structural.js';
 import { validateCustomResourceDefinition } from '../../apiextensions/validation.js';
 import { CRD_CLEANUP_FINALIZER } from '../../names/index.js';
 import { asList, asObj, child, objects, setDefault, str, type Obj } from '../values.js';
@@ -23,11 +23,8 @@ function defaultCRD(obj: ApiObject): void {
   setDefault(child(spec, 'conversion'), 'strategy', 'None');
   const service = asObj(asObj(asObj(asObj(spec.conversion)?.webhook)?.clientConfig)?.service);
   if (service) setDefault(service, 'port', 443);
-  // Schemas written for the platform spell the extensions x-kubernetes-*: stored as x-svc-* (too deep ones are refused unwalked).
-  for (const v of objects(spec.versions)) {
-    const schema = asObj(v.schema)?.openAPIV3Schema;
-    if (schemaDepth(schema) <= MAX_SCHEMA_DEPTH) renameExtensions(schema);
-  }
+  // Schemas written for the platform spell the extensions x-kubernetes-*: stored as x-svc-*.
+  for (const v of objects(spec.versions)) renameExtensions(asObj(v.schema)?.openAPIV3Schema);
 }
 
 /** Every rule of the platform's CRD validation (names, versions, structural schemas, rules, subresources, conversion). */
