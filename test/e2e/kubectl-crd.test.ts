@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import YAML from 'yaml';
 import { Cluster, waitFor } from '../lib/cluster.js';
 import { kubectl } from '../lib/kubectl.js';
+import { crdManifest } from '../lib/crd.js';
 import { group } from '../../internal/names/index.js';
 
 const DOCS_GROUP = 'docs.example.com';
@@ -47,42 +48,14 @@ const sprockets = () => ({
   },
 });
 
-const CRD = `apiVersion: ${group('apiextensions')}/v1
-kind: CustomResourceDefinition
-metadata:
-  name: crontabs.stable.example.com
-spec:
-  group: stable.example.com
-  scope: Namespaced
-  names:
-    plural: crontabs
-    singular: crontab
-    kind: CronTab
-    shortNames: [ct]
-    categories: [all-crons]
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              cronSpec: {type: string}
-              replicas: {type: integer}
-          status:
-            type: object
-            properties:
-              replicas: {type: integer}
-    subresources:
-      status: {}
-      scale:
-        specReplicasPath: .spec.replicas
-        statusReplicasPath: .status.replicas
-`;
+/** CronTab: short name and category, a status and a scale sub-resource; given to kubectl as YAML. */
+const CRD = YAML.stringify(((m) => ({ ...m, spec: { ...m.spec, names: { ...m.spec.names, shortNames: ['ct'], categories: ['all-crons'] } } }))(crdManifest('stable.example.com', 'CronTab', {
+  type: 'object',
+  properties: {
+    spec: { type: 'object', properties: { cronSpec: { type: 'string' }, replicas: { type: 'integer' } } },
+    status: { type: 'object', properties: { replicas: { type: 'integer' } } },
+  },
+}, { subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } } })));
 
 const objects = ['a', 'b'].map((name) => `apiVersion: stable.example.com/v1
 kind: CronTab
