@@ -18,6 +18,8 @@ import type { Converter, VersionSchema } from './types.js';
 /** The verbs of every custom resource, in the order the platform lists them. */
 const VERBS = ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch'];
 const SUBRESOURCE_VERBS = ['get', 'patch', 'update'];
+/** What a Terminating CRD with no served version still answers in its storage version. */
+const DRAIN_VERBS = ['delete', 'deletecollection', 'get', 'list', 'watch'];
 
 const specOf = (crd: ApiObject): Obj => asObj(crd.spec) ?? {};
 
@@ -190,7 +192,13 @@ export function kindsFor(crd: ApiObject, resolve?: ServiceResolver): KindDef[] {
     onlyStorageStored: storedVersionsOf(crd).every((v) => v === storageVersion),
     ...(convertsByWebhook(crd) ? { webhook: converterFor(crd, resolve) } : {}),
   };
-  return objects(spec.versions).filter((v) => v.served === true && str(v.name)).map((v) => kindFor(ctx, v));
+  const versions = objects(spec.versions).filter((v) => str(v.name));
+  const served = versions.filter((v) => v.served === true);
+  if (served.length || !ctx.terminating) return served.map((v) => kindFor(ctx, v));
+  // Nothing served, and the CRD is going: its objects stay reachable in the storage version to be read and deleted,
+  // so the cleanup can remove them through the API (the platform's cleanup reaches storage directly).
+  const stored = versions.find((v) => v.name === storageVersion);
+  return stored ? [{ ...kindFor(ctx, stored), verbs: DRAIN_VERBS }] : [];
 }
 
 /** What of a CRD its kinds are built from: a change of anything else (a condition's time) builds nothing again. */

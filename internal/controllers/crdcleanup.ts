@@ -26,10 +26,13 @@ class CleanupError extends Error {
   }
 }
 
-/** The version the objects are listed and deleted in: the storage version when served (no conversion), else a served one. */
+/** The version the objects are listed and deleted in: the storage version when served (no conversion), else a served
+ * one; with none served, the storage version, which the gateway keeps answering for a Terminating CRD. */
 function servedVersion(crd: ApiObject): string | undefined {
-  const versions = objects(asObj(crd.spec)?.versions).filter((v) => v.served === true);
-  return str((versions.find((v) => v.storage === true) ?? versions[0])?.name);
+  const versions = objects(asObj(crd.spec)?.versions);
+  const served = versions.filter((v) => v.served === true);
+  const storage = versions.find((v) => v.storage === true);
+  return str((served.length === 0 || storage?.served === true ? storage : served[0])?.name);
 }
 
 export class CrdCleanup {

@@ -135,6 +135,28 @@ describe('CustomResourceDefinition lifecycle: names, Established, Terminating an
     expect(groups).to.not.include(g);
   });
 
+  it('a CRD with no version served any more still has its objects removed when deleted, and then goes', async () => {
+    const g = 'unserved.example.com';
+    const path = `/apis/${g}/v1/namespaces/default/relics`;
+    expect((await c.request('POST', CRDS, { body: crd(g, { plural: 'relics', kind: 'Relic' }) })).status).to.equal(201);
+    await until(`relics.${g}`, 'Established', 'True');
+    const relic = (name: string) => ({ apiVersion: `${g}/v1`, kind: 'Relic', metadata: { name }, spec: {} });
+    expect(await waitFor(async () => (await c.request('POST', path, { body: relic('r0') })).status === 201, 5000)).to.equal(true);
+    expect((await c.request('POST', path, { body: relic('r1') })).status).to.equal(201);
+    const current = await get(`relics.${g}`);
+    current.spec.versions[0].served = false;
+    expect((await c.request('PUT', `${CRDS}/relics.${g}`, { body: current })).status).to.equal(200);
+    expect(await waitFor(async () => (await c.request('GET', path)).status === 404, 5000)).to.equal(true);
+    expect((await c.request('DELETE', `${CRDS}/relics.${g}`)).status).to.equal(200);
+    expect(await waitFor(async () => (await c.request('GET', `${CRDS}/relics.${g}`)).status === 404, 20_000, 250)).to.equal(true);
+    // Served again under a new CRD of the same names, the old objects are not there.
+    expect((await c.request('POST', CRDS, { body: crd(g, { plural: 'relics', kind: 'Relic' }) })).status).to.equal(201);
+    await until(`relics.${g}`, 'Established', 'True');
+    let items: any[] | undefined;
+    expect(await waitFor(async () => { const r = await c.request('GET', path); items = r.body.items; return r.status === 200; }, 5000)).to.equal(true);
+    expect(items).to.deep.equal([]);
+  });
+
   it('a new storage version joins status.storedVersions, which must keep the storage version', async () => {
     const g = 'stored.example.com';
     const body = crd(g, { plural: 'nuts', kind: 'Nut' });
