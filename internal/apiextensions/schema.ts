@@ -7,7 +7,7 @@ import type { SchemaReport } from '../registry/schemacheck.js';
 import { forbidden, invalid } from '../registry/causes.js';
 import { compileRules, type RuleNode } from './rules.js';
 import { evaluateRules } from './rules-eval.js';
-import { MAX_SCHEMA_DEPTH, normalizeSchema, type Schema, schemaDepth } from './structural.js';
+import { isEmbedded, LIST_TYPE, MAX_SCHEMA_DEPTH, normalizeSchema, type Schema, schemaDepth, schemaNodes } from './structural.js';
 import { applyDefaultsTo, pruneAndDefault } from './structural-prune.js';
 import { validateMarkers } from './validation-lists.js';
 import { NO_OLD, validateValue } from './validation-values.js';
@@ -27,10 +27,11 @@ export function compileVersionSchema(openAPIV3Schema: Schema): VersionSchema {
   // one that no longer compiles refuses the values of its node (rules-eval.ts).
   const { root } = compileRules(schema, { stored: true });
   const statusSchema = schema.properties?.status;
+  const markers = hasMarkers(schema);
 
   const check = (obj: ApiObject, old: ApiObject | undefined, value: unknown, oldValue: unknown, s: Schema | undefined, path: string): StatusCause[] => {
     const causes = path ? [] : metadataCauses(obj);
-    if (s) causes.push(...validateValue(value, s, path, oldValue), ...markerCauses(value, oldValue, s, path));
+    if (s) causes.push(...validateValue(value, s, path, oldValue), ...(markers ? markerCauses(value, oldValue, s, path) : []));
     return causes.concat(ruleCauses(root, causes, obj, old));
   };
 
@@ -64,6 +65,12 @@ function metadataCauses(obj: ApiObject): StatusCause[] {
   const known = checkedMetadata.get(obj);
   if (known) return [...known];
   return obj.metadata === undefined ? [] : checkSchema(obj.metadata, objectMetaSchema(), { prune: false, required: false, path: 'metadata' }).causes;
+}
+
+/** Whether any node has a marker validateMarkers checks: without one, no write needs that walk over its value. */
+function hasMarkers(schema: Schema): boolean {
+  for (const [node] of schemaNodes(schema)) if (node[LIST_TYPE] === 'set' || node[LIST_TYPE] === 'map' || isEmbedded(node)) return true;
+  return false;
 }
 
 /** Duplicates in set and map lists; on an update only if the old value had none (ratcheting). */

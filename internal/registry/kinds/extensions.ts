@@ -27,9 +27,6 @@ function defaultCRD(obj: ApiObject): void {
   for (const v of objects(spec.versions)) renameExtensions(asObj(v.schema)?.openAPIV3Schema);
 }
 
-/** Every rule of the platform's CRD validation (names, versions, structural schemas, rules, subresources, conversion). */
-const validateCRD = (obj: ApiObject, old?: ApiObject): Causes => validateCustomResourceDefinition(obj, old);
-
 /** The storage version joins `status.storedVersions` when a write names it (kept there until a client removes it). */
 function recordStorageVersion(obj: ApiObject): void {
   const storage = str(objects(specOf(obj).versions).find((v) => v.storage === true)?.name);
@@ -65,7 +62,8 @@ const customresourcedefinitions: KindSpec = {
   update: recordStorageVersion,
   delete: terminateCRD,
   deletionFinalizer: CRD_CLEANUP_FINALIZER,
-  validate: validateCRD,
+  // Every rule of the platform's CRD validation (names, versions, structural schemas, rules, subresources, conversion).
+  validate: validateCustomResourceDefinition,
   validateStatus: validateStoredVersions,
   tableColumns: [nameColumn, createdAtColumn],
 };
