@@ -8,7 +8,7 @@ import type { Schema } from '../registry/openapi.js';
 import { keepAllButStatus, keepStoredStatus } from '../registry/statusapart.js';
 import { asList, asObj, deepEqual, objects, str, type Obj } from '../registry/values.js';
 import { compileVersionSchema } from './schema.js';
-import { valueAt } from './fieldpath.js';
+import { namesPath } from './fieldpath.js';
 import { isConditionTrue } from './conditions.js';
 import { printerColumns } from './columns.js';
 import { publishedSchema } from './openapi.js';
@@ -51,7 +51,10 @@ function fieldText(v: unknown): string | undefined {
 function selectableFields(version: Obj): KindDef['selectableFields'] {
   const paths = objects(version.selectableFields).map((f) => str(f.jsonPath)).filter((p): p is string => Boolean(p));
   if (paths.length === 0) return undefined;
-  return Object.fromEntries(paths.map((p) => [p.replace(/^\./, ''), (obj: ApiObject) => fieldText(valueAt(obj, p))]));
+  return Object.fromEntries(paths.map((p) => {
+    const read = namesPath(p);
+    return [p.replace(/^\./, ''), (obj: ApiObject) => fieldText(read(obj))];
+  }));
 }
 
 /** Everything of an object that counts for its generation: all but metadata (and status when it has its own endpoint). */
