@@ -1,0 +1,13 @@
+// The fields of a CustomResourceDefinition's spec that serving, naming and
+// cleanup all read: read here, one way.
+import type { ApiObject } from '../apimachinery/meta.js';
+import { asObj, objects, str, type Obj } from '../registry/values.js';
+
+export const specOf = (crd: ApiObject): Obj => asObj(crd.spec) ?? {};
+
+/** The group of the CRD's kinds ('' when unset). */
+export const groupOf = (crd: ApiObject): string => str(specOf(crd).group) ?? '';
+
+/** The version objects are stored in. */
+export const storageVersionOf = (crd: ApiObject): string | undefined =>
+  str(objects(specOf(crd).versions).find((v) => v.storage === true)?.name);
