@@ -1,9 +1,7 @@
 // The fields of a CustomResourceDefinition's spec that serving, naming and
 // cleanup all read: read here, one way.
 import type { ApiObject } from '../apimachinery/meta.js';
-import { asObj, objects, str, type Obj } from '../registry/values.js';
-
-export const specOf = (crd: ApiObject): Obj => asObj(crd.spec) ?? {};
+import { objects, specOf, str } from '../registry/values.js';
 
 /** The group of the CRD's kinds ('' when unset). */
 export const groupOf = (crd: ApiObject): string => str(specOf(crd).group) ?? '';

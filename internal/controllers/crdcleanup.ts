@@ -6,10 +6,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiObject } from '../apimachinery/meta.js';
 import { type Condition, findCondition, isConditionTrue, sameCondition, setCondition, TERMINATING } from '../apiextensions/conditions.js';
-import { groupOf, specOf, storageVersionOf } from '../apiextensions/crd.js';
+import { groupOf, storageVersionOf } from '../apiextensions/crd.js';
 import { type ApiClient, collectionPath } from '../client/index.js';
 import { CRD_CLEANUP_FINALIZER, group } from '../names/index.js';
-import { objects, str } from '../registry/values.js';
+import { objects, str, specOf } from '../registry/values.js';
 import { acceptedNames } from './crdnames.js';
 
 export const CRDS = `/apis/${group('apiextensions')}/v1/customresourcedefinitions`;

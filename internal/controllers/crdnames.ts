@@ -4,8 +4,8 @@
 // controller decides. What is refused keeps its previously accepted value.
 import type { ApiObject } from '../apimachinery/meta.js';
 import { type Condition, type CrdNames, findCondition, statusOf } from '../apiextensions/conditions.js';
-import { groupOf, specOf } from '../apiextensions/crd.js';
-import { asList, asObj, deepEqual, str } from '../registry/values.js';
+import { groupOf } from '../apiextensions/crd.js';
+import { asList, asObj, deepEqual, str, specOf } from '../registry/values.js';
 
 export interface NamingOutcome {
   acceptedNames: CrdNames;
