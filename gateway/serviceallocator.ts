@@ -16,7 +16,7 @@ import { invalid } from '../internal/registry/causes.js';
 import type { Registry } from '../internal/registry/index.js';
 import { NODE_PORT_RANGE, SERVICE_CIDR, usesNodePorts } from '../internal/registry/kinds/core-services.js';
 import { addressAt, isIP, isIPv4, parseCidr, sizeOf } from '../internal/registry/net.js';
-import { asList, asObj, objects, type Obj } from '../internal/registry/values.js';
+import { asList, asObj, objects, specOf, type Obj } from '../internal/registry/values.js';
 import type { KeyValue, StorageClient, StorageEvent } from '../internal/storage/client.js';
 import { collectionPrefix, objectKey } from '../internal/storage/keys.js';
 import { createStoredOnce } from '../internal/storage/objects.js';
@@ -53,7 +53,6 @@ export interface Allocator {
   allocate(obj: ApiObject, old: ApiObject | undefined, dryRun: boolean): Promise<Release>;
 }
 
-const specOf = (svc: ApiObject | undefined): Obj => asObj(svc?.spec) ?? {};
 
 function inRange(ip: string): boolean {
   const cidr = parseCidr(`${ip}/32`);

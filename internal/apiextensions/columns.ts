@@ -10,6 +10,7 @@ import type { ApiObject } from '../apimachinery/meta.js';
 import { humanAge, nameColumn } from '../registry/columns.js';
 import type { TableColumn } from '../registry/types.js';
 import { asList, asObj, isObject, str, type Obj } from '../registry/values.js';
+import { simplePath } from './fieldpath.js';
 
 const COLUMN_TYPES = new Set<TableColumn['type']>(['integer', 'number', 'string', 'boolean', 'date']);
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
@@ -39,25 +40,12 @@ function printerColumn(col: Obj): TableColumn {
   };
 }
 
-const SIMPLE_PATH = /^(?:\.[^.[\]\\*@$?()'"\s]+|\[\d+\])+$/;
-const SIMPLE_STEP = /\.([^.[\]]+)|\[(\d+)\]/g;
-
 /** The function finding a kubectl JSONPath's first value in an object. */
 export function compilePath(jsonPath: string): (obj: unknown) => unknown {
-  if (!SIMPLE_PATH.test(jsonPath)) {
-    const path = toJsonPathPlus(jsonPath);
-    return (obj) => firstValue(obj, path);
-  }
-  const steps = [...jsonPath.matchAll(SIMPLE_STEP)].map((m) => (m[2] === undefined ? m[1] : Number(m[2])));
-  return (obj) => {
-    let cur: unknown = obj;
-    for (const step of steps) {
-      if (typeof step === 'number') cur = Array.isArray(cur) ? cur[step] : undefined;
-      else cur = isObject(cur) && Object.hasOwn(cur, step) ? cur[step] : undefined;
-      if (cur === undefined) return undefined;
-    }
-    return cur;
-  };
+  const simple = simplePath(jsonPath);
+  if (simple) return simple;
+  const path = toJsonPathPlus(jsonPath);
+  return (obj) => firstValue(obj, path);
 }
 
 /** The first value the path finds, undefined when none (or the path does not evaluate). */

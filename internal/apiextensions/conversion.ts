@@ -1,5 +1,5 @@
-// Conversion between a CRD's served versions: `None` rewrites the apiVersion,
-// `Webhook` asks the CRD's conversion webhook in a ConversionReview.
+// Conversion between a CRD's served versions by `Webhook`: the CRD's conversion
+// webhook asked in a ConversionReview (`None` rewrites the apiVersion in place, in kinds.ts).
 import { randomUUID, X509Certificate } from 'node:crypto';
 import type { ApiObject } from '../apimachinery/meta.js';
 import { StatusError } from '../apimachinery/status.js';
@@ -8,12 +8,6 @@ import { type RetryPolicy, WebhookClient } from '../webhook/client.js';
 import type { WebhookEndpoint } from '../webhook/kubeconfig.js';
 import { checkConverted, convertedObjects, gvkString, type ReviewError, reviewRequest, reviewVersion } from './conversionreview.js';
 import type { Converter } from './types.js';
-
-/** `None`: the same object under another apiVersion. */
-export const noneConverter: Converter = {
-  convert: async (objects: ApiObject[], desiredAPIVersion: string) =>
-    objects.map((o) => (o.apiVersion === desiredAPIVersion ? o : { ...o, apiVersion: desiredAPIVersion })),
-};
 
 /** The conversion webhook's `clientConfig`, when the CRD converts by webhook. */
 const webhookClientConfig = (crd: ApiObject): Record<string, unknown> | undefined =>

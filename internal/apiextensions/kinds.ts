@@ -6,13 +6,14 @@ import { apiVersionOf } from '../apimachinery/meta.js';
 import type { KindDef, SubresourceDef } from '../registry/types.js';
 import type { Schema } from '../registry/openapi.js';
 import { keepAllButStatus, keepStoredStatus } from '../registry/statusapart.js';
-import { asList, asObj, deepEqual, objects, str, type Obj } from '../registry/values.js';
+import { asList, asObj, deepEqual, objects, str, type Obj, specOf } from '../registry/values.js';
 import { compileVersionSchema } from './schema.js';
-import { valueAt } from './fieldpath.js';
+import { namesPath } from './fieldpath.js';
 import { isConditionTrue } from './conditions.js';
+import { groupOf, storageVersionOf } from './crd.js';
 import { printerColumns } from './columns.js';
 import { publishedSchema } from './openapi.js';
-import { noneConverter, webhookConverter, type ServiceResolver } from './conversion.js';
+import { webhookConverter, type ServiceResolver } from './conversion.js';
 import type { Converter, VersionSchema } from './types.js';
 
 /** The verbs of every custom resource, in the order the platform lists them. */
@@ -21,27 +22,16 @@ const SUBRESOURCE_VERBS = ['get', 'patch', 'update'];
 /** What a Terminating CRD with no served version still answers in its storage version. */
 const DRAIN_VERBS = ['delete', 'deletecollection', 'get', 'list', 'watch'];
 
-const specOf = (crd: ApiObject): Obj => asObj(crd.spec) ?? {};
-
 /** The names the CRD is served under: the accepted ones once the server accepted them, else the spec's. */
 function namesOf(crd: ApiObject): Obj {
   const accepted = asObj(asObj(crd.status)?.acceptedNames);
   return accepted && str(accepted.plural) ? accepted : asObj(specOf(crd).names) ?? {};
 }
 
-/** The version objects are stored in. */
-export const storageVersionOf = (crd: ApiObject): string | undefined =>
-  str(objects(specOf(crd).versions).find((v) => v.storage === true)?.name);
-
 const storedVersionsOf = (crd: ApiObject): unknown[] => asList(asObj(crd.status)?.storedVersions);
 
 /** Whether the CRD converts through its webhook (else `None`: the apiVersion rewritten). */
 const convertsByWebhook = (crd: ApiObject): boolean => asObj(specOf(crd).conversion)?.strategy === 'Webhook';
-
-/** The Converter of a CRD, by `spec.conversion.strategy`; `resolve` finds a webhook's service reference. */
-export function converterFor(crd: ApiObject, resolve?: ServiceResolver): Converter {
-  return convertsByWebhook(crd) ? webhookConverter(crd, resolve) : noneConverter;
-}
 
 /** A selectable field's value as a field selector compares it: scalars as text. */
 function fieldText(v: unknown): string | undefined {
@@ -51,7 +41,10 @@ function fieldText(v: unknown): string | undefined {
 function selectableFields(version: Obj): KindDef['selectableFields'] {
   const paths = objects(version.selectableFields).map((f) => str(f.jsonPath)).filter((p): p is string => Boolean(p));
   if (paths.length === 0) return undefined;
-  return Object.fromEntries(paths.map((p) => [p.replace(/^\./, ''), (obj: ApiObject) => fieldText(valueAt(obj, p))]));
+  return Object.fromEntries(paths.map((p) => {
+    const read = namesPath(p);
+    return [p.replace(/^\./, ''), (obj: ApiObject) => fieldText(read(obj))];
+  }));
 }
 
 /** Everything of an object that counts for its generation: all but metadata (and status when it has its own endpoint). */
@@ -183,14 +176,14 @@ function kindFor(ctx: VersionContext, version: Obj): KindDef {
  * reference of a conversion webhook. */
 export function kindsFor(crd: ApiObject, resolve?: ServiceResolver): KindDef[] {
   const spec = specOf(crd);
-  const group = str(spec.group);
+  const group = groupOf(crd);
   const names = namesOf(crd);
   const storageVersion = storageVersionOf(crd);
   if (!isConditionTrue(crd, 'Established') || !group || !str(names.plural) || !str(names.kind) || !storageVersion) return [];
   const ctx: VersionContext = {
     group, names, namespaced: spec.scope !== 'Cluster', storageVersion, terminating: isConditionTrue(crd, 'Terminating'),
     onlyStorageStored: storedVersionsOf(crd).every((v) => v === storageVersion),
-    ...(convertsByWebhook(crd) ? { webhook: converterFor(crd, resolve) } : {}),
+    ...(convertsByWebhook(crd) ? { webhook: webhookConverter(crd, resolve) } : {}),
   };
   const versions = objects(spec.versions).filter((v) => str(v.name));
   const served = versions.filter((v) => v.served === true);

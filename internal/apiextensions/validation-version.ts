@@ -3,7 +3,7 @@
 // the deprecation warning.
 import type { StatusCause } from '../apimachinery/status.js';
 import { duplicate, invalid, required, tooMany } from '../registry/causes.js';
-import { asObj, isObject, objects, type Obj } from '../registry/values.js';
+import { asObj, isObject, type Obj } from '../registry/values.js';
 import { parseFieldPath } from './rules-fieldpath.js';
 import { normalizeSchema, type Schema } from './structural.js';
 

@@ -7,12 +7,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiObject } from '../apimachinery/meta.js';
 import { type Condition, findCondition, isConditionTrue, sameCondition, setCondition } from '../apiextensions/conditions.js';
 import { caBundleValid } from '../apiextensions/conversion.js';
+import { groupOf } from '../apiextensions/crd.js';
 import type { ApiClient } from '../client/index.js';
 import { Informer } from '../client/informer.js';
 import { CRD_CLEANUP_FINALIZER } from '../names/index.js';
 import { deepEqual } from '../registry/values.js';
 import { CRDS, CrdCleanup } from './crdcleanup.js';
-import { acceptedNames, decideNames, groupOf, namesSettled, readNames } from './crdnames.js';
+import { acceptedNames, decideNames, namesSettled, readNames } from './crdnames.js';
 
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 10_000;

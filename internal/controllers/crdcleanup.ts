@@ -6,10 +6,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiObject } from '../apimachinery/meta.js';
 import { type Condition, findCondition, isConditionTrue, sameCondition, setCondition, TERMINATING } from '../apiextensions/conditions.js';
+import { groupOf, storageVersionOf } from '../apiextensions/crd.js';
 import { type ApiClient, collectionPath } from '../client/index.js';
 import { CRD_CLEANUP_FINALIZER, group } from '../names/index.js';
-import { asObj, objects, str } from '../registry/values.js';
-import { acceptedNames, groupOf } from './crdnames.js';
+import { objects, str, specOf } from '../registry/values.js';
+import { acceptedNames } from './crdnames.js';
 
 export const CRDS = `/apis/${group('apiextensions')}/v1/customresourcedefinitions`;
 const MERGE_PATCH = 'application/merge-patch+json';
@@ -29,10 +30,9 @@ class CleanupError extends Error {
 /** The version the objects are listed and deleted in: the storage version when served (no conversion), else a served
  * one; with none served, the storage version, which the gateway keeps answering for a Terminating CRD. */
 function servedVersion(crd: ApiObject): string | undefined {
-  const versions = objects(asObj(crd.spec)?.versions);
-  const served = versions.filter((v) => v.served === true);
-  const storage = versions.find((v) => v.storage === true);
-  return str((served.length === 0 || storage?.served === true ? storage : served[0])?.name);
+  const served = objects(specOf(crd).versions).filter((v) => v.served === true);
+  const storage = storageVersionOf(crd);
+  return served.length === 0 || served.some((v) => v.name === storage) ? storage : str(served[0].name);
 }
 
 export class CrdCleanup {
@@ -75,7 +75,7 @@ export class CrdCleanup {
     const resource = { group: groupOf(crd), version: version ?? '', resource: plural };
     const all = collectionPath(resource);
     const listed = await this.listOrFail(all, 'could not list instances');
-    const namespaced = asObj(crd.spec)?.scope === 'Namespaced';
+    const namespaced = specOf(crd).scope === 'Namespaced';
     const namespaces = new Set(listed.map((o) => o.metadata?.namespace ?? ''));
     const failures: string[] = [];
     for (const ns of namespaced ? namespaces : listed.length ? [''] : []) {

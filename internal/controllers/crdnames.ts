@@ -4,7 +4,8 @@
 // controller decides. What is refused keeps its previously accepted value.
 import type { ApiObject } from '../apimachinery/meta.js';
 import { type Condition, type CrdNames, findCondition, statusOf } from '../apiextensions/conditions.js';
-import { asList, asObj, deepEqual, str } from '../registry/values.js';
+import { groupOf } from '../apiextensions/crd.js';
+import { asList, asObj, deepEqual, str, specOf } from '../registry/values.js';
 
 export interface NamingOutcome {
   acceptedNames: CrdNames;
@@ -33,8 +34,7 @@ function written(n: CrdNames): CrdNames {
   return out;
 }
 
-export const groupOf = (crd: ApiObject): string => str(asObj(crd.spec)?.group) ?? '';
-export const requestedNames = (crd: ApiObject): CrdNames => readNames(asObj(crd.spec)?.names);
+export const requestedNames = (crd: ApiObject): CrdNames => readNames(specOf(crd).names);
 export const acceptedNames = (crd: ApiObject): CrdNames => readNames(statusOf(crd).acceptedNames);
 
 /** Whether the CRD already holds every name it asks for (then the naming controller has nothing to do). */

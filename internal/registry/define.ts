@@ -57,7 +57,6 @@ function zeroStatus(schema: Schema | undefined): Obj {
   return status;
 }
 
-/** Replaces the members of `obj` with those of `from`, keeping the identity of `obj`. */
 export function defineKind(entry: ResourceEntry, spec: KindSpec = {}): KindDef {
   let cached: Schema | undefined | null = null;
   const schema = (): Schema | undefined => {

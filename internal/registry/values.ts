@@ -1,12 +1,14 @@
 // Reading and comparing decoded JSON without trusting its shape: every kind's
 // defaulting and validation goes through these so a wrongly typed field never throws.
-import { isObject } from '../apimachinery/meta.js';
+import { isObject, type ApiObject } from '../apimachinery/meta.js';
 
 export type Obj = Record<string, unknown>;
 
 export { isObject };
 
 export const asObj = (v: unknown): Obj | undefined => (isObject(v) ? v : undefined);
+/** An object's spec, empty when it has none. */
+export const specOf = (o: ApiObject | undefined): Obj => asObj(o?.spec) ?? {};
 export const asList = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 /** The object members of a list. */
 export const objects = (v: unknown): Obj[] => asList(v).filter(isObject);

@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkHealth } from '../../internal/rpc/index.js';
 import { waitFor } from '../lib/cluster.js';
-import { Launcher, READY, SERVICES, childrenOf, gone, kubeRequest, mentioning, tempDir } from '../lib/launcher.js';
+import { Launcher, SERVICES, childrenOf, gone, kubeRequest, mentioning, tempDir } from '../lib/launcher.js';
 import { unusedPort } from '../lib/ports.js';
 
 const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { a: '1' } });

@@ -2,7 +2,7 @@
 // version; `status.allowed` allows, `status.denied` denies, neither has no
 // opinion. A non-2xx answer or one that is not a review is a failure.
 import https from 'node:https';
-import { verdict, type Attributes, type Verdict } from '../types.js';
+import { verdict, type Verdict } from '../types.js';
 import { TimeoutError, type RemoteCall } from './guarded.js';
 import type { WebhookTarget } from './kubeconfig.js';
 import { subjectAccessReview, type SarVersion } from './sar.js';

@@ -4,14 +4,13 @@ import { ageColumn, column, nameColumn } from '../columns.js';
 import { duplicate, forbidden, invalid, oneOf, required, type Causes } from '../causes.js';
 import type { KindSpec } from '../define.js';
 import { labelSelector } from '../selectors.js';
-import { asList, asObj, objects, setDefault, type Obj } from '../values.js';
+import { asList, asObj, objects, setDefault, specOf, type Obj } from '../values.js';
 
 const CATEGORIES = ['api-extensions'];
 const REVIEW_VERSIONS = ['v1', 'v1beta1'];
 const OPERATIONS = ['*', 'CONNECT', 'CREATE', 'DELETE', 'UPDATE'];
 const SCOPES = ['*', 'Cluster', 'Namespaced'];
 const MAX_TIMEOUT = 30;
-const specOf = (o: ApiObject): Obj => asObj(o.spec) ?? {};
 
 function defaultRules(rules: unknown): void {
   for (const r of objects(rules)) setDefault(r, 'scope', '*');

@@ -6,10 +6,9 @@ import {
 } from '../causes.js';
 import type { KindSpec } from '../define.js';
 import { workloadSelector } from '../selectors.js';
-import { asObj, child, deepEqual, objects, setDefault, type Obj } from '../values.js';
+import { asObj, child, deepEqual, objects, setDefault, specOf, type Obj } from '../values.js';
 import { defaultTemplate, validateServingTemplate } from './podspec.js';
 
-const specOf = (o: ApiObject | undefined): Obj => asObj(o?.spec) ?? {};
 const statusOf = (o: ApiObject | undefined): Obj => asObj(o?.status) ?? {};
 
 /** The rules every workload with a selector and a pod template shares. */

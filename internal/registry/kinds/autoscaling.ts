@@ -4,9 +4,8 @@ import { hpaV2Annotation, type WellKnown } from '../../names/index.js';
 import { ageColumn, column, count, nameColumn } from '../columns.js';
 import { invalid, oneOf, required, type Causes } from '../causes.js';
 import type { KindSpec } from '../define.js';
-import { asObj, child, clone, objects, setDefault, type Obj } from '../values.js';
+import { asObj, child, clone, objects, setDefault, specOf, type Obj } from '../values.js';
 
-const specOf = (o: ApiObject | undefined): Obj => asObj(o?.spec) ?? {};
 const statusOf = (o: ApiObject | undefined): Obj => asObj(o?.status) ?? {};
 const DEFAULT_CPU_UTILIZATION = 80;
 const METRIC_TYPES = ['ContainerResource', 'External', 'Object', 'Pods', 'Resource'];

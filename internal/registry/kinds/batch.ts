@@ -8,7 +8,7 @@ import {
 } from '../causes.js';
 import type { KindSpec } from '../define.js';
 import { labelSelector } from '../selectors.js';
-import { asList, asObj, child, clone, deepEqual, objects, selectorMatches, setDefault, str, type Obj } from '../values.js';
+import { asList, asObj, child, clone, deepEqual, objects, selectorMatches, setDefault, str, specOf, type Obj } from '../values.js';
 import { defaultTemplate, validateTemplate } from './podspec.js';
 import { validateCronSchedule, validateTimeZone } from './cron.js';
 
@@ -32,7 +32,6 @@ const EXIT_CODE_OPERATORS = ['In', 'NotIn'];
 const CONDITION_STATUSES = ['False', 'True', 'Unknown'];
 const HTTP_PATH = /^[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/;
 
-const specOf = (o: ApiObject | undefined): Obj => asObj(o?.spec) ?? {};
 const statusOf = (o: ApiObject | undefined): Obj => asObj(o?.status) ?? {};
 const isIndexed = (spec: Obj) => spec.completionMode === 'Indexed';
 const templateLabels = (spec: Obj) => asObj(asObj(asObj(spec.template)?.metadata)?.labels);

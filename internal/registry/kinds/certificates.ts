@@ -3,7 +3,7 @@ import type { ApiObject } from '../../apimachinery/meta.js';
 import { ageColumn, column, nameColumn } from '../columns.js';
 import { invalid, oneOf, required, type Causes } from '../causes.js';
 import type { KindSpec } from '../define.js';
-import { asList, asObj, clone, objects, str, type Obj } from '../values.js';
+import { asList, asObj, clone, objects, str, specOf } from '../values.js';
 
 const USAGES = [
   'signing', 'digital signature', 'content commitment', 'key encipherment', 'key agreement', 'data encipherment', 'cert sign', 'crl sign',
@@ -14,7 +14,6 @@ const CONDITION_TYPES = ['Approved', 'Denied', 'Failed'];
 const MIN_EXPIRATION_SECONDS = 600;
 const SIGNER_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 
-const specOf = (o: ApiObject): Obj => asObj(o.spec) ?? {};
 
 function validateCSR(obj: ApiObject): Causes {
   const spec = specOf(obj);

@@ -3,9 +3,8 @@ import type { ApiObject } from '../../apimachinery/meta.js';
 import { ageColumn, column, nameColumn } from '../columns.js';
 import { invalid, oneOf, type Causes } from '../causes.js';
 import type { KindSpec } from '../define.js';
-import { asObj, type Obj } from '../values.js';
+import { specOf } from '../values.js';
 
-const specOf = (o: ApiObject): Obj => asObj(o.spec) ?? {};
 
 function validateLease(obj: ApiObject): Causes {
   const spec = specOf(obj);

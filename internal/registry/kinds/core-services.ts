@@ -7,7 +7,7 @@ import {
 } from '../causes.js';
 import type { KindSpec } from '../define.js';
 import { isIP, parseCidr, strictlyContains } from '../net.js';
-import { asList, asObj, deepEqual, objects, setDefault, str, type Obj } from '../values.js';
+import { asList, asObj, deepEqual, objects, setDefault, str, specOf, type Obj } from '../values.js';
 
 /** The service network and the node port range of a default cluster. */
 export const SERVICE_CIDR = '10.96.0.0/12';
@@ -15,7 +15,6 @@ export const NODE_PORT_RANGE = { min: 30000, max: 32767 };
 const SERVICE_TYPES = ['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'];
 const CLIENT_IP_TIMEOUT_SECONDS = 10800;
 
-const specOf = (o: ApiObject): Obj => asObj(o.spec) ?? {};
 const externallyAccessible = (spec: Obj) =>
   spec.type === 'LoadBalancer' || spec.type === 'NodePort' || (spec.type === 'ClusterIP' && asList(spec.externalIPs).length > 0);
 export const usesNodePorts = (spec: Obj) => spec.type === 'NodePort' || (spec.type === 'LoadBalancer' && spec.allocateLoadBalancerNodePorts !== false);

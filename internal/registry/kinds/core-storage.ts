@@ -5,9 +5,8 @@ import { forbidden, invalid, oneOf, required, type Causes } from '../causes.js';
 import type { KindSpec } from '../define.js';
 import { parseQuantity } from '../quantity.js';
 import { labelSelector } from '../selectors.js';
-import { asList, asObj, deepEqual, setDefault, type Obj } from '../values.js';
+import { asList, asObj, deepEqual, setDefault, specOf, type Obj } from '../values.js';
 
-const specOf = (o: ApiObject): Obj => asObj(o.spec) ?? {};
 const statusOf = (o: ApiObject): Obj => asObj(o.status) ?? {};
 const ACCESS_MODES = ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'];
 const VOLUME_MODES = ['Block', 'Filesystem'];

@@ -3,13 +3,12 @@ import type { ApiObject } from '../../apimachinery/meta.js';
 import { ageColumn, column, count, mapSelectorText, nameColumn, pathOf, templateColumns } from '../columns.js';
 import { invalid, labelMap, nonNegative, oneOf, required, type Causes } from '../causes.js';
 import type { KindSpec } from '../define.js';
-import { asList, asObj, child, objects, setDefault, str, type Obj } from '../values.js';
+import { asList, asObj, child, objects, setDefault, str, specOf, type Obj } from '../values.js';
 import {
   defaultPodSpec, defaultRequestsFromLimits, defaultTemplate, qosClass, validatePodSpec, validatePodSpecUpdate,
   validateServingTemplate, validateTemplate,
 } from './podspec.js';
 
-const specOf = (o: ApiObject): Obj => asObj(o.spec) ?? {};
 const statusOf = (o: ApiObject): Obj => asObj(o.status) ?? {};
 const POD_PHASES = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown'];
 

@@ -11,7 +11,7 @@ import {
   dns1123Subdomain, forbidden, immutable, invalid, oneOf, portName, portNumber, protocol, qualifiedName, required, tooLong, type Causes,
 } from '../causes.js';
 import type { KindSpec } from '../define.js';
-import { asList, asObj, child, clone, deepEqual, objects, setDefault, str, type Obj } from '../values.js';
+import { asList, asObj, child, clone, deepEqual, objects, setDefault, str, specOf, type Obj } from '../values.js';
 import { isIP, parseCidr } from '../net.js';
 import { events } from './core-events.js';
 
@@ -20,7 +20,6 @@ const MAX_DATA_BYTES = 1024 * 1024;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 const entries = (v: unknown) => Object.entries(asObj(v) ?? {});
-const specOf = (o: ApiObject): Obj => asObj(o.spec) ?? {};
 const statusOf = (o: ApiObject): Obj => asObj(o.status) ?? {};
 
 /** Keys of data maps: a valid config key each, none in two maps, total size bounded. */

@@ -6,11 +6,11 @@ import type { KindSpec } from '../define.js';
 import { setCondition, TERMINATING } from '../../apiextensions/conditions.js';
 import { renameExtensions } from '../../apiextensions/structural.js';
 import { validateCustomResourceDefinition } from '../../apiextensions/validation.js';
+import { storageVersionOf } from '../../apiextensions/crd.js';
 import { CRD_CLEANUP_FINALIZER } from '../../names/index.js';
-import { asList, asObj, child, objects, setDefault, str, type Obj } from '../values.js';
+import { asList, asObj, child, objects, setDefault, str, specOf } from '../values.js';
 
 const CATEGORIES = ['api-extensions'];
-const specOf = (o: ApiObject): Obj => asObj(o.spec) ?? {};
 
 function defaultCRD(obj: ApiObject): void {
   const spec = asObj(obj.spec);
@@ -29,7 +29,7 @@ function defaultCRD(obj: ApiObject): void {
 
 /** The storage version joins `status.storedVersions` when a write names it (kept there until a client removes it). */
 function recordStorageVersion(obj: ApiObject): void {
-  const storage = str(objects(specOf(obj).versions).find((v) => v.storage === true)?.name);
+  const storage = storageVersionOf(obj);
   const status = asObj(obj.status) ?? {};
   const stored = asList(status.storedVersions);
   if (storage && !stored.includes(storage)) obj.status = { ...status, storedVersions: [...stored, storage] };

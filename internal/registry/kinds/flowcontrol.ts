@@ -3,9 +3,8 @@ import type { ApiObject } from '../../apimachinery/meta.js';
 import { ageColumn, column, conditionStatus, nameColumn } from '../columns.js';
 import { forbidden, invalid, oneOf, required, type Causes } from '../causes.js';
 import type { KindSpec } from '../define.js';
-import { asList, asObj, objects, setDefault, type Obj } from '../values.js';
+import { asList, asObj, objects, setDefault, specOf, type Obj } from '../values.js';
 
-const specOf = (o: ApiObject): Obj => asObj(o.spec) ?? {};
 /** Shares a limited priority level gets when the field is absent; an explicit 0 is kept. */
 const DEFAULT_NOMINAL_CONCURRENCY_SHARES = 30;
 const DEFAULT_MATCHING_PRECEDENCE = 1000;

@@ -8,9 +8,8 @@ import {
 import type { KindSpec } from '../define.js';
 import { isIP, parseCidr, strictlyContains } from '../net.js';
 import { labelSelector } from '../selectors.js';
-import { asList, asObj, objects, setDefault, str, type Obj } from '../values.js';
+import { asList, asObj, objects, setDefault, str, specOf, type Obj } from '../values.js';
 
-const specOf = (o: ApiObject | undefined): Obj => asObj(o?.spec) ?? {};
 const statusOf = (o: ApiObject | undefined): Obj => asObj(o?.status) ?? {};
 const POLICY_TYPES = ['Ingress', 'Egress'];
 const PROTOCOLS = ['TCP', 'UDP', 'SCTP'];

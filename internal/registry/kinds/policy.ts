@@ -4,9 +4,8 @@ import { ageColumn, column, count, nameColumn } from '../columns.js';
 import { intOrPercent, invalid, oneOf, scaledValue, type Causes } from '../causes.js';
 import type { KindSpec } from '../define.js';
 import { labelSelector } from '../selectors.js';
-import { asObj, type Obj } from '../values.js';
+import { asObj, specOf } from '../values.js';
 
-const specOf = (o: ApiObject): Obj => asObj(o.spec) ?? {};
 
 function budgetValue(field: string, value: unknown): Causes {
   const causes = intOrPercent(field, value);

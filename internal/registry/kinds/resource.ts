@@ -3,9 +3,8 @@ import type { ApiObject } from '../../apimachinery/meta.js';
 import { ageColumn, column, nameColumn } from '../columns.js';
 import { dns1123Label, dns1123Subdomain, invalid, nonNegative, required, unchanged, type Causes } from '../causes.js';
 import type { KindSpec } from '../define.js';
-import { asList, asObj, objects, type Obj } from '../values.js';
+import { asList, asObj, objects, specOf } from '../values.js';
 
-const specOf = (o: ApiObject): Obj => asObj(o.spec) ?? {};
 const NODE_CHOICES = ['nodeName', 'nodeSelector', 'allNodes', 'perDeviceNodeSelection'];
 
 function requestCauses(field: string, devices: unknown): Causes {

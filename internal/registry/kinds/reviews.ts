@@ -3,9 +3,8 @@
 import type { ApiObject } from '../../apimachinery/meta.js';
 import { forbidden, invalid, type Causes } from '../causes.js';
 import type { KindSpec } from '../define.js';
-import { asList, asObj, type Obj } from '../values.js';
+import { asList, asObj, specOf, type Obj } from '../values.js';
 
-const specOf = (o: ApiObject): Obj => asObj(o.spec) ?? {};
 
 function attributesCauses(spec: Obj): Causes {
   const resource = spec.resourceAttributes !== undefined;

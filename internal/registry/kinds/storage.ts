@@ -8,7 +8,7 @@ import {
 } from '../causes.js';
 import type { KindSpec } from '../define.js';
 import { labelSelector } from '../selectors.js';
-import { asList, asObj, objects, setDefault, str, type Obj } from '../values.js';
+import { asList, asObj, objects, setDefault, str, specOf, type Obj } from '../values.js';
 import { parseQuantity } from '../quantity.js';
 import { validatePersistentVolumeSpec } from './core-storage.js';
 
@@ -21,7 +21,6 @@ const MIN_ALLOCATABLE_PERIOD = 10;
 const MAX_ATTACHMENT_METADATA = 256 * 1024;
 const MAX_VOLUME_ERROR_MESSAGE = 1024;
 
-const specOf = (o: ApiObject | undefined): Obj => asObj(o?.spec) ?? {};
 const statusOf = (o: ApiObject | undefined): Obj => asObj(o?.status) ?? {};
 
 /** A CSI driver name: at most 63 characters of a DNS subdomain (any case). */
