@@ -54,8 +54,9 @@ export class Objects {
     return this.def.convert && objs.length ? this.def.convert(objs, this.apiVersion) : objs;
   }
 
-  private async one(obj: ApiObject): Promise<ApiObject> {
-    return this.def.convert ? (await this.inVersion([obj]))[0] : obj;
+  /** One object decoded from storage in this version: as it is (no promise made) unless the kind's conversion takes a call. */
+  private one(obj: ApiObject): ApiObject | Promise<ApiObject> {
+    return this.def.convert ? this.def.convert([obj], this.apiVersion).then(([converted]) => converted) : obj;
   }
 
   /** A stored value as an object of this version. */

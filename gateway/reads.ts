@@ -81,7 +81,12 @@ interface Page {
 /** Reads a page of a collection, filtering by selectors until `limit` matches are found. */
 export async function listObjects(r: ResourceRequest, backends: Backends): Promise<ListResult> {
   const { cached, items, ...page } = await readPage(r, backends);
-  return { ...page, items: await r.objects.inVersion(items ?? cached!.map(([, json]) => decodeCached(r.def, json))) };
+  return { ...page, items: await pageItems(r, { cached, items }) };
+}
+
+/** A page's items as objects of the request's version, decoded from the cache's JSON where it answered. */
+function pageItems(r: ResourceRequest, { cached, items }: Pick<Page, 'cached' | 'items'>): Promise<ApiObject[]> {
+  return r.objects.inVersion(items ?? cached!.map(([, json]) => decodeCached(r.def, json)));
 }
 
 async function readPage(r: ResourceRequest, backends: Backends): Promise<Page> {
@@ -150,5 +155,5 @@ export async function listCollection(r: ResourceRequest, backends: Backends): Pr
   if (page.continueAfter) listMeta.continue = encodeContinue(page.revision, page.continueAfter);
   if (page.remaining !== undefined) listMeta.remainingItemCount = page.remaining;
   if (page.cached && !r.def.convert) writeCachedList(r.ctx, r.def, r.objects.apiVersion, page.cached.map(([, json]) => json), listMeta);
-  else writeList(r.ctx, r.def, r.objects.apiVersion, await r.objects.inVersion(page.items ?? page.cached!.map(([, json]) => decodeCached(r.def, json))), listMeta);
+  else writeList(r.ctx, r.def, r.objects.apiVersion, await pageItems(r, page), listMeta);
 }
