@@ -139,8 +139,8 @@ export class WatchHub implements RevisionFeed {
     if (targets.length === 0) return; // decoded only when someone watches
     const event = decodeEvent(msg.data);
     const parent = extractContext((k) => msg.headers?.get(k) || undefined);
-    const watchers = () => targets.reduce((n, regs) => n + regs.size, 0);
-    withSpanSync('watch deliver', () => ({ 'svc.key': key, 'svc.revision': revision, 'svc.watchers': watchers() }), () => {
+    const attributes = () => ({ 'svc.key': key, 'svc.revision': revision, 'svc.watchers': targets.reduce((n, regs) => n + regs.size, 0) });
+    withSpanSync('watch deliver', attributes, () => {
       for (const regs of targets) {
         for (const w of regs) {
           w.onEvent(event);

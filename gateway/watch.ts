@@ -116,9 +116,16 @@ let lastJoin: { parts: Buffer[]; joined: Buffer } | undefined;
 
 function joinShared(parts: Buffer[]): Buffer {
   if (parts.length === 1) return parts[0];
-  if (lastJoin && lastJoin.parts.length === parts.length && lastJoin.parts.every((p, i) => p === parts[i])) return lastJoin.joined;
+  if (lastJoin && samePieces(lastJoin.parts, parts)) return lastJoin.joined;
   lastJoin = { parts, joined: Buffer.concat(parts) };
   return lastJoin.joined;
+}
+
+/** Whether two lists hold the same buffers in order (a loop: it runs per watcher at each flush). */
+function samePieces(a: Buffer[], b: Buffer[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** The watch event a storage change becomes for a watcher with a selector. */

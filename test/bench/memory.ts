@@ -20,6 +20,12 @@ const SETTLE_MS = 60_000;
 
 const rssMb = (pids: Pids) => Object.fromEntries([...pids].map(([name, pid]) => [name, rssKb(pid) / 1024]));
 
+/** Creates a stored ConfigMap straight through storage, past the API's write path. */
+export async function createConfigMap(storage: StorageClient, obj: Record<string, any>): Promise<void> {
+  const m = obj.metadata;
+  await storage.create(objectKey('', 'configmaps', m.namespace, m.name), encodeStored(obj), m.uid);
+}
+
 /** Writes `total` objects through storage on LANES lanes, within `budgetMs`; returns how many and their JSON bytes. */
 export async function writeThroughStorage(address: string, total: number, budgetMs: number, object: (i: number) => Record<string, any>): Promise<{ written: number; jsonBytes: number }> {
   const storage = new StorageClient(address);
@@ -31,8 +37,7 @@ export async function writeThroughStorage(address: string, total: number, budget
     await Promise.all(Array.from({ length: LANES }, async () => {
       for (let i = next++; i < total && performance.now() < deadline; i = next++) {
         const obj = object(i);
-        const m = obj.metadata;
-        await storage.create(objectKey('', 'configmaps', m.namespace, m.name), encodeStored(obj), m.uid);
+        await createConfigMap(storage, obj);
         jsonBytes += Buffer.byteLength(JSON.stringify(obj));
         written++;
       }

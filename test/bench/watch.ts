@@ -13,10 +13,8 @@ import { Cluster } from '../lib/cluster.js';
 import { adminTls, keepAlive, send, type Tls } from './https.js';
 import { rssKb, waitQuiet, type Pids } from './proc.js';
 import { smallBody, storedObject } from './objects.js';
-import { writeThroughStorage } from './memory.js';
+import { createConfigMap, writeThroughStorage } from './memory.js';
 import { StorageClient } from '../../internal/storage/client.js';
-import { objectKey } from '../../internal/storage/keys.js';
-import { encodeStored } from '../../gateway/objects.js';
 import { Fanout, MAX_IN_FLIGHT, phase, SEQS, TARGET_RATE, WATCHERS } from './fanout.js';
 import type { WatchFigures, WatchPhase } from './figures.js';
 
@@ -92,8 +90,7 @@ function howEnded(res: IncomingMessage): Promise<string> {
 function storageWriter(address: string): { write: (seq: number) => Promise<boolean>; close(): void } {
   const storage = new StorageClient(address);
   const write = async (seq: number) => {
-    const obj = storedObject(WATCH_NAMESPACE, `w-${seq}`, { key: 'value' });
-    await storage.create(objectKey('', 'configmaps', WATCH_NAMESPACE, obj.metadata.name), encodeStored(obj), obj.metadata.uid);
+    await createConfigMap(storage, storedObject(WATCH_NAMESPACE, `w-${seq}`, { key: 'value' }));
     return true;
   };
   return { write, close: () => storage.close() };
