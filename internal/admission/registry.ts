@@ -14,7 +14,8 @@ export interface PluginContext {
 interface Registration {
   name: string;
   enabledByDefault: boolean;
-  create(context: PluginContext): AdmissionPlugin;
+  /** One plugin object per phase: a plugin that both mutates and validates answers two. */
+  create(context: PluginContext): AdmissionPlugin | AdmissionPlugin[];
 }
 
 /** Every known plugin, in run order (the order of the flags does not matter). */
@@ -49,5 +50,5 @@ export function enabledPluginNames(enable: string[], disable: string[]): string[
 /** The enabled plugins, built. */
 export function buildPlugins(enable: string[], disable: string[], context: PluginContext): AdmissionPlugin[] {
   const names = enabledPluginNames(enable, disable);
-  return ADMISSION_PLUGINS.filter((p) => names.includes(p.name)).map((p) => p.create(context));
+  return ADMISSION_PLUGINS.filter((p) => names.includes(p.name)).flatMap((p) => p.create(context));
 }
