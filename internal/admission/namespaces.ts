@@ -1,5 +1,6 @@
 // The namespaces admission decides from, kept in memory by a Reflector over
-// storage's change stream: per namespace only whether it is terminating. A
+// storage's change stream: per namespace whether it is terminating and the
+// namespace itself (selectors, Pod Security labels and policies read it). A
 // lookup answers from memory when it can and reads storage when memory may be
 // wrong: a namespace not seen yet (created a moment ago), one whose deletion was
 // admitted a moment ago while memory still shows it active, one memory shows
@@ -16,9 +17,10 @@ export interface NamespaceStore {
   get(key: string): Promise<GetResponse>;
 }
 
-/** What admission knows of a namespace: whether it is being terminated. */
+/** What admission knows of a namespace: whether it is being terminated, and the stored object. */
 export interface NamespaceState {
   terminating: boolean;
+  namespace: Record<string, any>;
 }
 
 /** How long after a namespace's deletion is admitted a lookup reads storage (upstream: 30 s). */
@@ -37,12 +39,8 @@ function stateOf(kv: KeyValue): NamespaceState {
   } catch (err) {
     throw internalError(`stored namespace ${kv.key} is not JSON: ${(err as Error).message}`);
   }
-  return terminating(namespace) ? TERMINATING : ACTIVE;
+  return { terminating: terminating(namespace), namespace };
 }
-
-// Two shared values: the cache holds a pointer per namespace, nothing more.
-const ACTIVE: NamespaceState = Object.freeze({ terminating: false });
-const TERMINATING: NamespaceState = Object.freeze({ terminating: true });
 
 export class NamespaceCache {
   private readonly reflector?: Reflector<NamespaceState>;

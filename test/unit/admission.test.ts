@@ -296,20 +296,25 @@ describe('admission', () => {
       rmSync(dir, { recursive: true, force: true });
     });
 
+    const state = async (name: string) => {
+      const found = await cache.get(name);
+      return found && { terminating: found.terminating, name: found.namespace.metadata?.name };
+    };
+
     it('answers known active namespaces from memory, reading storage on a miss and to confirm a terminating one', async () => {
-      expect(await cache.get('known')).to.deep.equal({ terminating: false });
+      expect(await state('known')).to.deep.equal({ terminating: false, name: 'known' });
       expect(await reads()).to.deep.equal({});
-      expect(await cache.get('closing')).to.deep.equal({ terminating: true });
+      expect(await state('closing')).to.deep.equal({ terminating: true, name: 'closing' });
       expect(await reads()).to.deep.equal({ terminating: 1 });
       await put('brand-new');
-      expect(await cache.get('brand-new')).to.deep.equal({ terminating: false });
+      expect(await state('brand-new')).to.deep.equal({ terminating: false, name: 'brand-new' });
       expect(await cache.get('absent')).to.equal(undefined);
       expect((await reads()).miss).to.be.at.least(1);
     });
 
     it('reads storage for a namespace whose deletion was admitted, for 30 seconds', async () => {
       cache.deleting('known');
-      expect(await cache.get('known')).to.deep.equal({ terminating: false });
+      expect(await state('known')).to.deep.equal({ terminating: false, name: 'known' });
       expect((await reads())['recently-deleted']).to.equal(1);
       now += FORCE_LIVE_LOOKUP_MS + 1;
       await cache.get('known');
