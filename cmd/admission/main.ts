@@ -7,6 +7,7 @@ import { Registry } from 'prom-client';
 import { metricsService } from '../../internal/metrics/index.js';
 import { StorageClient } from '../../internal/storage/client.js';
 import { authorizerTypes } from '../../internal/authz/index.js';
+import { parseFeatureGates } from '../../internal/config/features.js';
 import {
   AdmissionChain, NamespaceCache, admissionService, buildPlugins, impliedPlugins, type AdmissionPlugin,
 } from '../../internal/admission/index.js';
@@ -21,7 +22,8 @@ let plugins: AdmissionPlugin[];
 try {
   const disable = flags.list('disable-admission-plugins');
   const implied = impliedPlugins(authorizerTypes(flags)).filter((p) => !disable.includes(p));
-  plugins = buildPlugins([...new Set([...flags.list('enable-admission-plugins'), ...implied])], disable, { store: storage, namespaces });
+  const gates = parseFeatureGates(flags.string('feature-gates'));
+  plugins = buildPlugins([...new Set([...flags.list('enable-admission-plugins'), ...implied])], disable, { store: storage, storage, namespaces, gates });
 } catch (err) {
   process.stderr.write(`admission: ${(err as Error).message}\n`);
   process.exit(1);

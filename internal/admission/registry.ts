@@ -4,11 +4,21 @@ import type { AdmissionPlugin } from './types.js';
 import { NAMESPACE_LIFECYCLE, NamespaceLifecycle } from './plugins/namespace-lifecycle.js';
 import type { NamespaceCache, NamespaceStore } from './namespaces.js';
 import { NODE_RESTRICTION, NodeRestriction } from './plugins/node-restriction.js';
+import type { StorageClient } from '../storage/client.js';
+import type { FeatureGates } from '../config/features.js';
+import type { Authorize } from './policies/authorizer.js';
+import { VALIDATING_ADMISSION_POLICY, ValidatingAdmissionPolicyPlugin } from './policies/validating.js';
 
 /** What plugins may need to build themselves. */
 export interface PluginContext {
   store: NamespaceStore;
   namespaces: NamespaceCache;
+  /** The full storage client, for Reflectors over the kinds a plugin reads. */
+  storage: StorageClient;
+  /** Asks the authorization service whether a user may do something. */
+  authorize?: Authorize;
+  /** Feature gates of the admission process. */
+  gates: FeatureGates;
 }
 
 interface Registration {
@@ -22,6 +32,10 @@ interface Registration {
 export const ADMISSION_PLUGINS: Registration[] = [
   { name: NAMESPACE_LIFECYCLE, enabledByDefault: true, create: (ctx) => new NamespaceLifecycle(ctx.namespaces) },
   { name: NODE_RESTRICTION, enabledByDefault: false, create: (ctx) => new NodeRestriction(ctx.store) },
+  {
+    name: VALIDATING_ADMISSION_POLICY, enabledByDefault: true,
+    create: (ctx) => new ValidatingAdmissionPolicyPlugin(ctx.storage, ctx.namespaces, ctx.authorize),
+  },
 ];
 
 /** Plugins the authorization modes call for: NodeRestriction goes with the Node authorizer. */

@@ -59,6 +59,8 @@ export interface DeclarationOptions {
   readonly variables?: readonly string[];
   /** oldSelf is `optional<self's type>`: a transition rule that also runs when there is no old value. */
   readonly optionalOldSelf?: boolean;
+  /** Variables typed by a schema of their own, e.g. an admission policy's object (these names take no fixed type). */
+  readonly typed?: Readonly<Record<string, Schema>>;
 }
 
 export interface Declarations {
@@ -84,13 +86,21 @@ function optionalDecl(decl: DeclType): DeclType {
 }
 
 function variableDecls(opts: DeclarationOptions): Map<string, DeclType> {
-  const names = new Set(opts.variables ?? []);
+  const names = new Set([...opts.variables ?? [], ...Object.keys(opts.typed ?? {})]);
   if (opts.schema) names.add('self').add('oldSelf');
   const self = opts.schema
     ? declFromSchema(opts.schema, { path: 'self', typeName: SELF_TYPE, resourceRoot: opts.resourceRoot })
     : undefined;
   const decls = new Map<string, DeclType>();
+  // Variables of one schema share one type, so they compare with each other.
+  const bySchema = new Map<Schema, DeclType>();
   for (const name of [...names].sort()) {
+    const schema = opts.typed?.[name];
+    if (schema) {
+      if (!bySchema.has(schema)) bySchema.set(schema, declFromSchema(schema, { path: name, typeName: name }));
+      decls.set(name, bySchema.get(schema)!);
+      continue;
+    }
     switch (name) {
       case 'self': decls.set(name, self ?? dynDecl(name)); break;
       case 'oldSelf': decls.set(name, opts.optionalOldSelf ? optionalDecl(self ?? dynDecl(name)) : self ?? dynDecl(name)); break;
@@ -159,7 +169,8 @@ const cache = new Map<string, Declarations>();
 
 /** The declarations for a schema and variable names, built once and cached. */
 export function declare(opts: DeclarationOptions = {}): Declarations {
-  const key = `${schemaDigest(opts.schema)}/${opts.resourceRoot ? 'root' : ''}${opts.optionalOldSelf ? '?' : ''}/${[...new Set(opts.variables ?? [])].sort().join(',')}`;
+  const typed = Object.entries(opts.typed ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([n, s]) => `${n}:${schemaDigest(s)}`).join(',');
+  const key = `${schemaDigest(opts.schema)}/${opts.resourceRoot ? 'root' : ''}${opts.optionalOldSelf ? '?' : ''}/${[...new Set(opts.variables ?? [])].sort().join(',')}/${typed}`;
   const hit = cache.get(key);
   if (hit) {
     cache.delete(key);

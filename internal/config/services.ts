@@ -94,6 +94,7 @@ export const admissionFlags: FlagSet = {
   ...listen(DEFAULT_PORTS.admission), ...storagePeer, ...natsUrl, ...authorizationMode,
   'enable-admission-plugins': { type: 'list', default: '', help: 'admission plugins to enable besides the defaults' },
   'disable-admission-plugins': { type: 'list', default: '', help: 'default admission plugins to disable' },
+  'feature-gates': { type: 'string', default: '', help: 'feature gates to switch: Name=true|false,...' },
 };
 
 export const gatewayFlags: FlagSet = {
