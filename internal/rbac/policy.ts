@@ -265,6 +265,12 @@ const CONTROLLER_ROLES: Record<string, PolicyRule[]> = {
     rule(['update'], [CORE], ['namespaces/finalize', 'namespaces/status']),
     rule(['get', 'list', 'watch', 'delete', 'deletecollection'], ['*'], ['*']),
   ],
+  // Writes the type checking of each policy generation.
+  'validatingadmissionpolicy-status-controller': [
+    rule(READ, [group('admissionregistration')], ['validatingadmissionpolicies']),
+    rule(['get', 'patch', 'update'], [group('admissionregistration')], ['validatingadmissionpolicies/status']),
+    eventsRule,
+  ],
   'ttl-after-finished-controller': [rule(['get', 'list', 'watch', 'delete'], ['batch'], ['jobs']), eventsRule],
 };
 

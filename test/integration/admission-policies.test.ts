@@ -181,4 +181,24 @@ describe('admission policies: ValidatingAdmissionPolicy and its bindings', funct
       expect((await tryCreate(cm('err', 'broken-ignore'))).status).to.equal(201);
     });
   });
+
+  describe('status', () => {
+    it('the status controller writes type-checking warnings and the observed generation', async () => {
+      await apply(`${AR}/validatingadmissionpolicies`, policy('typed', {
+        validations: [
+          { expression: "object.data.size() > 0" },
+          { expression: "object.spec.replicas > 1", messageExpression: "'x' + object.nope" },
+        ],
+      }));
+      let status: Obj | undefined;
+      expect(await waitFor(async () => {
+        const got = (await c.request('GET', `${AR}/validatingadmissionpolicies/typed`)).body;
+        status = got.status;
+        return status?.observedGeneration === got.metadata.generation;
+      }, 15_000), JSON.stringify(status)).to.equal(true);
+      const warnings: Obj[] = status!.typeChecking.expressionWarnings;
+      expect(warnings.map((w) => w.fieldRef)).to.deep.equal(['spec.validations[1].expression', 'spec.validations[1].messageExpression']);
+      expect(warnings[0].warning).to.match(/^\/v1, Kind=ConfigMap: ERROR: <input>:1:\d+: undefined field 'spec'/);
+    });
+  });
 });
