@@ -9,6 +9,8 @@ import { NODE_RESTRICTION, NodeRestriction } from './plugins/node-restriction.js
 export interface PluginContext {
   store: NamespaceStore;
   namespaces: NamespaceCache;
+  /** The plugin's configuration from --admission-control-config-file, undefined when it has none. */
+  pluginConfig(name: string): unknown;
 }
 
 interface Registration {

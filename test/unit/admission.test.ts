@@ -210,7 +210,7 @@ describe('admission', () => {
     it('enables NamespaceLifecycle by default', () => {
       expect(enabledPluginNames([], [])).to.deep.equal(['NamespaceLifecycle']);
       expect(enabledPluginNames(['NamespaceLifecycle'], [])).to.deep.equal(['NamespaceLifecycle']);
-      expect(buildPlugins([], [], { store: store(), namespaces: new NamespaceCache(store(), { watch: false }) }).map((p) => p.name)).to.deep.equal(['NamespaceLifecycle']);
+      expect(buildPlugins([], [], { store: store(), namespaces: new NamespaceCache(store(), { watch: false }), pluginConfig: () => undefined }).map((p) => p.name)).to.deep.equal(['NamespaceLifecycle']);
     });
 
     it('disables a default plugin', () => {
