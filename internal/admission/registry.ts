@@ -4,11 +4,18 @@ import type { AdmissionPlugin } from './types.js';
 import { NAMESPACE_LIFECYCLE, NamespaceLifecycle } from './plugins/namespace-lifecycle.js';
 import type { NamespaceCache, NamespaceStore } from './namespaces.js';
 import { NODE_RESTRICTION, NodeRestriction } from './plugins/node-restriction.js';
+import { POD_SECURITY, podSecurityPlugin } from './plugins/podsecurity.js';
+import type { StorageClient } from '../storage/client.js';
+import type { Registry as Metrics } from 'prom-client';
 
 /** What plugins may need to build themselves. */
 export interface PluginContext {
   store: NamespaceStore;
   namespaces: NamespaceCache;
+  /** The full storage client, for Reflectors over the kinds a plugin reads. */
+  storage: StorageClient;
+  /** Where plugins register their metrics (absent: not measured). */
+  metrics?: Metrics;
   /** The plugin's configuration from --admission-control-config-file, undefined when it has none. */
   pluginConfig(name: string): unknown;
 }
@@ -24,6 +31,10 @@ interface Registration {
 export const ADMISSION_PLUGINS: Registration[] = [
   { name: NAMESPACE_LIFECYCLE, enabledByDefault: true, create: (ctx) => new NamespaceLifecycle(ctx.namespaces) },
   { name: NODE_RESTRICTION, enabledByDefault: false, create: (ctx) => new NodeRestriction(ctx.store) },
+  {
+    name: POD_SECURITY, enabledByDefault: true,
+    create: (ctx) => podSecurityPlugin(ctx.pluginConfig(POD_SECURITY), ctx.namespaces, ctx.storage, ctx.metrics),
+  },
 ];
 
 /** Plugins the authorization modes call for: NodeRestriction goes with the Node authorizer. */
