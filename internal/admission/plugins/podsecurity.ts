@@ -6,7 +6,7 @@
 // the existing Pods that would violate it. Namespaces come from memory.
 import type { StorageClient } from '../../storage/client.js';
 import { podSecurityKey } from '../../names/index.js';
-import { decodePodSecurityConfiguration, type PodSecurityConfiguration } from '../../podsecurity/config.js';
+import { PodSecurityConfigError, decodePodSecurityConfiguration, type PodSecurityConfiguration } from '../../podsecurity/config.js';
 import { Evaluator } from '../../podsecurity/evaluator.js';
 import type { Json } from '../../podsecurity/check.js';
 import { PodSecurityMetrics, type RequestLabels } from '../../podsecurity/metrics.js';
@@ -217,5 +217,11 @@ function significantUpdate(pod: Json, old: Json): boolean {
 
 /** Builds the plugin from its configuration (none: privileged everywhere, nothing exempt). */
 export function podSecurityPlugin(config: unknown, namespaces: Pick<NamespaceCache, 'get'>, storage: Pick<StorageClient, 'list'>, registry?: Registry): PodSecurity {
-  return new PodSecurity(decodePodSecurityConfiguration(config), namespaces, storagePodLister(storage), registry);
+  let decoded: PodSecurityConfiguration;
+  try {
+    decoded = decodePodSecurityConfiguration(config);
+  } catch (err) {
+    throw new PodSecurityConfigError(`${POD_SECURITY} configuration: ${(err as Error).message}`);
+  }
+  return new PodSecurity(decoded, namespaces, storagePodLister(storage), registry);
 }
