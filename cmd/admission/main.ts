@@ -23,7 +23,7 @@ try {
   const implied = impliedPlugins(authorizerTypes(flags)).filter((p) => !disable.includes(p));
   const config = loadAdmissionConfiguration(flags.string('admission-control-config-file'));
   plugins = buildPlugins([...new Set([...flags.list('enable-admission-plugins'), ...implied])], disable, {
-    store: storage, namespaces, storage, metrics: registry, pluginConfig: (name) => config.pluginConfig(name),
+    store: storage, namespaces, pluginConfig: (name) => config.pluginConfig(name), storage, metrics: registry,
   });
 } catch (err) {
   process.stderr.write(`admission: ${(err as Error).message}\n`);

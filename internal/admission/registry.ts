@@ -4,20 +4,20 @@ import type { AdmissionPlugin } from './types.js';
 import { NAMESPACE_LIFECYCLE, NamespaceLifecycle } from './plugins/namespace-lifecycle.js';
 import type { NamespaceCache, NamespaceStore } from './namespaces.js';
 import { NODE_RESTRICTION, NodeRestriction } from './plugins/node-restriction.js';
-import { POD_SECURITY, podSecurityPlugin } from './plugins/podsecurity.js';
-import type { StorageClient } from '../storage/client.js';
 import type { Registry as Metrics } from 'prom-client';
+import type { StorageClient } from '../storage/client.js';
+import { POD_SECURITY, podSecurityPlugin } from './plugins/podsecurity.js';
 
 /** What plugins may need to build themselves. */
 export interface PluginContext {
   store: NamespaceStore;
   namespaces: NamespaceCache;
+  /** The plugin's configuration from --admission-control-config-file, undefined when it has none. */
+  pluginConfig(name: string): unknown;
   /** The full storage client, for Reflectors over the kinds a plugin reads. */
   storage: StorageClient;
   /** Where plugins register their metrics (absent: not measured). */
   metrics?: Metrics;
-  /** The plugin's configuration from --admission-control-config-file, undefined when it has none. */
-  pluginConfig(name: string): unknown;
 }
 
 interface Registration {
