@@ -156,7 +156,7 @@ export class PodSecurity implements AdmissionPlugin {
     }
     const audit: Record<string, string> = {};
     if (errors.length) {
-      audit[annotationKey('error')] = `Failed to parse policy: ${errors.map((e) => `${labelErrorField(e)}: ${labelErrorMessage(e)}`).join(', ')}`;
+      audit[annotationKey('error')] = `Failed to parse policy: ${aggregate(errors.map((e) => `${labelErrorField(e)}: ${labelErrorMessage(e)}`))}`;
       this.metrics.error(false, labels);
     }
     const results = new Map<string, ReturnType<Evaluator['evaluate']>>();
@@ -193,11 +193,13 @@ export class PodSecurity implements AdmissionPlugin {
   }
 }
 
+/** Several errors as the platform's aggregate words them: one alone, several in brackets. */
+const aggregate = (texts: string[]): string => (texts.length === 1 ? texts[0] : `[${texts.join(', ')}]`);
+
 /** `Namespace "x" is invalid: metadata.labels[...]: Invalid value: ...` */
 function invalidNamespace(name: string, errors: LabelError[]): AdmissionError {
   const causes = errors.map((e) => ({ type: 'FieldValueInvalid', message: labelErrorMessage(e), field: labelErrorField(e) }));
-  const texts = causes.map((c) => `${c.field}: ${c.message}`);
-  return new AdmissionError(422, 'Invalid', `Namespace ${JSON.stringify(name)} is invalid: ${texts.length === 1 ? texts[0] : `[${texts.join(', ')}]`}`, causes);
+  return new AdmissionError(422, 'Invalid', `Namespace ${JSON.stringify(name)} is invalid: ${aggregate(causes.map((c) => `${c.field}: ${c.message}`))}`, causes);
 }
 
 const containerList = (spec: Json | undefined, field: string): Json[] => (Array.isArray(spec?.[field]) ? spec![field] : []);
