@@ -7,3 +7,4 @@ export { NodeRestriction, NODE_RESTRICTION } from './plugins/node-restriction.js
 export { NamespaceLifecycle, NAMESPACE_LIFECYCLE, IMMORTAL_NAMESPACES } from './plugins/namespace-lifecycle.js';
 export { FORCE_LIVE_LOOKUP_MS, NamespaceCache, type NamespaceState, type NamespaceStore } from './namespaces.js';
 export { ADMISSION_SERVICE_NAME, admissionRequestOf, admissionService, admitHandler } from './service.js';
+export { AuthzClient, type Authorize, type AuthorizeAttributes, type AuthorizeDecision } from './authz-client.js';

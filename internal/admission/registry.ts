@@ -4,11 +4,20 @@ import type { AdmissionPlugin } from './types.js';
 import { NAMESPACE_LIFECYCLE, NamespaceLifecycle } from './plugins/namespace-lifecycle.js';
 import type { NamespaceCache, NamespaceStore } from './namespaces.js';
 import { NODE_RESTRICTION, NodeRestriction } from './plugins/node-restriction.js';
+import type { StorageClient } from '../storage/client.js';
+import type { Authorize } from './authz-client.js';
+import { CERTIFICATE_APPROVAL, CertificateApproval } from './plugins/certificate-approval.js';
+import { CERTIFICATE_SIGNING, CertificateSigning } from './plugins/certificate-signing.js';
+import { CERTIFICATE_SUBJECT_RESTRICTION, CertificateSubjectRestriction } from './plugins/certificate-subjectrestriction.js';
 
 /** What plugins may need to build themselves. */
 export interface PluginContext {
   store: NamespaceStore;
   namespaces: NamespaceCache;
+  /** The full storage client, for Reflectors over the kinds a plugin decides from. */
+  storage: StorageClient;
+  /** The authorization service's decision on a request of a user. */
+  authorize: Authorize;
 }
 
 interface Registration {
@@ -22,6 +31,9 @@ interface Registration {
 export const ADMISSION_PLUGINS: Registration[] = [
   { name: NAMESPACE_LIFECYCLE, enabledByDefault: true, create: (ctx) => new NamespaceLifecycle(ctx.namespaces) },
   { name: NODE_RESTRICTION, enabledByDefault: false, create: (ctx) => new NodeRestriction(ctx.store) },
+  { name: CERTIFICATE_APPROVAL, enabledByDefault: true, create: (ctx) => new CertificateApproval(ctx.authorize) },
+  { name: CERTIFICATE_SIGNING, enabledByDefault: true, create: (ctx) => new CertificateSigning(ctx.authorize) },
+  { name: CERTIFICATE_SUBJECT_RESTRICTION, enabledByDefault: true, create: () => new CertificateSubjectRestriction() },
 ];
 
 /** Plugins the authorization modes call for: NodeRestriction goes with the Node authorizer. */

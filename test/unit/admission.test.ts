@@ -47,6 +47,12 @@ const store = () => new FakeNamespaces({
   leaving: namespace('leaving', { deletionTimestamp: '2025-01-01T00:00:00Z' }),
 });
 
+/** What plugins are built from, over the fake store; nothing may ask the authorizer. */
+const pluginContext = () => ({
+  store: store(), namespaces: new NamespaceCache(store(), { watch: false }), storage: store() as unknown as StorageClient,
+  authorize: async () => { throw new Error('no authorizer'); },
+});
+
 function configMapRequest(operation: Operation, ns: string, name = 'cm'): AdmissionRequest {
   return {
     uid: 'req-1', kind: { group: '', version: 'v1', kind: 'ConfigMap' }, resource: { group: '', version: 'v1', resource: 'configmaps' },
@@ -207,14 +213,16 @@ describe('admission', () => {
   });
 
   describe('plugin selection', () => {
-    it('enables NamespaceLifecycle by default', () => {
-      expect(enabledPluginNames([], [])).to.deep.equal(['NamespaceLifecycle']);
-      expect(enabledPluginNames(['NamespaceLifecycle'], [])).to.deep.equal(['NamespaceLifecycle']);
-      expect(buildPlugins([], [], { store: store(), namespaces: new NamespaceCache(store(), { watch: false }) }).map((p) => p.name)).to.deep.equal(['NamespaceLifecycle']);
+    it('enables the default plugins, in run order, and others when asked', () => {
+      const defaults = enabledPluginNames([], []);
+      expect(defaults).to.include.members(['NamespaceLifecycle', 'CertificateApproval']).and.not.include('NodeRestriction');
+      expect(enabledPluginNames(['NamespaceLifecycle'], [])).to.deep.equal(defaults);
+      expect(enabledPluginNames(['NodeRestriction'], []).filter((n) => n !== 'NodeRestriction')).to.deep.equal(defaults);
+      expect(buildPlugins([], [], pluginContext()).map((p) => p.name)).to.include.members(defaults);
     });
 
     it('disables a default plugin', () => {
-      expect(enabledPluginNames([], ['NamespaceLifecycle'])).to.deep.equal([]);
+      expect(enabledPluginNames([], ['NamespaceLifecycle'])).to.deep.equal(enabledPluginNames([], []).filter((n) => n !== 'NamespaceLifecycle'));
     });
 
     it('refuses unknown names and a plugin both enabled and disabled', () => {
