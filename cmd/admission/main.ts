@@ -21,12 +21,12 @@ let plugins: AdmissionPlugin[];
 try {
   const disable = flags.list('disable-admission-plugins');
   const implied = impliedPlugins(authorizerTypes(flags)).filter((p) => !disable.includes(p));
-  plugins = buildPlugins([...new Set([...flags.list('enable-admission-plugins'), ...implied])], disable, { store: storage, namespaces });
+  plugins = buildPlugins([...new Set([...flags.list('enable-admission-plugins'), ...implied])], disable, { store: storage, namespaces, storage, metrics: registry });
 } catch (err) {
   process.stderr.write(`admission: ${(err as Error).message}\n`);
   process.exit(1);
 }
 
-await runServer('admission', flags.string('listen'), [admissionService(new AdmissionChain(plugins)), metricsService(registry)], {
-  afterStop: () => { namespaces.stop(); storage.close(); },
+await runServer('admission', flags.string('listen'), [admissionService(new AdmissionChain(plugins, registry)), metricsService(registry)], {
+  afterStop: () => { plugins.forEach((p) => p.stop?.()); namespaces.stop(); storage.close(); },
 });

@@ -4,11 +4,18 @@ import type { AdmissionPlugin } from './types.js';
 import { NAMESPACE_LIFECYCLE, NamespaceLifecycle } from './plugins/namespace-lifecycle.js';
 import type { NamespaceCache, NamespaceStore } from './namespaces.js';
 import { NODE_RESTRICTION, NodeRestriction } from './plugins/node-restriction.js';
+import type { Registry as Metrics } from 'prom-client';
+import type { StorageClient } from '../storage/client.js';
+import { MUTATING_ADMISSION_WEBHOOK, VALIDATING_ADMISSION_WEBHOOK, mutatingWebhooks, validatingWebhooks } from './webhooks/index.js';
 
 /** What plugins may need to build themselves. */
 export interface PluginContext {
   store: NamespaceStore;
   namespaces: NamespaceCache;
+  /** The full storage client, for Reflectors over the kinds a plugin reads. */
+  storage: StorageClient;
+  /** Where plugins register their metrics (absent: not measured). */
+  metrics?: Metrics;
 }
 
 interface Registration {
@@ -22,6 +29,8 @@ interface Registration {
 export const ADMISSION_PLUGINS: Registration[] = [
   { name: NAMESPACE_LIFECYCLE, enabledByDefault: true, create: (ctx) => new NamespaceLifecycle(ctx.namespaces) },
   { name: NODE_RESTRICTION, enabledByDefault: false, create: (ctx) => new NodeRestriction(ctx.store) },
+  { name: MUTATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: mutatingWebhooks },
+  { name: VALIDATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: validatingWebhooks },
 ];
 
 /** Plugins the authorization modes call for: NodeRestriction goes with the Node authorizer. */

@@ -208,13 +208,16 @@ describe('admission', () => {
 
   describe('plugin selection', () => {
     it('enables NamespaceLifecycle by default', () => {
-      expect(enabledPluginNames([], [])).to.deep.equal(['NamespaceLifecycle']);
-      expect(enabledPluginNames(['NamespaceLifecycle'], [])).to.deep.equal(['NamespaceLifecycle']);
-      expect(buildPlugins([], [], { store: store(), namespaces: new NamespaceCache(store(), { watch: false }) }).map((p) => p.name)).to.deep.equal(['NamespaceLifecycle']);
+      const defaults = ['NamespaceLifecycle', 'MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook'];
+      expect(enabledPluginNames([], [])).to.deep.equal(defaults);
+      expect(enabledPluginNames(['NamespaceLifecycle'], [])).to.deep.equal(defaults);
+      const plugins = buildPlugins([], [], { store: store(), namespaces: new NamespaceCache(store(), { watch: false }), storage: store() as unknown as StorageClient });
+      expect(plugins.map((p) => p.name)).to.deep.equal(defaults);
+      plugins.forEach((p) => p.stop?.());
     });
 
     it('disables a default plugin', () => {
-      expect(enabledPluginNames([], ['NamespaceLifecycle'])).to.deep.equal([]);
+      expect(enabledPluginNames([], ['NamespaceLifecycle'])).to.deep.equal(['MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook']);
     });
 
     it('refuses unknown names and a plugin both enabled and disabled', () => {
@@ -230,6 +233,7 @@ describe('admission', () => {
       uid: 'u1', kind: { group: '', version: 'v1', kind: 'ConfigMap' }, resource: { group: '', version: 'v1', resource: 'configmaps' },
       subresource: '', name: 'cm', namespace: ns, operation: 'CREATE', user: null,
       object: Buffer.from(JSON.stringify(object)), oldObject: Buffer.alloc(0), dryRun: false, options: Buffer.alloc(0),
+      requestKind: null, requestResource: null, requestSubResource: '',
     });
 
     it('answers a refusal with its code, reason, message and causes', async () => {
