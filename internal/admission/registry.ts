@@ -12,6 +12,8 @@ import { MUTATING_ADMISSION_WEBHOOK, VALIDATING_ADMISSION_WEBHOOK, mutatingWebho
 export interface PluginContext {
   store: NamespaceStore;
   namespaces: NamespaceCache;
+  /** The plugin's configuration from --admission-control-config-file, undefined when it has none. */
+  pluginConfig(name: string): unknown;
   /** The full storage client, for Reflectors over the kinds a plugin reads. */
   storage: StorageClient;
   /** Where plugins register their metrics (absent: not measured). */

@@ -211,7 +211,7 @@ describe('admission', () => {
       const defaults = ['NamespaceLifecycle', 'MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook'];
       expect(enabledPluginNames([], [])).to.deep.equal(defaults);
       expect(enabledPluginNames(['NamespaceLifecycle'], [])).to.deep.equal(defaults);
-      const plugins = buildPlugins([], [], { store: store(), namespaces: new NamespaceCache(store(), { watch: false }), storage: store() as unknown as StorageClient });
+      const plugins = buildPlugins([], [], { store: store(), namespaces: new NamespaceCache(store(), { watch: false }), pluginConfig: () => undefined, storage: store() as unknown as StorageClient });
       expect(plugins.map((p) => p.name)).to.deep.equal(defaults);
       plugins.forEach((p) => p.stop?.());
     });
