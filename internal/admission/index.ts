@@ -5,6 +5,7 @@ export { forbidden, notFound, internalError, qualifiedResource, type GroupResour
 export { ADMISSION_PLUGINS, AdmissionConfigError, buildPlugins, enabledPluginNames, impliedPlugins, type PluginContext } from './registry.js';
 export { NodeRestriction, NODE_RESTRICTION } from './plugins/node-restriction.js';
 export { NamespaceLifecycle, NAMESPACE_LIFECYCLE, IMMORTAL_NAMESPACES } from './plugins/namespace-lifecycle.js';
+export { AdmissionConfiguration, AdmissionFileError, ADMISSION_CONFIG_VERSIONS, decodeAdmissionConfiguration, loadAdmissionConfiguration } from './config.js';
 export { FORCE_LIVE_LOOKUP_MS, NamespaceCache, type NamespaceState, type NamespaceStore } from './namespaces.js';
 export { ADMISSION_SERVICE_NAME, admissionRequestOf, admissionService, admitHandler } from './service.js';
 export { AuthzClient, type Authorize, type AuthorizeAttributes, type AuthorizeDecision } from './authz-client.js';

@@ -4,7 +4,9 @@ import type { AdmissionPlugin } from './types.js';
 import { NAMESPACE_LIFECYCLE, NamespaceLifecycle } from './plugins/namespace-lifecycle.js';
 import type { NamespaceCache, NamespaceStore } from './namespaces.js';
 import { NODE_RESTRICTION, NodeRestriction } from './plugins/node-restriction.js';
+import type { Registry as Metrics } from 'prom-client';
 import type { StorageClient } from '../storage/client.js';
+import { MUTATING_ADMISSION_WEBHOOK, VALIDATING_ADMISSION_WEBHOOK, mutatingWebhooks, validatingWebhooks } from './webhooks/index.js';
 import type { Authorize } from './authz-client.js';
 import { CERTIFICATE_APPROVAL, CertificateApproval } from './plugins/certificate-approval.js';
 import { CERTIFICATE_SIGNING, CertificateSigning } from './plugins/certificate-signing.js';
@@ -14,8 +16,12 @@ import { CERTIFICATE_SUBJECT_RESTRICTION, CertificateSubjectRestriction } from '
 export interface PluginContext {
   store: NamespaceStore;
   namespaces: NamespaceCache;
-  /** The full storage client, for Reflectors over the kinds a plugin decides from. */
+  /** The plugin's configuration from --admission-control-config-file, undefined when it has none. */
+  pluginConfig(name: string): unknown;
+  /** The full storage client, for Reflectors over the kinds a plugin reads. */
   storage: StorageClient;
+  /** Where plugins register their metrics (absent: not measured). */
+  metrics?: Metrics;
   /** The authorization service's decision on a request of a user. */
   authorize: Authorize;
 }
@@ -34,6 +40,8 @@ export const ADMISSION_PLUGINS: Registration[] = [
   { name: CERTIFICATE_APPROVAL, enabledByDefault: true, create: (ctx) => new CertificateApproval(ctx.authorize) },
   { name: CERTIFICATE_SIGNING, enabledByDefault: true, create: (ctx) => new CertificateSigning(ctx.authorize) },
   { name: CERTIFICATE_SUBJECT_RESTRICTION, enabledByDefault: true, create: () => new CertificateSubjectRestriction() },
+  { name: MUTATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: mutatingWebhooks },
+  { name: VALIDATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: validatingWebhooks },
 ];
 
 /** Plugins the authorization modes call for: NodeRestriction goes with the Node authorizer. */
