@@ -55,15 +55,15 @@ describe('admission webhooks: matching', () => {
     expect(matchRules(hook({ scope: 'Namespaced' }), request('pods'), equivalents)).to.not.equal(undefined);
   });
 
-  it('Equivalent matches another version of the resource and converts the object both ways; Exact does not', () => {
+  it('Equivalent matches another version of the resource and converts the object both ways; Exact does not', async () => {
     const v2 = { operations: ['*'], apiGroups: ['autoscaling'], apiVersions: ['v2'], resources: ['horizontalpodautoscalers'] };
     const req = request('horizontalpodautoscalers', { group: 'autoscaling', version: 'v1' });
     req.object = { apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', metadata: { name: 'n' }, spec: { maxReplicas: 2, targetCPUUtilizationPercentage: 50 } };
     const invocation = matchRules(hookWith({ rules: [v2] }), req, equivalents)!;
     expect(invocation.kind).to.deep.equal({ group: 'autoscaling', version: 'v2', kind: 'HorizontalPodAutoscaler' });
-    const converted = invocation.convert!.to(req.object) as any;
+    const converted = await invocation.convert!.to(req.object) as any;
     expect(converted.apiVersion).to.equal('autoscaling/v2');
-    expect((invocation.convert!.back(converted) as any).spec.targetCPUUtilizationPercentage).to.equal(50);
+    expect((await invocation.convert!.back(converted) as any).spec.targetCPUUtilizationPercentage).to.equal(50);
     expect(matchRules(hookWith({ rules: [v2], matchPolicy: 'Exact' }), req, equivalents)).to.equal(undefined);
   });
 });

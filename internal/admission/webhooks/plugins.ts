@@ -72,7 +72,7 @@ export class MutatingWebhooks implements AdmissionPlugin {
       const mutated = Boolean(answer.patch?.length && object);
       if (mutated) {
         const next = patched(hook, object!, answer.patch!);
-        req.object = invocation.convert ? invocation.convert.back(next) : next;
+        req.object = invocation.convert ? await invocation.convert.back(next) : next;
         changes++;
       }
       auditAnnotations[mutationKey(round, index)] = JSON.stringify({ configuration: hook.configuration, webhook: hook.name, mutated });
