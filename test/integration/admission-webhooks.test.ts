@@ -4,6 +4,7 @@ import { AdmissionWebhook } from '../lib/admissionwebhook.js';
 import { sampleSum } from '../lib/metrics.js';
 import { kubectl } from '../lib/kubectl.js';
 import YAML from 'yaml';
+import { crdManifest } from '../lib/crd.js';
 
 const MWC = '/apis/admissionregistration.svc.io/v1/mutatingwebhookconfigurations';
 const VWC = '/apis/admissionregistration.svc.io/v1/validatingwebhookconfigurations';
@@ -16,7 +17,7 @@ describe('admission webhooks', function () {
   let seq = 0;
 
   before(async () => {
-    [c, wh] = await Promise.all([new Cluster({ withoutControllerManager: true }).start(), new AdmissionWebhook().start(['hooks.default.svc'])]);
+    [c, wh] = await Promise.all([new Cluster().start(), new AdmissionWebhook().start(['hooks.default.svc'])]);
   });
   after(async () => { await Promise.all([c?.stop(), wh?.stop()]); });
 
@@ -170,6 +171,24 @@ describe('admission webhooks', function () {
     expect(request.object.apiVersion).to.equal('autoscaling/v2');
     expect(request.object.spec.metrics[0].resource.target.averageUtilization).to.equal(60);
     expect((await hpa('exact')).status).to.equal(201);
+  });
+
+  it('matchPolicy Equivalent catches another served version of a custom resource, converted', async () => {
+    const schema = { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } };
+    const crd = crdManifest('wh.example.com', 'Widget', schema);
+    crd.spec.versions.push({ name: 'v2', served: true, storage: false, schema: { openAPIV3Schema: schema } });
+    expect((await c.request('POST', '/apis/apiextensions.svc.io/v1/customresourcedefinitions', { body: crd })).status).to.equal(201);
+    const widgets = '/apis/wh.example.com/v1/namespaces/default/widgets';
+    expect(await waitFor(async () => (await c.request('GET', widgets)).status === 200, 20_000, 100)).to.equal(true);
+    await configure(VWC, 'custom-equivalent', [hook('custom.example.com', 'crd', '/deny', {
+      rules: [{ operations: ['CREATE'], apiGroups: ['wh.example.com'], apiVersions: ['v2'], resources: ['widgets'] }],
+    })]);
+    const widget = () => c.request('POST', widgets, { body: { apiVersion: 'wh.example.com/v1', kind: 'Widget', metadata: { generateName: 'w-', labels: { case: 'crd' } }, spec: { size: 3 } } });
+    expect(await waitFor(async () => (await widget()).status === 403, 5_000, 50)).to.equal(true);
+    const { request } = wh.on('/deny').at(-1);
+    expect(request.kind).to.deep.equal({ group: 'wh.example.com', version: 'v2', kind: 'Widget' });
+    expect(request.requestKind).to.deep.equal({ group: 'wh.example.com', version: 'v1', kind: 'Widget' });
+    expect(request.object).to.deep.include({ apiVersion: 'wh.example.com/v2', spec: { size: 3 } });
   });
 
   it('mutating webhooks run in order; IfNeeded runs again after a later one changed the object; v1beta1 reviews', async () => {

@@ -5,6 +5,8 @@ import { EquivalentResources, matchRules } from '../../internal/admission/webhoo
 import { dispatch } from '../../internal/admission/webhooks/dispatch.js';
 import { InvalidAnswer, readAnswer, reviewVersion } from '../../internal/admission/webhooks/review.js';
 import { ServiceEndpoints } from '../../internal/admission/webhooks/services.js';
+import { MutatingWebhooks, ValidatingWebhooks } from '../../internal/admission/webhooks/plugins.js';
+import { AdmissionWebhook } from '../lib/admissionwebhook.js';
 import { builtinRegistry } from '../../internal/registry/index.js';
 import type { StorageClient } from '../../internal/storage/client.js';
 
@@ -53,15 +55,15 @@ describe('admission webhooks: matching', () => {
     expect(matchRules(hook({ scope: 'Namespaced' }), request('pods'), equivalents)).to.not.equal(undefined);
   });
 
-  it('Equivalent matches another version of the resource and converts the object both ways; Exact does not', () => {
+  it('Equivalent matches another version of the resource and converts the object both ways; Exact does not', async () => {
     const v2 = { operations: ['*'], apiGroups: ['autoscaling'], apiVersions: ['v2'], resources: ['horizontalpodautoscalers'] };
     const req = request('horizontalpodautoscalers', { group: 'autoscaling', version: 'v1' });
     req.object = { apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', metadata: { name: 'n' }, spec: { maxReplicas: 2, targetCPUUtilizationPercentage: 50 } };
     const invocation = matchRules(hookWith({ rules: [v2] }), req, equivalents)!;
     expect(invocation.kind).to.deep.equal({ group: 'autoscaling', version: 'v2', kind: 'HorizontalPodAutoscaler' });
-    const converted = invocation.convert!.to(req.object) as any;
+    const converted = await invocation.convert!.to(req.object) as any;
     expect(converted.apiVersion).to.equal('autoscaling/v2');
-    expect((invocation.convert!.back(converted) as any).spec.targetCPUUtilizationPercentage).to.equal(50);
+    expect((await invocation.convert!.back(converted) as any).spec.targetCPUUtilizationPercentage).to.equal(50);
     expect(matchRules(hookWith({ rules: [v2], matchPolicy: 'Exact' }), req, equivalents)).to.equal(undefined);
   });
 });
@@ -106,5 +108,43 @@ describe('admission webhooks: dispatch and answers', () => {
     expect(hookWith({}).timeoutMs).to.equal(10_000);
     expect(hookWith({ timeoutSeconds: 3 }).timeoutMs).to.equal(3_000);
     expect(hookWith({ timeoutSeconds: 90 }).timeoutMs).to.equal(30_000);
+  });
+});
+
+describe('admission webhooks: plugins over a real webhook', () => {
+  const none: NamespaceStore = { get: async () => { throw new Error('no namespaces here'); } };
+  const deps = { namespaces: new NamespaceCache(none, { watch: false }), equivalents, services: new ServiceEndpoints({} as StorageClient) };
+  let wh: AdmissionWebhook;
+  before(async () => { wh = await new AdmissionWebhook().start(); });
+  after(async () => { await wh.stop(); });
+
+  const hooks = (mutating: boolean, webhooks: Array<[string, string, Record<string, unknown>?]>, configuration = 'cfg'): Hook[] =>
+    hooksOf({ metadata: { name: configuration }, webhooks: webhooks.map(([name, path, extra]) => ({
+      name, clientConfig: { url: wh.url(path), caBundle: wh.caBundle }, sideEffects: 'None', admissionReviewVersions: ['v1'],
+      ...rule(['*']), ...extra,
+    })) }, mutating);
+  const source = (list: Hook[]) => ({ waitForSync: async () => true, hooks: () => list });
+
+  it('mutating: patches in order, records each call and the webhook audit annotations under its name', async () => {
+    const plugin = new MutatingWebhooks(source(hooks(true, [['a.example.com', '/mutate/a'], ['b.example.com', '/mutate/b']])), deps, () => undefined);
+    const answer = await plugin.admit(request('configmaps'));
+    expect((answer.object as any).metadata.labels).to.deep.equal({ a: 'yes', b: 'yes' });
+    expect(answer.warnings).to.deep.equal(['a added', 'b added']);
+    expect(answer.auditAnnotations).to.deep.equal({
+      'a.example.com/touched': 'yes', 'b.example.com/touched': 'yes',
+      'mutation.webhook.admission.svc.io/round_0_index_0': JSON.stringify({ configuration: 'cfg', webhook: 'a.example.com', mutated: true }),
+      'mutation.webhook.admission.svc.io/round_0_index_1': JSON.stringify({ configuration: 'cfg', webhook: 'b.example.com', mutated: true }),
+    });
+  });
+
+  it('validating: a webhook that failed open is noted; a denial carries the warnings gathered', async () => {
+    const failing = new ValidatingWebhooks(source(hooks(false, [['ok.example.com', '/allow'], ['garbage.example.com', '/garbage', { failurePolicy: 'Ignore' }]])), deps, () => undefined);
+    const answer = await failing.admit(request('configmaps'));
+    expect(answer.auditAnnotations).to.deep.equal({ 'failed-open.validating.webhook.admission.svc.io/round_0_index_1': 'garbage.example.com' });
+    const denying = new ValidatingWebhooks(source(hooks(false, [['deny.example.com', '/deny']])), deps, () => undefined);
+    const err = await denying.admit(request('configmaps')).catch((e) => e);
+    expect(err).to.be.instanceOf(AdmissionError);
+    expect(err).to.include({ code: 403, reason: 'Forbidden', message: 'admission webhook "deny.example.com" denied the request: no n today' });
+    expect(err.warnings).to.deep.equal(['deny looked at it']);
   });
 });

@@ -92,8 +92,8 @@ const since = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9;
 export async function dispatch(hook: Hook, req: AdmissionRequest, deps: DispatchDeps, failedOpen: () => void): Promise<Called | undefined> {
   const invocation = await invocationOf(hook, req, deps);
   if (!invocation) return undefined;
-  const object = req.object && invocation.convert ? invocation.convert.to(req.object) : req.object;
-  const oldObject = req.oldObject && invocation.convert ? invocation.convert.to(req.oldObject) : req.oldObject;
+  const object = req.object && invocation.convert ? await invocation.convert.to(req.object) : req.object;
+  const oldObject = req.oldObject && invocation.convert ? await invocation.convert.to(req.oldObject) : req.oldObject;
   const request = reviewRequest(req, invocation, object, oldObject);
   const start = process.hrtime.bigint();
   const { metrics } = deps;

@@ -13,7 +13,7 @@ export interface Invocation {
   kind: { group: string; version: string; kind: string };
   resource: { group: string; version: string; resource: string };
   /** Converts an object of the request's version to this version and back; absent when they are the same. */
-  convert?: { to(obj: JsonObject): JsonObject; back(obj: JsonObject): JsonObject };
+  convert?: { to(obj: JsonObject): Promise<JsonObject>; back(obj: JsonObject): Promise<JsonObject> };
 }
 
 interface Target { group: string; version: string; resource: string; subresource: string; namespace: string; operation: string }
@@ -43,28 +43,42 @@ const storageKey = (def: KindDef) => `${def.storageGroup ?? def.group}/${def.res
 
 /** The resources served in several versions (or groups) over one storage, e.g. autoscaling/v1 and v2. */
 export class EquivalentResources {
-  private readonly byStorage = new Map<string, KindDef[]>();
+  private byStorage?: Map<string, KindDef[]>;
 
+  /** The registry's kinds: built-in ones, and custom ones as CustomResourceDefinitions come and go. */
   constructor(private readonly registry: Registry) {
-    for (const def of registry.all()) {
-      const list = this.byStorage.get(storageKey(def)) ?? [];
+    registry.onChange(() => { this.byStorage = undefined; });
+  }
+
+  private index(): Map<string, KindDef[]> {
+    if (this.byStorage) return this.byStorage;
+    const byStorage = new Map<string, KindDef[]>();
+    for (const def of this.registry.all()) {
+      const list = byStorage.get(storageKey(def)) ?? [];
       list.push(def);
-      this.byStorage.set(storageKey(def), list);
+      byStorage.set(storageKey(def), list);
     }
+    return (this.byStorage = byStorage);
   }
 
   /** The other kinds over the storage of the requested one; none for kinds the registry does not know. */
   of(group: string, version: string, resource: string): { from: KindDef; others: KindDef[] } | undefined {
     const from = this.registry.lookup(group, version, resource);
     if (!from) return undefined;
-    return { from, others: (this.byStorage.get(storageKey(from)) ?? []).filter((d) => d !== from) };
+    return { from, others: (this.index().get(storageKey(from)) ?? []).filter((d) => d !== from) };
   }
 }
 
+const apiVersionOf = (def: KindDef) => (def.group ? `${def.group}/${def.version}` : def.version);
+
+/** Converts as the server does between versions: through the storage version, or by the kind's conversion webhook. */
 function converter(from: KindDef, to: KindDef): Invocation['convert'] {
-  const via = (a: KindDef, b: KindDef) => (obj: JsonObject): JsonObject => {
-    const stored = a.toStorage ? a.toStorage(obj as never) : obj;
-    return (b.fromStorage ? b.fromStorage(stored as never) : stored) as JsonObject;
+  const via = (a: KindDef, b: KindDef) => async (obj: JsonObject): Promise<JsonObject> => {
+    const copy = structuredClone(obj) as never;
+    const webhook = a.convert ?? b.convert;
+    if (webhook) return (await webhook([copy], apiVersionOf(b)))[0] as JsonObject;
+    const stored = a.toStorage ? a.toStorage(copy) : copy;
+    return (b.fromStorage ? b.fromStorage(stored) : stored) as JsonObject;
   };
   return { to: via(from, to), back: via(to, from) };
 }

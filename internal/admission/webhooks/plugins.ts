@@ -6,17 +6,22 @@
 import { applyJsonPatch } from '../../patch/index.js';
 import { AdmissionError, type AdmissionPlugin, type AdmissionRequest, type JsonObject, type PluginAnswer } from '../types.js';
 import { forbidden, internalError } from '../errors.js';
-import type { Configurations } from './configurations.js';
 import { auditAnnotationsOf, dispatch, failedOpenKey, mutationKey, type DispatchDeps } from './dispatch.js';
 import type { Hook } from './hooks.js';
 
 export const MUTATING_ADMISSION_WEBHOOK = 'MutatingAdmissionWebhook';
 export const VALIDATING_ADMISSION_WEBHOOK = 'ValidatingAdmissionWebhook';
 
+/** The webhooks of one kind of configuration, in dispatch order, once listed. */
+export interface HookSource {
+  waitForSync(timeoutMs: number): Promise<boolean>;
+  hooks(): Hook[];
+}
+
 /** How long a request waits for the configurations to be listed once, at start. */
 const SYNC_TIMEOUT_MS = 10_000;
 
-async function synced(configurations: Configurations, req: AdmissionRequest): Promise<void> {
+async function synced(configurations: HookSource, req: AdmissionRequest): Promise<void> {
   if (await configurations.waitForSync(SYNC_TIMEOUT_MS)) return;
   throw forbidden({ group: req.resource.group, resource: req.resource.resource }, req.name, 'not yet ready to handle request');
 }
@@ -43,7 +48,7 @@ export class MutatingWebhooks implements AdmissionPlugin {
   readonly phase = 'mutating' as const;
 
   /** stop: ends what the plugins share (either plugin's stop ends it). */
-  constructor(private readonly configurations: Configurations, private readonly deps: DispatchDeps, readonly stop: () => void) {}
+  constructor(private readonly configurations: HookSource, private readonly deps: DispatchDeps, readonly stop: () => void) {}
 
   handles(): boolean {
     return true;
@@ -67,7 +72,7 @@ export class MutatingWebhooks implements AdmissionPlugin {
       const mutated = Boolean(answer.patch?.length && object);
       if (mutated) {
         const next = patched(hook, object!, answer.patch!);
-        req.object = invocation.convert ? invocation.convert.back(next) : next;
+        req.object = invocation.convert ? await invocation.convert.back(next) : next;
         changes++;
       }
       auditAnnotations[mutationKey(round, index)] = JSON.stringify({ configuration: hook.configuration, webhook: hook.name, mutated });
@@ -92,7 +97,7 @@ export class ValidatingWebhooks implements AdmissionPlugin {
   readonly phase = 'validating' as const;
 
   /** stop: ends what the plugins share (either plugin's stop ends it). */
-  constructor(private readonly configurations: Configurations, private readonly deps: DispatchDeps, readonly stop: () => void) {}
+  constructor(private readonly configurations: HookSource, private readonly deps: DispatchDeps, readonly stop: () => void) {}
 
   handles(): boolean {
     return true;
