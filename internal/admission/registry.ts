@@ -6,6 +6,11 @@ import type { NamespaceCache, NamespaceStore } from './namespaces.js';
 import { NODE_RESTRICTION, NodeRestriction } from './plugins/node-restriction.js';
 import type { Registry as Metrics } from 'prom-client';
 import type { StorageClient } from '../storage/client.js';
+import { MUTATING_ADMISSION_WEBHOOK, VALIDATING_ADMISSION_WEBHOOK, mutatingWebhooks, validatingWebhooks } from './webhooks/index.js';
+import type { Authorize } from './authz-client.js';
+import { CERTIFICATE_APPROVAL, CertificateApproval } from './plugins/certificate-approval.js';
+import { CERTIFICATE_SIGNING, CertificateSigning } from './plugins/certificate-signing.js';
+import { CERTIFICATE_SUBJECT_RESTRICTION, CertificateSubjectRestriction } from './plugins/certificate-subjectrestriction.js';
 import { POD_SECURITY, podSecurityPlugin } from './plugins/podsecurity.js';
 
 /** What plugins may need to build themselves. */
@@ -18,6 +23,8 @@ export interface PluginContext {
   storage: StorageClient;
   /** Where plugins register their metrics (absent: not measured). */
   metrics?: Metrics;
+  /** The authorization service's decision on a request of a user. */
+  authorize: Authorize;
 }
 
 interface Registration {
@@ -35,6 +42,11 @@ export const ADMISSION_PLUGINS: Registration[] = [
     name: POD_SECURITY, enabledByDefault: true,
     create: (ctx) => podSecurityPlugin(ctx.pluginConfig(POD_SECURITY), ctx.namespaces, ctx.storage, ctx.metrics),
   },
+  { name: CERTIFICATE_APPROVAL, enabledByDefault: true, create: (ctx) => new CertificateApproval(ctx.authorize) },
+  { name: CERTIFICATE_SIGNING, enabledByDefault: true, create: (ctx) => new CertificateSigning(ctx.authorize) },
+  { name: CERTIFICATE_SUBJECT_RESTRICTION, enabledByDefault: true, create: () => new CertificateSubjectRestriction() },
+  { name: MUTATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: mutatingWebhooks },
+  { name: VALIDATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: validatingWebhooks },
 ];
 
 /** Plugins the authorization modes call for: NodeRestriction goes with the Node authorizer. */
