@@ -21,7 +21,7 @@ let plugins: AdmissionPlugin[];
 try {
   const disable = flags.list('disable-admission-plugins');
   const implied = impliedPlugins(authorizerTypes(flags)).filter((p) => !disable.includes(p));
-  plugins = buildPlugins([...new Set([...flags.list('enable-admission-plugins'), ...implied])], disable, { store: storage, namespaces });
+  plugins = buildPlugins([...new Set([...flags.list('enable-admission-plugins'), ...implied])], disable, { store: storage, storage, namespaces });
 } catch (err) {
   process.stderr.write(`admission: ${(err as Error).message}\n`);
   process.exit(1);

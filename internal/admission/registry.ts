@@ -4,11 +4,15 @@ import type { AdmissionPlugin } from './types.js';
 import { NAMESPACE_LIFECYCLE, NamespaceLifecycle } from './plugins/namespace-lifecycle.js';
 import type { NamespaceCache, NamespaceStore } from './namespaces.js';
 import { NODE_RESTRICTION, NodeRestriction } from './plugins/node-restriction.js';
+import type { StorageClient } from '../storage/client.js';
+import { RESOURCE_QUOTA, ResourceQuota } from './plugins/resourcequota.js';
 
 /** What plugins may need to build themselves. */
 export interface PluginContext {
   store: NamespaceStore;
   namespaces: NamespaceCache;
+  /** The full storage client, for Reflectors over the kinds a plugin reads. */
+  storage: StorageClient;
 }
 
 interface Registration {
@@ -22,6 +26,7 @@ interface Registration {
 export const ADMISSION_PLUGINS: Registration[] = [
   { name: NAMESPACE_LIFECYCLE, enabledByDefault: true, create: (ctx) => new NamespaceLifecycle(ctx.namespaces) },
   { name: NODE_RESTRICTION, enabledByDefault: false, create: (ctx) => new NodeRestriction(ctx.store) },
+  { name: RESOURCE_QUOTA, enabledByDefault: true, create: (ctx) => new ResourceQuota(ctx.storage) },
 ];
 
 /** Plugins the authorization modes call for: NodeRestriction goes with the Node authorizer. */
