@@ -8,7 +8,7 @@ import { metricsService } from '../../internal/metrics/index.js';
 import { StorageClient } from '../../internal/storage/client.js';
 import { authorizerTypes } from '../../internal/authz/index.js';
 import {
-  AdmissionChain, NamespaceCache, admissionService, buildPlugins, impliedPlugins, type AdmissionPlugin,
+  AdmissionChain, NamespaceCache, admissionService, buildPlugins, impliedPlugins, loadAdmissionConfiguration, type AdmissionPlugin,
 } from '../../internal/admission/index.js';
 
 const flags = parseArgsOrExit('admission', admissionFlags);
@@ -21,7 +21,10 @@ let plugins: AdmissionPlugin[];
 try {
   const disable = flags.list('disable-admission-plugins');
   const implied = impliedPlugins(authorizerTypes(flags)).filter((p) => !disable.includes(p));
-  plugins = buildPlugins([...new Set([...flags.list('enable-admission-plugins'), ...implied])], disable, { store: storage, storage, namespaces });
+  const config = loadAdmissionConfiguration(flags.string('admission-control-config-file'));
+  plugins = buildPlugins([...new Set([...flags.list('enable-admission-plugins'), ...implied])], disable, {
+    store: storage, storage, namespaces, pluginConfig: (name) => config.pluginConfig(name),
+  });
 } catch (err) {
   process.stderr.write(`admission: ${(err as Error).message}\n`);
   process.exit(1);

@@ -6,6 +6,7 @@ import type { NamespaceCache, NamespaceStore } from './namespaces.js';
 import { NODE_RESTRICTION, NodeRestriction } from './plugins/node-restriction.js';
 import type { StorageClient } from '../storage/client.js';
 import { RESOURCE_QUOTA, ResourceQuota } from './plugins/resourcequota.js';
+import { limitedResources } from './plugins/resourcequota-config.js';
 
 /** What plugins may need to build themselves. */
 export interface PluginContext {
@@ -13,6 +14,8 @@ export interface PluginContext {
   namespaces: NamespaceCache;
   /** The full storage client, for Reflectors over the kinds a plugin reads. */
   storage: StorageClient;
+  /** The plugin's configuration from --admission-control-config-file, undefined when it has none. */
+  pluginConfig(name: string): unknown;
 }
 
 interface Registration {
@@ -26,7 +29,7 @@ interface Registration {
 export const ADMISSION_PLUGINS: Registration[] = [
   { name: NAMESPACE_LIFECYCLE, enabledByDefault: true, create: (ctx) => new NamespaceLifecycle(ctx.namespaces) },
   { name: NODE_RESTRICTION, enabledByDefault: false, create: (ctx) => new NodeRestriction(ctx.store) },
-  { name: RESOURCE_QUOTA, enabledByDefault: true, create: (ctx) => new ResourceQuota(ctx.storage) },
+  { name: RESOURCE_QUOTA, enabledByDefault: true, create: (ctx) => new ResourceQuota(ctx.storage, limitedResources(ctx.pluginConfig(RESOURCE_QUOTA))) },
 ];
 
 /** Plugins the authorization modes call for: NodeRestriction goes with the Node authorizer. */

@@ -1,6 +1,6 @@
 // PersistentVolumeClaim usage: the count and the storage requested, in total and
 // per StorageClass (`<class>.storageclass.storage.svc.io/requests.storage` and
-// `.../persistentvolumeclaims`, also in upstream's spelling).
+// `.../persistentvolumeclaims`).
 import { BETA_STORAGE_CLASS_ANNOTATION, STORAGE_CLASS_QUOTA_INFIX, wellKnownValue } from '../names/index.js';
 import { count, parseQuantity, type Quantity, type ResourceList } from './quantity.js';
 import { objectCountName } from './objectcount.js';
@@ -9,13 +9,10 @@ import type { Evaluator, Obj } from './types.js';
 const CLAIMS = 'persistentvolumeclaims';
 const STORAGE = 'requests.storage';
 const NAMES = [objectCountName('', CLAIMS), CLAIMS, STORAGE];
-const INFIXES = [STORAGE_CLASS_QUOTA_INFIX.own, STORAGE_CLASS_QUOTA_INFIX.upstream];
 
 function perClass(name: string): boolean {
-  return INFIXES.some((infix) => {
-    const at = name.indexOf(infix);
-    return at > 0 && [CLAIMS, STORAGE].includes(name.slice(at + infix.length));
-  });
+  const at = name.indexOf(STORAGE_CLASS_QUOTA_INFIX);
+  return at > 0 && [CLAIMS, STORAGE].includes(name.slice(at + STORAGE_CLASS_QUOTA_INFIX.length));
 }
 
 function storageClass(pvc: Obj): string {
@@ -42,10 +39,10 @@ export const pvcEvaluator: Evaluator = {
     const out: ResourceList = { [NAMES[0]]: count(1), [CLAIMS]: count(1) };
     const cls = storageClass(pvc);
     const size = storage(pvc);
-    for (const infix of cls ? INFIXES : []) out[`${cls}${infix}${CLAIMS}`] = count(1);
+    if (cls) out[`${cls}${STORAGE_CLASS_QUOTA_INFIX}${CLAIMS}`] = count(1);
     if (size) {
       out[STORAGE] = size;
-      for (const infix of cls ? INFIXES : []) out[`${cls}${infix}${STORAGE}`] = size;
+      if (cls) out[`${cls}${STORAGE_CLASS_QUOTA_INFIX}${STORAGE}`] = size;
     }
     return out;
   },

@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Cluster, waitFor } from '../lib/cluster.js';
 import { StorageClient } from '../../internal/storage/client.js';
 import { ResourceQuota } from '../../internal/admission/index.js';
@@ -12,8 +15,23 @@ const small = { requests: { cpu: '600m', memory: '512Mi' }, limits: { cpu: '1', 
 describe('admission: ResourceQuota plugin and the quota controller', function () {
   this.timeout(120_000);
   let c: Cluster;
-  before(async () => { c = await new Cluster().start(); });
-  after(async () => { await c?.stop(); });
+  const configDir = mkdtempSync(join(tmpdir(), 'quota-config-'));
+  before(async () => {
+    // Claims of any StorageClass need a quota that covers them (upstream's spellings of the configuration).
+    const config = join(configDir, 'admission.yaml');
+    writeFileSync(config, JSON.stringify({
+      apiVersion: 'apiserver.config.k8s.io/v1', kind: 'AdmissionConfiguration',
+      plugins: [{ name: 'ResourceQuota', configuration: {
+        apiVersion: 'apiserver.config.k8s.io/v1', kind: 'ResourceQuotaConfiguration',
+        limitedResources: [{ resource: 'persistentvolumeclaims', matchContains: ['.storageclass.'] }],
+      } }],
+    }));
+    c = await new Cluster({ flags: { admission: [`--admission-control-config-file=${config}`] } }).start();
+  });
+  after(async () => {
+    await c?.stop();
+    rmSync(configDir, { recursive: true, force: true });
+  });
 
   /** A namespace with one quota, once the controller has written its status (admission enforces status.hard). */
   async function quotaIn(ns: string, name: string, spec: Record<string, unknown>): Promise<void> {
@@ -99,6 +117,45 @@ describe('admission: ResourceQuota plugin and the quota controller', function ()
     expect((await createPod('q-priority', pod('h2', { priorityClassName: 'quota-high' }))).status).to.equal(403);
     expect((await createPod('q-priority', pod('plain'))).status).to.equal(201);
     expect((await used('q-priority', 'high')).pods).to.equal('1');
+  });
+
+  it('services: node ports and load balancers are counted by type', async () => {
+    await quotaIn('q-svc', 'svc', { hard: { 'services.loadbalancers': '1', 'services.nodeports': '2' } });
+    const svc = (name: string, type: string, ports: number) => ({
+      metadata: { name }, spec: { type, selector: { app: 'x' }, ports: Array.from({ length: ports }, (_, i) => ({ name: `p${i}`, port: 80 + i })) },
+    });
+    const create = (body: object) => c.request('POST', `${nsPath('q-svc')}/services`, { body });
+    expect((await create(svc('lb', 'LoadBalancer', 1))).status).to.equal(201);
+    expect(await used('q-svc', 'svc')).to.deep.equal({ 'services.loadbalancers': '1', 'services.nodeports': '1' });
+    const lb2 = await create(svc('lb2', 'LoadBalancer', 1));
+    expect(lb2.status).to.equal(403);
+    expect(lb2.body.message).to.equal('services "lb2" is forbidden: exceeded quota: svc, requested: services.loadbalancers=1, used: services.loadbalancers=1, limited: services.loadbalancers=1');
+    const np = await create(svc('np', 'NodePort', 2));
+    expect(np.status).to.equal(403);
+    expect(np.body.message).to.equal('services "np" is forbidden: exceeded quota: svc, requested: services.nodeports=2, used: services.nodeports=1, limited: services.nodeports=2');
+    expect((await create(svc('plain', 'ClusterIP', 3))).status).to.equal(201);
+  });
+
+  it('claims: storage per StorageClass, and limitedResources from the configuration file need a covering quota', async () => {
+    const claim = (name: string, size: string, storageClassName?: string) => ({
+      metadata: { name }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: size } }, ...(storageClassName ? { storageClassName } : {}) },
+    });
+    const create = (body: object) => c.request('POST', `${nsPath('q-pvc')}/persistentvolumeclaims`, { body });
+    expect((await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'q-pvc' } } })).status).to.equal(201);
+    const uncovered = await create(claim('gold0', '1Gi', 'gold'));
+    expect(uncovered.status).to.equal(403);
+    expect(uncovered.body.message).to.equal('persistentvolumeclaims "gold0" is forbidden: insufficient quota to consume: '
+      + 'gold.storageclass.storage.svc.io/persistentvolumeclaims,gold.storageclass.storage.svc.io/requests.storage');
+    expect((await create(claim('classless', '1Gi'))).status).to.equal(201);
+    await addQuota('q-pvc', 'gold', { hard: { 'gold.storageclass.storage.svc.io/requests.storage': '10Gi', 'gold.storageclass.storage.svc.io/persistentvolumeclaims': '5', 'requests.storage': '100Gi' } });
+    expect((await create(claim('gold1', '6Gi', 'gold'))).status).to.equal(201);
+    const over = await create(claim('gold2', '6Gi', 'gold'));
+    expect(over.status).to.equal(403);
+    expect(over.body.message).to.equal('persistentvolumeclaims "gold2" is forbidden: exceeded quota: gold, requested: gold.storageclass.storage.svc.io/requests.storage=6Gi, '
+      + 'used: gold.storageclass.storage.svc.io/requests.storage=6Gi, limited: gold.storageclass.storage.svc.io/requests.storage=10Gi');
+    expect(await used('q-pvc', 'gold')).to.deep.equal({
+      'gold.storageclass.storage.svc.io/requests.storage': '6Gi', 'gold.storageclass.storage.svc.io/persistentvolumeclaims': '1', 'requests.storage': '7Gi',
+    });
   });
 
   it('a dry run is checked against the quota but never charged', async () => {

@@ -210,7 +210,7 @@ describe('admission', () => {
     it('enables NamespaceLifecycle by default', () => {
       expect(enabledPluginNames([], [])).to.include('NamespaceLifecycle');
       expect(enabledPluginNames(['NamespaceLifecycle'], [])).to.include('NamespaceLifecycle');
-      const context = { store: store(), namespaces: new NamespaceCache(store(), { watch: false }), storage: {} as StorageClient };
+      const context = { store: store(), namespaces: new NamespaceCache(store(), { watch: false }), storage: {} as StorageClient, pluginConfig: () => undefined };
       expect(buildPlugins([], ['ResourceQuota'], context).map((p) => p.name)).to.deep.equal(['NamespaceLifecycle']);
     });
 

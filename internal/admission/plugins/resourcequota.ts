@@ -103,7 +103,8 @@ export class ResourceQuota implements AdmissionPlugin {
   private async charge(quotas: StoredQuota[], batch: Waiter[], decide: (w: Waiter, outcome: AdmissionError | Error | null) => void): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       const open = batch.filter((w) => w.outcome === undefined);
-      if (quotas.length === 0 || open.length === 0) break;
+      // Without quotas only limitedResources can refuse.
+      if (open.length === 0 || (quotas.length === 0 && this.limited.length === 0)) break;
       let running: Quota[] = quotas.map((q) => q.quota);
       const charged = new Set<Waiter>();
       for (const w of open) {
