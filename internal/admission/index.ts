@@ -9,3 +9,4 @@ export { NamespaceLifecycle, NAMESPACE_LIFECYCLE, IMMORTAL_NAMESPACES } from './
 export { AdmissionConfiguration, AdmissionFileError, ADMISSION_CONFIG_VERSIONS, decodeAdmissionConfiguration, loadAdmissionConfiguration } from './config.js';
 export { FORCE_LIVE_LOOKUP_MS, NamespaceCache, type NamespaceState, type NamespaceStore } from './namespaces.js';
 export { ADMISSION_SERVICE_NAME, admissionRequestOf, admissionService, admitHandler } from './service.js';
+export { AuthzClient, type Authorize, type AuthorizeAttributes, type AuthorizeDecision } from './authz-client.js';

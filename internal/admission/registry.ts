@@ -4,7 +4,13 @@ import type { AdmissionPlugin } from './types.js';
 import { NAMESPACE_LIFECYCLE, NamespaceLifecycle } from './plugins/namespace-lifecycle.js';
 import type { NamespaceCache, NamespaceStore } from './namespaces.js';
 import { NODE_RESTRICTION, NodeRestriction } from './plugins/node-restriction.js';
+import type { Registry as Metrics } from 'prom-client';
 import type { StorageClient } from '../storage/client.js';
+import { MUTATING_ADMISSION_WEBHOOK, VALIDATING_ADMISSION_WEBHOOK, mutatingWebhooks, validatingWebhooks } from './webhooks/index.js';
+import type { Authorize } from './authz-client.js';
+import { CERTIFICATE_APPROVAL, CertificateApproval } from './plugins/certificate-approval.js';
+import { CERTIFICATE_SIGNING, CertificateSigning } from './plugins/certificate-signing.js';
+import { CERTIFICATE_SUBJECT_RESTRICTION, CertificateSubjectRestriction } from './plugins/certificate-subjectrestriction.js';
 import { RESOURCE_QUOTA, ResourceQuota } from './plugins/resourcequota.js';
 import { limitedResources } from './plugins/resourcequota-config.js';
 
@@ -12,10 +18,14 @@ import { limitedResources } from './plugins/resourcequota-config.js';
 export interface PluginContext {
   store: NamespaceStore;
   namespaces: NamespaceCache;
-  /** The full storage client, for Reflectors over the kinds a plugin reads. */
-  storage: StorageClient;
   /** The plugin's configuration from --admission-control-config-file, undefined when it has none. */
   pluginConfig(name: string): unknown;
+  /** The full storage client, for Reflectors over the kinds a plugin reads. */
+  storage: StorageClient;
+  /** Where plugins register their metrics (absent: not measured). */
+  metrics?: Metrics;
+  /** The authorization service's decision on a request of a user. */
+  authorize: Authorize;
 }
 
 interface Registration {
@@ -29,6 +39,11 @@ interface Registration {
 export const ADMISSION_PLUGINS: Registration[] = [
   { name: NAMESPACE_LIFECYCLE, enabledByDefault: true, create: (ctx) => new NamespaceLifecycle(ctx.namespaces) },
   { name: NODE_RESTRICTION, enabledByDefault: false, create: (ctx) => new NodeRestriction(ctx.store) },
+  { name: CERTIFICATE_APPROVAL, enabledByDefault: true, create: (ctx) => new CertificateApproval(ctx.authorize) },
+  { name: CERTIFICATE_SIGNING, enabledByDefault: true, create: (ctx) => new CertificateSigning(ctx.authorize) },
+  { name: CERTIFICATE_SUBJECT_RESTRICTION, enabledByDefault: true, create: () => new CertificateSubjectRestriction() },
+  { name: MUTATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: mutatingWebhooks },
+  { name: VALIDATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: validatingWebhooks },
   { name: RESOURCE_QUOTA, enabledByDefault: true, create: (ctx) => new ResourceQuota(ctx.storage, limitedResources(ctx.pluginConfig(RESOURCE_QUOTA))) },
 ];
 

@@ -122,6 +122,8 @@ export const aggregateToLabel = (role: 'admin' | 'edit' | 'view'): WellKnown =>
   wellKnownKey(`aggregate-to-${role}`, 'rbac.authorization', UPSTREAM_DOMAIN);
 /** A signer name of the platform, e.g. signerName('kube-apiserver-client'). */
 export const signerName = (name: string): string => `${DOMAIN}/${name}`;
+/** The signer of client certificates the API server accepts, in both spellings. */
+export const KUBE_APISERVER_CLIENT_SIGNER = wellKnownKey('kube-apiserver-client');
 /** The controller-manager's own identity (its client certificate's common name). */
 export const USER_KUBE_CONTROLLER_MANAGER = 'system:kube-controller-manager';
 export const USER_KUBE_SCHEDULER = 'system:kube-scheduler';
