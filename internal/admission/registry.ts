@@ -12,6 +12,8 @@ import { CERTIFICATE_APPROVAL, CertificateApproval } from './plugins/certificate
 import { CERTIFICATE_SIGNING, CertificateSigning } from './plugins/certificate-signing.js';
 import { CERTIFICATE_SUBJECT_RESTRICTION, CertificateSubjectRestriction } from './plugins/certificate-subjectrestriction.js';
 import { POD_SECURITY, podSecurityPlugin } from './plugins/podsecurity.js';
+import { RESOURCE_QUOTA, ResourceQuota } from './plugins/resourcequota.js';
+import { limitedResources } from './plugins/resourcequota-config.js';
 
 /** What plugins may need to build themselves. */
 export interface PluginContext {
@@ -47,6 +49,7 @@ export const ADMISSION_PLUGINS: Registration[] = [
   { name: CERTIFICATE_SUBJECT_RESTRICTION, enabledByDefault: true, create: () => new CertificateSubjectRestriction() },
   { name: MUTATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: mutatingWebhooks },
   { name: VALIDATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: validatingWebhooks },
+  { name: RESOURCE_QUOTA, enabledByDefault: true, create: (ctx) => new ResourceQuota(ctx.storage, limitedResources(ctx.pluginConfig(RESOURCE_QUOTA))) },
 ];
 
 /** Plugins the authorization modes call for: NodeRestriction goes with the Node authorizer. */

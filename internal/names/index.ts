@@ -162,6 +162,10 @@ export const serviceAccountExtraKey = (name: string): string => labelKey(name, '
 
 /** A pod a node agent mirrors from a static manifest. */
 export const MIRROR_POD_ANNOTATION = wellKnownKey('config.mirror');
+/** The StorageClass a PersistentVolumeClaim names in the beta annotation, before spec.storageClassName. */
+export const BETA_STORAGE_CLASS_ANNOTATION = wellKnownKey('storage-class', 'volume.beta');
+/** Quota resource names per StorageClass: `<class>.storageclass.storage.svc.io/<resource>`. */
+export const STORAGE_CLASS_QUOTA_INFIX = `.storageclass.${group('storage')}/`;
 /** The StorageClass annotation that marks the default class. */
 export const DEFAULT_STORAGE_CLASS_ANNOTATION = wellKnownKey('is-default-class', 'storageclass');
 /** The prefix of node role labels, `node-role.svc.io/<role>` and `node-role.kubernetes.io/<role>`. */
