@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Cluster, type Response } from '../lib/cluster.js';
+import { Cluster, waitFor, type Response } from '../lib/cluster.js';
 import { GROUP_APISERVER_CONFIG, GROUP_POD_SECURITY_CONFIG, group } from '../../internal/names/index.js';
 
 type Json = Record<string, any>;
@@ -203,7 +203,9 @@ describe('PodSecurity admission', function () {
         'existing pods in namespace "ps-old" violate the new PodSecurity enforce level "baseline:latest"',
         'probe: probe or lifecycle host',
       ]);
-      expect((await createPod('ps-old', probePod('probe2'))).status).to.equal(403);
+      // Admission reads namespaces from memory, which follows the change a moment later.
+      const enforced = async () => (await c.request('POST', '/api/v1/namespaces/ps-old/pods?dryRun=All', { body: probePod('probe2') })).status === 403;
+      expect(await waitFor(enforced, 5_000, 50)).to.equal(true);
       const lowered = await labelNamespace('ps-old', { [`${LABEL}/enforce`]: 'privileged' });
       expect(warnings(lowered)).to.deep.equal([]);
     });
