@@ -120,6 +120,12 @@ describe('PodSecurity admission', function () {
         + 'seccompProfile (pod must not set securityContext.seccompProfile.type to "Unconfined"), forbidden sysctls (kernel.msgmax)');
     });
 
+    it('reads the labels in their upstream spelling too', async () => {
+      expect((await createNamespace('ps-upstream', { 'pod-security.kubernetes.io/enforce': 'baseline' })).status).to.equal(201);
+      expectRefused(await createPod('ps-upstream', pod('host', { hostIPC: true, containers: [container()] })),
+        'pods "host" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostIPC=true)');
+    });
+
     it('refuses a privileged ephemeral container added to a running pod', async () => {
       expect((await createPod('ps-baseline', pod('debugged', { containers: [container()] }))).status).to.equal(201);
       const current = (await c.request('GET', '/api/v1/namespaces/ps-baseline/pods/debugged')).body;
