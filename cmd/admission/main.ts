@@ -8,7 +8,7 @@ import { metricsService } from '../../internal/metrics/index.js';
 import { StorageClient } from '../../internal/storage/client.js';
 import { authorizerTypes } from '../../internal/authz/index.js';
 import {
-  AdmissionChain, NamespaceCache, admissionService, buildPlugins, impliedPlugins, loadAdmissionConfiguration, type AdmissionPlugin,
+  AdmissionChain, AuthzClient, NamespaceCache, admissionService, buildPlugins, impliedPlugins, loadAdmissionConfiguration, type AdmissionPlugin,
 } from '../../internal/admission/index.js';
 
 const flags = parseArgsOrExit('admission', admissionFlags);
@@ -17,13 +17,14 @@ await initTracing('admission');
 const storage = new StorageClient(flags.string('storage-address'));
 const registry = new Registry();
 const namespaces = new NamespaceCache(storage, { registry }).start();
+const authz = new AuthzClient(flags.string('authz-address'));
 let plugins: AdmissionPlugin[];
 try {
   const disable = flags.list('disable-admission-plugins');
   const implied = impliedPlugins(authorizerTypes(flags)).filter((p) => !disable.includes(p));
   const config = loadAdmissionConfiguration(flags.string('admission-control-config-file'));
   plugins = buildPlugins([...new Set([...flags.list('enable-admission-plugins'), ...implied])], disable, {
-    store: storage, namespaces, pluginConfig: (name) => config.pluginConfig(name), storage, metrics: registry,
+    store: storage, namespaces, pluginConfig: (name) => config.pluginConfig(name), storage, metrics: registry, authorize: authz.authorize,
   });
 } catch (err) {
   process.stderr.write(`admission: ${(err as Error).message}\n`);
@@ -31,5 +32,5 @@ try {
 }
 
 await runServer('admission', flags.string('listen'), [admissionService(new AdmissionChain(plugins, registry)), metricsService(registry)], {
-  afterStop: () => { plugins.forEach((p) => p.stop?.()); namespaces.stop(); storage.close(); },
+  afterStop: () => { plugins.forEach((p) => p.stop?.()); namespaces.stop(); authz.close(); storage.close(); },
 });
