@@ -11,6 +11,7 @@ import type { Authorize } from './authz-client.js';
 import { CERTIFICATE_APPROVAL, CertificateApproval } from './plugins/certificate-approval.js';
 import { CERTIFICATE_SIGNING, CertificateSigning } from './plugins/certificate-signing.js';
 import { CERTIFICATE_SUBJECT_RESTRICTION, CertificateSubjectRestriction } from './plugins/certificate-subjectrestriction.js';
+import { POD_SECURITY, podSecurityPlugin } from './plugins/podsecurity.js';
 import { RESOURCE_QUOTA, ResourceQuota } from './plugins/resourcequota.js';
 import { limitedResources } from './plugins/resourcequota-config.js';
 
@@ -39,6 +40,10 @@ interface Registration {
 export const ADMISSION_PLUGINS: Registration[] = [
   { name: NAMESPACE_LIFECYCLE, enabledByDefault: true, create: (ctx) => new NamespaceLifecycle(ctx.namespaces) },
   { name: NODE_RESTRICTION, enabledByDefault: false, create: (ctx) => new NodeRestriction(ctx.store) },
+  {
+    name: POD_SECURITY, enabledByDefault: true,
+    create: (ctx) => podSecurityPlugin(ctx.pluginConfig(POD_SECURITY), ctx.namespaces, ctx.storage, ctx.metrics),
+  },
   { name: CERTIFICATE_APPROVAL, enabledByDefault: true, create: (ctx) => new CertificateApproval(ctx.authorize) },
   { name: CERTIFICATE_SIGNING, enabledByDefault: true, create: (ctx) => new CertificateSigning(ctx.authorize) },
   { name: CERTIFICATE_SUBJECT_RESTRICTION, enabledByDefault: true, create: () => new CertificateSubjectRestriction() },

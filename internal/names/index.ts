@@ -176,3 +176,11 @@ export const hpaV2Annotation = (name: string): WellKnown => wellKnownKey(name, '
 /** The labels the server puts on a Job's pods (besides the unprefixed `job-name` and `controller-uid`). */
 export const JOB_NAME_LABEL = wellKnownKey('job-name', 'batch');
 export const JOB_CONTROLLER_UID_LABEL = wellKnownKey('controller-uid', 'batch');
+
+/** Pod Security: the namespace labels and audit annotations (`pod-security.svc.io/<key>`), the group of its
+ * configuration, and the annotations its checks read (AppArmor and seccomp before their fields existed). */
+export const podSecurityKey = (key: string): WellKnown => wellKnownKey(key, 'pod-security');
+export const GROUP_POD_SECURITY_CONFIG = group('pod-security.admission.config');
+export const APPARMOR_CONTAINER_ANNOTATION_PREFIX = wellKnownKey('', 'container.apparmor.security.beta');
+export const SECCOMP_POD_ANNOTATION = wellKnownKey('pod', 'seccomp.security.alpha');
+export const SECCOMP_CONTAINER_ANNOTATION_PREFIX = wellKnownKey('', 'container.seccomp.security.alpha');
