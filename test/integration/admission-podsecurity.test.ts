@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Cluster, type Response } from '../lib/cluster.js';
+import { Cluster, waitFor, type Response } from '../lib/cluster.js';
 import { GROUP_APISERVER_CONFIG, GROUP_POD_SECURITY_CONFIG, group } from '../../internal/names/index.js';
 
 type Json = Record<string, any>;
@@ -120,6 +120,12 @@ describe('PodSecurity admission', function () {
         + 'seccompProfile (pod must not set securityContext.seccompProfile.type to "Unconfined"), forbidden sysctls (kernel.msgmax)');
     });
 
+    it('reads the labels in their upstream spelling too', async () => {
+      expect((await createNamespace('ps-upstream', { 'pod-security.kubernetes.io/enforce': 'baseline' })).status).to.equal(201);
+      expectRefused(await createPod('ps-upstream', pod('host', { hostIPC: true, containers: [container()] })),
+        'pods "host" is forbidden: violates PodSecurity "baseline:latest": host namespaces (hostIPC=true)');
+    });
+
     it('refuses a privileged ephemeral container added to a running pod', async () => {
       expect((await createPod('ps-baseline', pod('debugged', { containers: [container()] }))).status).to.equal(201);
       const current = (await c.request('GET', '/api/v1/namespaces/ps-baseline/pods/debugged')).body;
@@ -203,7 +209,9 @@ describe('PodSecurity admission', function () {
         'existing pods in namespace "ps-old" violate the new PodSecurity enforce level "baseline:latest"',
         'probe: probe or lifecycle host',
       ]);
-      expect((await createPod('ps-old', probePod('probe2'))).status).to.equal(403);
+      // Admission reads namespaces from memory, which follows the change a moment later.
+      const enforced = async () => (await c.request('POST', '/api/v1/namespaces/ps-old/pods?dryRun=All', { body: probePod('probe2') })).status === 403;
+      expect(await waitFor(enforced, 5_000, 50)).to.equal(true);
       const lowered = await labelNamespace('ps-old', { [`${LABEL}/enforce`]: 'privileged' });
       expect(warnings(lowered)).to.deep.equal([]);
     });

@@ -104,7 +104,8 @@ export class PodSecurity implements AdmissionPlugin {
     const labels = this.requestLabels(request, 'pod');
     const exempt = this.exemption(request, labels);
     if (exempt) return exempt;
-    const namespace = await this.namespaces.get(request.namespace).catch(() => undefined);
+    // A storage failure reaches the chain, which answers 503 when storage is unreachable.
+    const namespace = await this.namespaces.get(request.namespace).catch((err: unknown) => { this.metrics.error(true, labels); throw err; });
     if (!namespace) {
       this.metrics.error(true, labels);
       throw internalError(`failed to lookup namespace ${JSON.stringify(request.namespace)}`);
