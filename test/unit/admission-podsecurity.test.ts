@@ -60,6 +60,24 @@ describe('PodSecurity', () => {
         + 'runAsUser=0 (container "c" must not set runAsUser=0)');
     });
 
+    it('lists sets sorted and annotations quoted, as the platform does', () => {
+      const prefix = 'container.apparmor.security.beta.kubernetes.io/';
+      const annotations = { [prefix]: 'bogus', [`${prefix}a`]: '', [`${prefix}b`]: 'runtime/default', [`${prefix}c`]: 'localhost/foo', [`${prefix}e`]: 'unconfined' };
+      expect(judge('baseline', LATEST, {}, { annotations }).refusals).to.deep.equal([{
+        allowed: false, reason: 'forbidden AppArmor profiles',
+        detail: `annotations must not set AppArmor profile type to "${prefix}="bogus"", "${prefix}e="unconfined""`,
+      }]);
+      const mounts = { containers: [{ name: 'd', securityContext: { procMount: 'other' } }, { name: 'e', securityContext: { procMount: 'Unmasked' } }] };
+      expect(detail('baseline', mounts)).to.equal('procMount (containers "d", "e" must not set securityContext.procMount to "Unmasked", "other")');
+      const caps = { containers: [
+        { name: 'a', securityContext: { capabilities: { add: ['FOO', 'BAR'] } } },
+        { name: 'b', securityContext: { capabilities: { add: ['BAZ'], drop: ['NET_RAW'] } } },
+        { name: 'c', securityContext: { capabilities: { add: ['CHOWN', 'NET_BIND_SERVICE'], drop: ['ALL'] } } },
+      ] };
+      expect(judge('restricted', LATEST, caps).refusals.find((r) => r.reason === 'unrestricted capabilities')?.detail).to.equal(
+        'containers "a", "b" must set securityContext.capabilities.drop=["ALL"]; containers "a", "b", "c" must not include "BAR", "BAZ", "CHOWN", "FOO" in securityContext.capabilities.add');
+    });
+
     it('judges ephemeral and init containers too', () => {
       const spec = { containers: [RESTRICTED_CONTAINER], initContainers: [{ name: 'init', image: 'i', securityContext: { privileged: true } }],
         ephemeralContainers: [{ name: 'debug', image: 'i', securityContext: { privileged: true } }] };
