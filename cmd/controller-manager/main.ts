@@ -34,7 +34,11 @@ const catalog: CatalogEntry[] = [
     name: 'garbage-collector-controller', alias: 'garbagecollector',
     create: () => { const gc = new GarbageCollector(client); return { start: async () => gc.start(await resources(), discovered(client, 0)), stop: () => gc.stop() }; },
   },
-  { name: 'resourcequota-controller', alias: 'resourcequota', create: () => new ResourceQuotaController(client, resources) },
+  {
+    name: 'resourcequota-controller', alias: 'resourcequota', create: () => new ResourceQuotaController(client, resources, {
+      resyncMs: flags.duration('resource-quota-sync-period'), workers: flags.int('concurrent-resource-quota-syncs'),
+    }),
+  },
   { name: 'bootstrap-signer-controller', alias: 'bootstrapsigner', disabledByDefault: true, create: () => new BootstrapSigner(client) },
   { name: 'token-cleaner-controller', alias: 'tokencleaner', disabledByDefault: true, create: () => new TokenCleaner(client) },
 ];

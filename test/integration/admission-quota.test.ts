@@ -133,7 +133,13 @@ describe('admission: ResourceQuota plugin and the quota controller', function ()
     const np = await create(svc('np', 'NodePort', 2));
     expect(np.status).to.equal(403);
     expect(np.body.message).to.equal('services "np" is forbidden: exceeded quota: svc, requested: services.nodeports=2, used: services.nodeports=1, limited: services.nodeports=2');
-    expect((await create(svc('plain', 'ClusterIP', 3))).status).to.equal(201);
+    const plain = await create(svc('plain', 'ClusterIP', 3));
+    expect(plain.status).to.equal(201);
+    // An update is charged what it adds: a ClusterIP service turned LoadBalancer.
+    const turned = await c.request('PUT', `${nsPath('q-svc')}/services/plain`, { body: { ...plain.body, spec: { ...plain.body.spec, type: 'LoadBalancer' } } });
+    expect(turned.status).to.equal(403);
+    expect(turned.body.message).to.equal('services "plain" is forbidden: exceeded quota: svc, requested: services.loadbalancers=1,services.nodeports=3, '
+      + 'used: services.loadbalancers=1,services.nodeports=1, limited: services.loadbalancers=1,services.nodeports=2');
   });
 
   it('claims: storage per StorageClass, and limitedResources from the configuration file need a covering quota', async () => {

@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { add, evaluatorFor, formatQuantity, parseQuantity, prettyPrint, quotaOf, type ResourceList } from '../../internal/quota/index.js';
 import { limitedResources } from '../../internal/admission/plugins/resourcequota-config.js';
 import { AdmissionFileError } from '../../internal/admission/config.js';
+import { checkRequest } from '../../internal/admission/plugins/resourcequota-check.js';
+import type { AdmissionRequest, JsonObject } from '../../internal/admission/index.js';
 
 const q = (s: string) => parseQuantity(s)!;
 const sum = (...xs: string[]) => formatQuantity(xs.map(q).reduce((a, b) => add({ x: a }, { x: b }).x));
@@ -79,5 +81,52 @@ describe('quota: quantities and usage', () => {
       .to.throw(AdmissionFileError, 'unknown field "limitedResources[0].extra"');
     expect(() => limitedResources({ apiVersion: 'apiserver.config.k8s.io/v1', kind: 'ResourceQuotaConfiguration', limitedResources: [{ matchScopes: [{ scopeName: 'Nope', operator: 'In' }] }] }))
       .to.throw(AdmissionFileError, 'limitedResources[0].resource: Required value');
+  });
+});
+
+describe('quota: checking a write against quotas', () => {
+  const request = (object: object, operation: 'CREATE' | 'UPDATE' = 'CREATE', oldObject?: object): AdmissionRequest => ({
+    uid: 'u', kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' }, subresource: '',
+    name: 'p', namespace: 'n', operation, user: { username: 'u', uid: '', groups: [], extra: {} }, object: object as JsonObject,
+    oldObject: oldObject as JsonObject | undefined, dryRun: false,
+  });
+  const quota = (hard: Record<string, string>, used: Record<string, string>, spec: object = {}) =>
+    quotaOf({ metadata: { name: 'q', namespace: 'n' }, spec, status: { hard, used } });
+  const podWith = (cpu?: string, priorityClassName?: string) => ({
+    metadata: { name: 'p' }, spec: { priorityClassName, containers: [{ name: 'c', ...(cpu ? { resources: { requests: { cpu }, limits: { cpu } } } : {}) }] },
+  });
+  const refusal = (fn: () => unknown): string => {
+    try { fn(); } catch (err) { return (err as Error).message; }
+    return '';
+  };
+
+  it('charges every quota that applies and answers the quotas as they would be', () => {
+    const [after] = checkRequest([quota({ 'requests.cpu': '1', pods: '3' }, { 'requests.cpu': '200m', pods: '1' })], request(podWith('300m')), pods, [], Date.now());
+    expect(printed(after.used)).to.equal('pods=2,requests.cpu=500m');
+  });
+
+  it('refuses a quota whose usage is not known yet', () => {
+    expect(refusal(() => checkRequest([quota({ pods: '3' }, {})], request(podWith()), pods, [], Date.now())))
+      .to.equal('pods "p" is forbidden: status unknown for quota: q, resources: pods');
+  });
+
+  it('an update is charged only what it adds, and nothing when it adds nothing', () => {
+    const quotas = [quota({ 'limits.cpu': '1' }, { 'limits.cpu': '600m' })];
+    const old = { ...podWith('500m'), metadata: { name: 'p', resourceVersion: '5' } };
+    expect(refusal(() => checkRequest(quotas, request(podWith('1'), 'UPDATE', old), pods, [], Date.now())))
+      .to.equal('pods "p" is forbidden: exceeded quota: q, requested: limits.cpu=500m, used: limits.cpu=600m, limited: limits.cpu=1');
+    expect(checkRequest(quotas, request(podWith('200m'), 'UPDATE', old), pods, [], Date.now())).to.equal(quotas);
+  });
+
+  it('limitedResources: a consumed resource or a scope needs a quota that covers it', () => {
+    const limited = [{ resource: 'pods', matchContains: ['cpu'] }];
+    expect(refusal(() => checkRequest([], request(podWith('1')), pods, limited, Date.now())))
+      .to.equal('pods "p" is forbidden: insufficient quota to consume: cpu,limits.cpu,requests.cpu');
+    expect(checkRequest([], request(podWith()), pods, limited, Date.now())).to.deep.equal([]);
+    const byScope = [{ resource: 'pods', matchScopes: [{ scopeName: 'PriorityClass', operator: 'In', values: ['gold'] }] }];
+    expect(refusal(() => checkRequest([], request(podWith(undefined, 'gold')), pods, byScope, Date.now())))
+      .to.equal('pods "p" is forbidden: insufficient quota to match these scopes: [{PriorityClass In [gold]}]');
+    const covering = quota({ pods: '5' }, { pods: '0' }, { scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['gold'] }] } });
+    expect(printed(checkRequest([covering], request(podWith(undefined, 'gold')), pods, byScope, Date.now())[0].used)).to.equal('pods=1');
   });
 });

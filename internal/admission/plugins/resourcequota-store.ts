@@ -6,7 +6,7 @@
 // catches up with it.
 import { Reflector } from '../../storage/reflector.js';
 import { grpc, isServiceError } from '../../rpc/index.js';
-import { collectionPrefix } from '../../storage/keys.js';
+import { collectionPrefix, parseKey } from '../../storage/keys.js';
 import type { KeyValue, StorageClient } from '../../storage/client.js';
 import { listToJSON, quotaOf, type Obj, type Quota, type ResourceList } from '../../quota/index.js';
 
@@ -27,11 +27,22 @@ export class QuotaStore {
   private readonly reflector: Reflector<StoredQuota>;
   /** Quotas as this process last wrote them, while memory still shows an older revision. */
   private readonly written = new Map<string, StoredQuota>();
+  /** The keys of the quotas in memory, by namespace. */
+  private readonly byNamespace = new Map<string, Set<string>>();
 
   constructor(private readonly storage: StorageClient) {
     this.reflector = new Reflector<StoredQuota>(storage, collectionPrefix('', 'resourcequotas'), {
-      upsert: (key, q) => { if ((this.written.get(key)?.revision ?? 0) <= q.revision) this.written.delete(key); },
-      deleted: (key) => this.written.delete(key),
+      upsert: (key, q) => {
+        if ((this.written.get(key)?.revision ?? 0) <= q.revision) this.written.delete(key);
+        const ns = q.quota.namespace;
+        this.byNamespace.set(ns, (this.byNamespace.get(ns) ?? new Set()).add(key));
+      },
+      deleted: (key) => {
+        this.written.delete(key);
+        const ns = parseKey(key)?.namespace ?? '';
+        this.byNamespace.get(ns)?.delete(key);
+        if (this.byNamespace.get(ns)?.size === 0) this.byNamespace.delete(ns);
+      },
     }, decode);
   }
 
@@ -44,15 +55,19 @@ export class QuotaStore {
     this.reflector.stop();
   }
 
+  /** Whether memory is current and holds no quota of the namespace. */
+  knownEmpty(namespace: string): boolean {
+    return this.reflector.live && !this.byNamespace.has(namespace);
+  }
+
   /** The namespace's quotas: from memory, or from storage while the change stream is down. */
   async inNamespace(namespace: string): Promise<StoredQuota[]> {
-    const prefix = collectionPrefix('', 'resourcequotas', namespace);
-    if (!this.reflector.live) return (await this.storage.list(prefix)).items.map(decode);
+    if (!this.reflector.live) return (await this.storage.list(collectionPrefix('', 'resourcequotas', namespace))).items.map(decode);
     const out: StoredQuota[] = [];
-    for (const [key, q] of this.reflector.items) {
-      if (!key.startsWith(prefix)) continue;
+    for (const key of this.byNamespace.get(namespace) ?? []) {
+      const q = this.reflector.items.get(key);
       const mine = this.written.get(key);
-      out.push(mine && mine.revision > q.revision ? mine : q);
+      if (q) out.push(mine && mine.revision > q.revision ? mine : q);
     }
     return out;
   }

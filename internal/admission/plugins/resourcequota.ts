@@ -61,6 +61,8 @@ export class ResourceQuota implements AdmissionPlugin {
       this.started = true;
       this.store.start();
     }
+    // Nothing to check: no quota in the namespace, and no resource needs one.
+    if (this.limited.length === 0 && this.store.knownEmpty(request.namespace)) return;
     if (request.dryRun) {
       const quotas = await this.store.inNamespace(request.namespace);
       checkRequest(quotas.map((q) => q.quota), request, evaluator, this.limited, this.clock());
