@@ -1,6 +1,7 @@
 // The controller-manager: namespace deletion, garbage collection, ClusterRole
-// aggregation, CustomResourceDefinitions, admission policy status and the bootstrap-token controllers, as a client of a gateway's
-// HTTPS API. Flags and wiring.
+// aggregation, resource quota usage, CustomResourceDefinitions, admission policy
+// status and the bootstrap-token controllers, as a client of a gateway's HTTPS
+// API. Flags and wiring.
 import { readFileSync } from 'node:fs';
 import { controllerManagerFlags } from '../../internal/config/services.js';
 import { parseArgsOrExit } from '../../internal/config/flags.js';
@@ -11,6 +12,7 @@ import { ClusterRoleAggregationController } from '../../internal/controllers/agg
 import { CrdController } from '../../internal/controllers/crd.js';
 import { BootstrapSigner } from '../../internal/controllers/bootstrapsigner.js';
 import { TokenCleaner } from '../../internal/controllers/tokencleaner.js';
+import { ResourceQuotaController } from '../../internal/controllers/resourcequota.js';
 import { ValidatingAdmissionPolicyStatusController } from '../../internal/controllers/vapstatus.js';
 import { selectControllers, type CatalogEntry, type Controller } from '../../internal/controllers/selection.js';
 import { discovered } from '../../internal/controllers/discovery.js';
@@ -33,6 +35,11 @@ const catalog: CatalogEntry[] = [
   {
     name: 'garbage-collector-controller', alias: 'garbagecollector',
     create: () => { const gc = new GarbageCollector(client); return { start: async () => gc.start(await resources(), discovered(client, 0)), stop: () => gc.stop() }; },
+  },
+  {
+    name: 'resourcequota-controller', alias: 'resourcequota', create: () => new ResourceQuotaController(client, resources, {
+      resyncMs: flags.duration('resource-quota-sync-period'), workers: flags.int('concurrent-resource-quota-syncs'),
+    }),
   },
   {
     name: 'validatingadmissionpolicy-status-controller', alias: 'validatingadmissionpolicy-status',

@@ -4,19 +4,31 @@ import type { AdmissionPlugin } from './types.js';
 import { NAMESPACE_LIFECYCLE, NamespaceLifecycle } from './plugins/namespace-lifecycle.js';
 import type { NamespaceCache, NamespaceStore } from './namespaces.js';
 import { NODE_RESTRICTION, NodeRestriction } from './plugins/node-restriction.js';
+import type { Registry as Metrics } from 'prom-client';
 import type { StorageClient } from '../storage/client.js';
+import { MUTATING_ADMISSION_WEBHOOK, VALIDATING_ADMISSION_WEBHOOK, mutatingWebhooks, validatingWebhooks } from './webhooks/index.js';
+import type { Authorize } from './authz-client.js';
+import { CERTIFICATE_APPROVAL, CertificateApproval } from './plugins/certificate-approval.js';
+import { CERTIFICATE_SIGNING, CertificateSigning } from './plugins/certificate-signing.js';
+import { CERTIFICATE_SUBJECT_RESTRICTION, CertificateSubjectRestriction } from './plugins/certificate-subjectrestriction.js';
+import { POD_SECURITY, podSecurityPlugin } from './plugins/podsecurity.js';
+import { RESOURCE_QUOTA, ResourceQuota } from './plugins/resourcequota.js';
+import { limitedResources } from './plugins/resourcequota-config.js';
 import type { FeatureGates } from '../config/features.js';
-import type { Authorize } from './policies/authorizer.js';
 import { VALIDATING_ADMISSION_POLICY, ValidatingAdmissionPolicyPlugin } from './policies/validating.js';
 
 /** What plugins may need to build themselves. */
 export interface PluginContext {
   store: NamespaceStore;
   namespaces: NamespaceCache;
+  /** The plugin's configuration from --admission-control-config-file, undefined when it has none. */
+  pluginConfig(name: string): unknown;
   /** The full storage client, for Reflectors over the kinds a plugin reads. */
   storage: StorageClient;
-  /** Asks the authorization service whether a user may do something. */
-  authorize?: Authorize;
+  /** Where plugins register their metrics (absent: not measured). */
+  metrics?: Metrics;
+  /** The authorization service's decision on a request of a user. */
+  authorize: Authorize;
   /** Feature gates of the admission process. */
   gates: FeatureGates;
 }
@@ -33,9 +45,19 @@ export const ADMISSION_PLUGINS: Registration[] = [
   { name: NAMESPACE_LIFECYCLE, enabledByDefault: true, create: (ctx) => new NamespaceLifecycle(ctx.namespaces) },
   { name: NODE_RESTRICTION, enabledByDefault: false, create: (ctx) => new NodeRestriction(ctx.store) },
   {
+    name: POD_SECURITY, enabledByDefault: true,
+    create: (ctx) => podSecurityPlugin(ctx.pluginConfig(POD_SECURITY), ctx.namespaces, ctx.storage, ctx.metrics),
+  },
+  { name: CERTIFICATE_APPROVAL, enabledByDefault: true, create: (ctx) => new CertificateApproval(ctx.authorize) },
+  { name: CERTIFICATE_SIGNING, enabledByDefault: true, create: (ctx) => new CertificateSigning(ctx.authorize) },
+  { name: CERTIFICATE_SUBJECT_RESTRICTION, enabledByDefault: true, create: () => new CertificateSubjectRestriction() },
+  { name: MUTATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: mutatingWebhooks },
+  {
     name: VALIDATING_ADMISSION_POLICY, enabledByDefault: true,
     create: (ctx) => new ValidatingAdmissionPolicyPlugin(ctx.storage, ctx.namespaces, ctx.authorize),
   },
+  { name: VALIDATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: validatingWebhooks },
+  { name: RESOURCE_QUOTA, enabledByDefault: true, create: (ctx) => new ResourceQuota(ctx.storage, limitedResources(ctx.pluginConfig(RESOURCE_QUOTA))) },
 ];
 
 /** Plugins the authorization modes call for: NodeRestriction goes with the Node authorizer. */

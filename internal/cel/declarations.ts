@@ -59,6 +59,8 @@ export interface DeclarationOptions {
   readonly variables?: readonly string[];
   /** oldSelf is `optional<self's type>`: a transition rule that also runs when there is no old value. */
   readonly optionalOldSelf?: boolean;
+  /** Names among `variables` declared dynamic whatever type the name usually has (admission's `request` is no access review). */
+  readonly dynamic?: readonly string[];
   /** Variables typed by a schema of their own, e.g. an admission policy's object (these names take no fixed type). */
   readonly typed?: Readonly<Record<string, Schema>>;
 }
@@ -99,6 +101,10 @@ function variableDecls(opts: DeclarationOptions): Map<string, DeclType> {
     if (schema) {
       if (!bySchema.has(schema)) bySchema.set(schema, declFromSchema(schema, { path: name, typeName: name }));
       decls.set(name, bySchema.get(schema)!);
+      continue;
+    }
+    if (opts.dynamic?.includes(name)) {
+      decls.set(name, dynDecl(name));
       continue;
     }
     switch (name) {
@@ -170,7 +176,8 @@ const cache = new Map<string, Declarations>();
 /** The declarations for a schema and variable names, built once and cached. */
 export function declare(opts: DeclarationOptions = {}): Declarations {
   const typed = Object.entries(opts.typed ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([n, s]) => `${n}:${schemaDigest(s)}`).join(',');
-  const key = `${schemaDigest(opts.schema)}/${opts.resourceRoot ? 'root' : ''}${opts.optionalOldSelf ? '?' : ''}/${[...new Set(opts.variables ?? [])].sort().join(',')}/${typed}`;
+  const dynamic = [...new Set(opts.dynamic ?? [])].sort().join(',');
+  const key = `${schemaDigest(opts.schema)}/${opts.resourceRoot ? 'root' : ''}${opts.optionalOldSelf ? '?' : ''}/${[...new Set(opts.variables ?? [])].sort().join(',')}/${dynamic}/${typed}`;
   const hit = cache.get(key);
   if (hit) {
     cache.delete(key);

@@ -265,13 +265,15 @@ const CONTROLLER_ROLES: Record<string, PolicyRule[]> = {
     rule(['update'], [CORE], ['namespaces/finalize', 'namespaces/status']),
     rule(['get', 'list', 'watch', 'delete', 'deletecollection'], ['*'], ['*']),
   ],
+  // Recomputes quota usage from lists of whatever quotas count.
+  'resourcequota-controller': [rule(['list', 'watch'], ['*'], ['*']), rule(['update'], [CORE], ['resourcequotas/status']), eventsRule],
+  'ttl-after-finished-controller': [rule(['get', 'list', 'watch', 'delete'], ['batch'], ['jobs']), eventsRule],
   // Writes the type checking of each policy generation.
   'validatingadmissionpolicy-status-controller': [
     rule(READ, [group('admissionregistration')], ['validatingadmissionpolicies']),
     rule(['get', 'patch', 'update'], [group('admissionregistration')], ['validatingadmissionpolicies/status']),
     eventsRule,
   ],
-  'ttl-after-finished-controller': [rule(['get', 'list', 'watch', 'delete'], ['batch'], ['jobs']), eventsRule],
 };
 
 export const controllerRoleName = (controller: string): string => `system:controller:${controller}`;

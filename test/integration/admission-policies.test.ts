@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { Cluster, waitFor, type Response } from '../lib/cluster.js';
-import { group } from '../../internal/names/index.js';
+import { group, labelKey } from '../../internal/names/index.js';
+import { api, clientOptions, grpc, unary } from '../../internal/rpc/index.js';
+import type { AdmitResponse__Output } from '../../internal/rpc/gen/svc/admission/v1/AdmitResponse.js';
 
 const AR = `/apis/${group('admissionregistration')}/v1`;
 const NS = 'pol-a';
@@ -110,6 +112,7 @@ describe('admission policies: ValidatingAdmissionPolicy and its bindings', funct
           expression: "object.metadata.name.startsWith('ok-')", reason: 'Forbidden',
           messageExpression: "'name ' + object.metadata.name.split('-')[0] + ' is not ok'",
         }],
+        auditAnnotations: [{ key: 'prefix', valueExpression: "object.metadata.name.split('-')[0]" }, { key: 'none', valueExpression: 'null' }],
       }));
       await apply(`${AR}/validatingadmissionpolicybindings`, binding('name-deny', 'name-prefix', 'deny'));
       await apply(`${AR}/validatingadmissionpolicybindings`, binding('name-warn', 'name-prefix', 'warn', { validationActions: ['Warn', 'Audit'] }));
@@ -128,6 +131,28 @@ describe('admission policies: ValidatingAdmissionPolicy and its bindings', funct
       const again = await tryCreate(cm('bad', 'warn'));
       expect(admitted.status).to.equal(201);
       expect(String(again.headers.warning)).to.include("Validation failed for ValidatingAdmissionPolicy 'name-prefix' with binding 'name-warn': name bad is not ok");
+    });
+
+    it('audit annotations and the Audit action\'s failures travel in the admission service\'s answer', async () => {
+      const client = new api.svc.admission.v1.Admission(c.addresses.admission, grpc.credentials.createInsecure(), clientOptions);
+      const kind = { group: '', version: 'v1', kind: 'ConfigMap' };
+      const resource = { group: '', version: 'v1', resource: 'configmaps' };
+      const object = { apiVersion: 'v1', kind: 'ConfigMap', ...cm('bad-direct', 'warn') };
+      try {
+        const res = await unary<AdmitResponse__Output>(client, client.Admit, {
+          uid: 'u-1', kind, resource, requestKind: kind, requestResource: resource, name: 'bad-direct', namespace: NS, operation: 'CREATE',
+          user: { username: 'admin', groups: ['system:masters'] }, object: Buffer.from(JSON.stringify(object)), dryRun: false,
+        }, 10_000);
+        expect(res.allowed, res.message).to.equal(true);
+        expect(res.auditAnnotations['name-prefix/prefix']).to.equal('bad');
+        expect(res.auditAnnotations).to.not.have.property('name-prefix/none');
+        const failures = JSON.parse(res.auditAnnotations[labelKey('validation_failure', 'validation.policy.admission')] ?? 'null');
+        expect(failures).to.deep.equal([{
+          message: 'name bad is not ok', policy: 'name-prefix', binding: 'name-warn', expressionIndex: 0, validationActions: ['Warn', 'Audit'],
+        }]);
+      } finally {
+        client.close();
+      }
     });
 
     it('a policy change applies within a second', async () => {
@@ -155,6 +180,13 @@ describe('admission policies: ValidatingAdmissionPolicy and its bindings', funct
         validations: [{ expression: "has(object.data) && object.data.tier == namespaceObject.metadata.labels['tier']", message: 'tier must match the namespace' }],
       }));
       await apply(`${AR}/validatingadmissionpolicybindings`, binding('tier', 'tier', 'tier'));
+      const secrets = (who: string) => `${who}.group('').resource('secrets').namespace(object.metadata.namespace).check('get').allowed()`;
+      await apply(`${AR}/validatingadmissionpolicies`, policy('authz', {
+        validations: [{ expression: "!has(object.data) || !('k' in object.data) || object.data.k != 'deny'", message: 'k is deny' },
+          { expression: secrets('authorizer'), message: 'the requester may not read secrets' },
+          { expression: `!${secrets("authorizer.serviceAccount(object.metadata.namespace, 'nobody')")}`, message: 'nobody may read secrets' }],
+      }));
+      await apply(`${AR}/validatingadmissionpolicybindings`, binding('authz', 'authz', 'authz'));
       for (const failurePolicy of ['Fail', 'Ignore']) {
         const name = `broken-${failurePolicy.toLowerCase()}`;
         await apply(`${AR}/validatingadmissionpolicies`, policy(name, { failurePolicy, validations: [{ expression: "object.data.missing == 'x'" }] }));
@@ -173,6 +205,12 @@ describe('admission policies: ValidatingAdmissionPolicy and its bindings', funct
     it('namespaceObject is the request\'s namespace', async () => {
       expect((await createUntil(cm('silver', 'tier', { tier: 'silver' }), 422)).body.message).to.include('tier must match the namespace');
       expect((await tryCreate(cm('gold', 'tier', { tier: 'gold' }))).status).to.equal(201);
+    });
+
+    it('authorizer asks the authorization service about the requester and about others', async () => {
+      expect((await createUntil(cm('authz', 'authz', { k: 'deny' }), 422)).body.message).to.include("binding 'authz' denied request: k is deny");
+      const admitted = await tryCreate(cm('authz', 'authz'));
+      expect(admitted.status, admitted.text).to.equal(201);
     });
 
     it('an expression error refuses under failurePolicy Fail and is ignored under Ignore', async () => {

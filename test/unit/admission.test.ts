@@ -47,6 +47,13 @@ const store = () => new FakeNamespaces({
   leaving: namespace('leaving', { deletionTimestamp: '2025-01-01T00:00:00Z' }),
 });
 
+/** What plugins are built from, over the fake store; nothing may ask the authorizer. */
+const pluginContext = () => ({
+  store: store(), namespaces: new NamespaceCache(store(), { watch: false }), storage: store() as unknown as StorageClient,
+  pluginConfig: () => undefined,
+  authorize: async () => { throw new Error('no authorizer'); }, gates: () => false,
+});
+
 function configMapRequest(operation: Operation, ns: string, name = 'cm'): AdmissionRequest {
   return {
     uid: 'req-1', kind: { group: '', version: 'v1', kind: 'ConfigMap' }, resource: { group: '', version: 'v1', resource: 'configmaps' },
@@ -207,15 +214,18 @@ describe('admission', () => {
   });
 
   describe('plugin selection', () => {
-    it('enables NamespaceLifecycle by default', () => {
-      expect(enabledPluginNames([], [])).to.include('NamespaceLifecycle');
-      expect(enabledPluginNames(['NamespaceLifecycle'], [])).to.include('NamespaceLifecycle');
-      const context = { store: store(), namespaces: new NamespaceCache(store(), { watch: false }), storage: {} as StorageClient, gates: () => false };
-      expect(buildPlugins([], ['ValidatingAdmissionPolicy'], context).map((p) => p.name)).to.deep.equal(['NamespaceLifecycle']);
+    it('enables the default plugins, in run order, and others when asked', () => {
+      const defaults = enabledPluginNames([], []);
+      expect(defaults).to.include.members(['NamespaceLifecycle', 'CertificateApproval']).and.not.include('NodeRestriction');
+      expect(enabledPluginNames(['NamespaceLifecycle'], [])).to.deep.equal(defaults);
+      expect(enabledPluginNames(['NodeRestriction'], []).filter((n) => n !== 'NodeRestriction')).to.deep.equal(defaults);
+      const plugins = buildPlugins([], [], pluginContext());
+      expect([...new Set(plugins.map((p) => p.name))]).to.deep.equal(defaults);
+      plugins.forEach((p) => p.stop?.());
     });
 
     it('disables a default plugin', () => {
-      expect(enabledPluginNames([], ['NamespaceLifecycle'])).to.not.include('NamespaceLifecycle');
+      expect(enabledPluginNames([], ['NamespaceLifecycle'])).to.deep.equal(enabledPluginNames([], []).filter((n) => n !== 'NamespaceLifecycle'));
     });
 
     it('refuses unknown names and a plugin both enabled and disabled', () => {
@@ -231,6 +241,7 @@ describe('admission', () => {
       uid: 'u1', kind: { group: '', version: 'v1', kind: 'ConfigMap' }, resource: { group: '', version: 'v1', resource: 'configmaps' },
       subresource: '', name: 'cm', namespace: ns, operation: 'CREATE', user: null,
       object: Buffer.from(JSON.stringify(object)), oldObject: Buffer.alloc(0), dryRun: false, options: Buffer.alloc(0),
+      requestKind: null, requestResource: null, requestSubResource: '',
     });
 
     it('answers a refusal with its code, reason, message and causes', async () => {

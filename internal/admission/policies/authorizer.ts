@@ -4,9 +4,7 @@
 // asks the service and evaluates again, until every answer is known (bounded).
 import type { AuthorizationAttributes, AuthorizationDecision, AuthorizerBinding, Principal } from '../../cel/index.js';
 import type { UserInfo__Output as UserInfo } from '../../rpc/gen/svc/authn/v1/UserInfo.js';
-
-/** Asks the authorization service about one request of a user. */
-export type Authorize = (user: UserInfo, attributes: Omit<AuthorizationAttributes, 'user'>) => Promise<AuthorizationDecision>;
+import type { Authorize, AuthorizeAttributes, AuthorizeDecision } from '../authz-client.js';
 
 /** How many rounds of questions one evaluation may ask before its remaining questions count as errors. */
 const MAX_ROUNDS = 5;
@@ -19,6 +17,23 @@ const principalOf = (user: UserInfo): Principal => ({
 const userOf = (p: Principal): UserInfo => ({
   username: p.name, uid: p.uid ?? '', groups: [...p.groups ?? []],
   extra: Object.fromEntries(Object.entries(p.extra ?? {}).map(([k, v]) => [k, { values: [...v] }])),
+});
+
+/** The expression's question as the authorization service takes it. */
+function attributesOf(a: Omit<AuthorizationAttributes, 'user'>): AuthorizeAttributes {
+  if (!a.resourceRequest) return { nonResource: { path: a.path ?? '', verb: a.verb } };
+  return {
+    resource: {
+      verb: a.verb, group: a.apiGroup ?? '', version: a.apiVersion ?? '', resource: a.resource ?? '', subresource: a.subresource ?? '',
+      namespace: a.namespace ?? '', name: a.name ?? '', fieldSelector: a.fieldSelector ?? '', labelSelector: a.labelSelector ?? '',
+    },
+  };
+}
+
+const DECISIONS = { ALLOW: 'allow', DENY: 'deny', NO_OPINION: 'noOpinion' } as const;
+
+const decisionOf = (d: AuthorizeDecision): AuthorizationDecision => ({
+  decision: DECISIONS[d.decision] ?? 'noOpinion', reason: d.reason, ...(d.evaluationError ? { error: d.evaluationError } : {}),
 });
 
 /** The decisions of one admission request, shared by every expression evaluated for it. */
@@ -55,7 +70,7 @@ export class RequestAuthorizer {
     this.pending.clear();
     await Promise.all(questions.map(async ([key, { user, ...attributes }]) => {
       try {
-        this.known.set(key, await this.authorize!(userOf(user), attributes));
+        this.known.set(key, decisionOf(await this.authorize!(userOf(user), attributesOf(attributes))));
       } catch (err) {
         this.known.set(key, { decision: 'noOpinion', error: (err as Error).message });
       }

@@ -10,7 +10,7 @@ import type { StorageClient } from '../../storage/client.js';
 import { forbidden } from '../errors.js';
 import type { NamespaceCache } from '../namespaces.js';
 import { AdmissionError, type AdmissionPlugin, type AdmissionRequest, type Operation, type PluginAnswer } from '../types.js';
-import type { Authorize } from './authorizer.js';
+import type { Authorize } from '../authz-client.js';
 import { compileExpression, ExpressionError, policyBudget, run, runBool, type Compiled } from './expressions.js';
 import { ParamError, ParamSource } from './params.js';
 import {
