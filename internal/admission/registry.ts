@@ -16,6 +16,7 @@ import { RESOURCE_QUOTA, ResourceQuota } from './plugins/resourcequota.js';
 import { limitedResources } from './plugins/resourcequota-config.js';
 import type { FeatureGates } from '../config/features.js';
 import { VALIDATING_ADMISSION_POLICY, ValidatingAdmissionPolicyPlugin } from './policies/validating.js';
+import { inertMutatingAdmissionPolicy, MUTATING_ADMISSION_POLICY, MutatingAdmissionPolicyPlugin } from './policies/mutating.js';
 
 /** What plugins may need to build themselves. */
 export interface PluginContext {
@@ -51,6 +52,12 @@ export const ADMISSION_PLUGINS: Registration[] = [
   { name: CERTIFICATE_APPROVAL, enabledByDefault: true, create: (ctx) => new CertificateApproval(ctx.authorize) },
   { name: CERTIFICATE_SIGNING, enabledByDefault: true, create: (ctx) => new CertificateSigning(ctx.authorize) },
   { name: CERTIFICATE_SUBJECT_RESTRICTION, enabledByDefault: true, create: () => new CertificateSubjectRestriction() },
+  {
+    // Enabled, but inert unless its feature gate is on.
+    name: MUTATING_ADMISSION_POLICY, enabledByDefault: true,
+    create: (ctx) => (ctx.gates('MutatingAdmissionPolicy')
+      ? new MutatingAdmissionPolicyPlugin(ctx.storage, ctx.namespaces, ctx.authorize) : inertMutatingAdmissionPolicy),
+  },
   { name: MUTATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: mutatingWebhooks },
   {
     name: VALIDATING_ADMISSION_POLICY, enabledByDefault: true,

@@ -10,7 +10,7 @@ import { Reflector } from '../../storage/reflector.js';
 type Obj = Record<string, any>;
 
 /** How long a request waits for a parameter kind's first list. */
-const SYNC_WAIT_MS = 5_000;
+const SYNC_WAIT_MS = 1_000;
 
 /** A binding's parameters could not be found or named; the failure policy decides. */
 export class ParamError extends Error {}
@@ -31,6 +31,12 @@ export class ParamSource {
     for (const r of this.resources.values()) r.reflector.stop();
   }
 
+  /** Starts following a kind a policy names, so its params are known by the policy's first request. */
+  prepare(paramKind: Obj | undefined): void {
+    if (!paramKind) return;
+    this.resourceOf(paramKind).catch(() => undefined);
+  }
+
   private async resourceOf(paramKind: Obj): Promise<ParamResource> {
     const { group, version } = groupVersion(String(paramKind.apiVersion ?? ''));
     const key = `${group}/${version}/${paramKind.kind}`;
@@ -43,7 +49,7 @@ export class ParamSource {
       this.resources.set(key, found);
     }
     if (!found.reflector.synced && !await found.reflector.waitForSync(SYNC_WAIT_MS)) {
-      throw new ParamError(`the parameters of kind ${paramKind.kind} are not yet known`);
+      throw new ParamError(`paramKind kind \`${paramKind.apiVersion}, Kind=${paramKind.kind}\` not yet synced to use for admission`);
     }
     return found;
   }
@@ -52,6 +58,7 @@ export class ParamSource {
   async find(paramKind: Obj, paramRef: Obj, namespace: string): Promise<ApiObject[]> {
     const r = await this.resourceOf(paramKind);
     let ns = '';
+    if (!r.namespaced && paramRef.namespace) throw new ParamError('paramRef.namespace must not be provided for a cluster-scoped `paramKind`');
     if (r.namespaced) {
       ns = typeof paramRef.namespace === 'string' && paramRef.namespace ? paramRef.namespace : namespace;
       if (!ns) throw new ParamError('cannot use namespaced paramRef in policy binding that matches cluster-scoped resources');

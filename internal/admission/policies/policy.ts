@@ -73,12 +73,14 @@ export class PolicySet<P extends PolicyCore> {
   private readonly policies: Reflector<{ key: string; compiled: () => P }>;
   private readonly bindings: Reflector<Binding>;
 
-  constructor(storage: StorageClient, resources: { policies: string; bindings: string }, compilePolicy: (o: ApiObject) => P) {
+  /** params: the policies' parameter kinds are followed from the moment a policy names them. */
+  constructor(storage: StorageClient, resources: { policies: string; bindings: string }, compilePolicy: (o: ApiObject) => P, params: ParamSource) {
     const cache = new Map<string, P>();
     this.policies = new Reflector(storage, collectionPrefix(ADMISSIONREGISTRATION, resources.policies), {
       deleted: (_key, p) => cache.delete(p.key),
     }, (kv) => {
       const obj = decodeObject(kv);
+      params.prepare((obj.spec as Obj | undefined)?.paramKind ?? undefined);
       const key = generationKey(obj);
       return { key, compiled: () => { let p = cache.get(key); if (!p) cache.set(key, p = compilePolicy(obj)); return p; } };
     });
@@ -156,8 +158,8 @@ export async function applies(policy: PolicyCore, binding: Binding, ctx: Request
 
 /** The parameters each evaluation runs with: [null] without paramKind, none when missing and allowed. */
 export async function paramsFor(policy: PolicyCore, binding: Binding, request: AdmissionRequest, source: ParamSource): Promise<Array<ApiObject | null>> {
-  if (!policy.paramKind) return [null];
-  if (!binding.paramRef) throw new ParamError(`policy ${policy.name} has paramKind but binding ${binding.name} has no paramRef`);
+  // A binding without paramRef evaluates its policy without params, even when the policy has a paramKind.
+  if (!policy.paramKind || !binding.paramRef) return [null];
   const params = await source.find(policy.paramKind, binding.paramRef, request.namespace);
   if (params.length > 0) return params;
   if (binding.paramRef.parameterNotFoundAction === 'Allow') return [];

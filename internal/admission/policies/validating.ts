@@ -151,9 +151,9 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
   private readonly params: ParamSource;
 
   constructor(storage: StorageClient, private readonly namespaces: NamespaceCache, private readonly authorize?: Authorize) {
-    this.policies = new PolicySet(storage, { policies: 'validatingadmissionpolicies', bindings: 'validatingadmissionpolicybindings' },
-      compileValidatingPolicy).start();
     this.params = new ParamSource(storage);
+    this.policies = new PolicySet(storage, { policies: 'validatingadmissionpolicies', bindings: 'validatingadmissionpolicybindings' },
+      compileValidatingPolicy, this.params).start();
   }
 
   handles(_operation: Operation): boolean {
