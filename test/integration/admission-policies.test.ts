@@ -5,6 +5,7 @@ import { api, clientOptions, grpc, unary } from '../../internal/rpc/index.js';
 import type { AdmitResponse__Output } from '../../internal/rpc/gen/svc/admission/v1/AdmitResponse.js';
 
 const AR = `/apis/${group('admissionregistration')}/v1`;
+const AR_BETA = `/apis/${group('admissionregistration')}/v1beta1`;
 const NS = 'pol-a';
 const PARAMS_NS = 'pol-params';
 const CMS = `/api/v1/namespaces/${NS}/configmaps`;
@@ -36,6 +37,16 @@ function binding(name: string, policyName: string, app: string, spec: Obj = {}):
 const cm = (name: string, app: string, data: Record<string, string> = {}, extra: Obj = {}): Obj =>
   ({ metadata: { name, labels: { app, ...extra.labels }, annotations: extra.annotations }, data });
 
+/** A mutating policy on ConfigMaps of namespaces labelled policies=on. */
+function mutatingPolicy(name: string, spec: Obj): Obj {
+  const { spec: base } = policy(name, {});
+  return { apiVersion: `${group('admissionregistration')}/v1beta1`, kind: 'MutatingAdmissionPolicy', metadata: { name }, spec: { ...base, reinvocationPolicy: 'Never', ...spec } };
+}
+
+/** A binding of a mutating policy to the ConfigMaps labelled app=<app>. */
+const mutatingBinding = (name: string, policyName: string, app: string, spec: Obj = {}): Obj =>
+  ({ metadata: { name }, spec: { policyName, matchResources: { objectSelector: { matchLabels: { app } } }, ...spec } });
+
 describe('admission policies: ValidatingAdmissionPolicy and its bindings', function () {
   this.timeout(120_000);
   let c: Cluster;
@@ -62,7 +73,9 @@ describe('admission policies: ValidatingAdmissionPolicy and its bindings', funct
   }
 
   before(async () => {
-    c = await new Cluster().start();
+    // The MutatingAdmissionPolicy gate and its API version on; validating policies do not depend on either.
+    const gate = '--feature-gates=MutatingAdmissionPolicy=true';
+    c = await new Cluster({ flags: { gateway: [gate, `--runtime-config=${group('admissionregistration')}/v1beta1=true`], admission: [gate] } }).start();
     for (const [name, labels] of [[NS, { policies: 'on', tier: 'gold' }], [PARAMS_NS, {}]] as const) {
       expect((await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name, labels } } })).status).to.equal(201);
     }
@@ -217,6 +230,82 @@ describe('admission policies: ValidatingAdmissionPolicy and its bindings', funct
       const refused = await createUntil(cm('err', 'broken-fail'), 422);
       expect(refused.body.message).to.include("ValidatingAdmissionPolicy 'broken-fail' with binding 'broken-fail' denied request: expression 'object.data.missing == 'x'' resulted in error");
       expect((await tryCreate(cm('err', 'broken-ignore'))).status).to.equal(201);
+    });
+  });
+
+  describe('MutatingAdmissionPolicy', () => {
+    /** Creates the object until the stored result satisfies `done` (a new policy takes a moment); answers the last response. */
+    async function createdUntil(obj: Obj, done: (o: Obj) => boolean): Promise<Response> {
+      let last!: Response;
+      await waitFor(async () => (last = await tryCreate(obj)).status === 201 && done(last.body), 10_000, 50);
+      return last;
+    }
+
+    before(async () => {
+      await apply(`/api/v1/namespaces/${PARAMS_NS}/configmaps`, { metadata: { name: 'owner' }, data: { team: 'blue' } });
+      await apply(`${AR_BETA}/mutatingadmissionpolicies`, mutatingPolicy('owner-apply', {
+        paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+        matchConditions: [{ name: 'not-exempt', expression: "!has(object.metadata.annotations) || !('exempt' in object.metadata.annotations)" }],
+        variables: [{ name: 'team', expression: 'params.data.team' }],
+        mutations: [{ patchType: 'ApplyConfiguration', applyConfiguration: {
+          expression: 'Object{metadata: Object.metadata{labels: {"team": variables.team}}, data: {"owner": variables.team}}',
+        } }],
+      }));
+      await apply(`${AR_BETA}/mutatingadmissionpolicybindings`, mutatingBinding('owner-apply', 'owner-apply', 'm-apply',
+        { paramRef: { name: 'owner', namespace: PARAMS_NS, parameterNotFoundAction: 'Deny' } }));
+      // Runs first (name order) and again after the stamp policy changed the object.
+      await apply(`${AR_BETA}/mutatingadmissionpolicies`, mutatingPolicy('a-copy', {
+        reinvocationPolicy: 'IfNeeded',
+        mutations: [{ patchType: 'JSONPatch', jsonPatch: {
+          expression: "has(object.data) && 'stamp' in object.data ? [JSONPatch{op: 'add', path: '/data/copy', value: object.data.stamp}] : []",
+        } }],
+      }));
+      await apply(`${AR_BETA}/mutatingadmissionpolicies`, mutatingPolicy('b-stamp', {
+        mutations: [{ patchType: 'JSONPatch', jsonPatch: {
+          expression: "[JSONPatch{op: 'add', path: '/metadata/annotations', value: {}}, JSONPatch{op: 'add', path: '/metadata/annotations/' + jsonpatch.escapeKey('svc/stamped'), value: 'yes'}, JSONPatch{op: 'add', path: '/data/stamp', value: 'x'}]",
+        } }],
+      }));
+      await apply(`${AR_BETA}/mutatingadmissionpolicybindings`, mutatingBinding('a-copy', 'a-copy', 'm-stamp'));
+      await apply(`${AR_BETA}/mutatingadmissionpolicybindings`, mutatingBinding('b-stamp', 'b-stamp', 'm-stamp'));
+      for (const failurePolicy of ['Fail', 'Ignore']) {
+        const name = `m-broken-${failurePolicy.toLowerCase()}`;
+        await apply(`${AR_BETA}/mutatingadmissionpolicies`, mutatingPolicy(name, {
+          failurePolicy, mutations: [{ patchType: 'JSONPatch', jsonPatch: { expression: "[JSONPatch{op: 'remove', path: '/data/absent'}]" } }],
+        }));
+        await apply(`${AR_BETA}/mutatingadmissionpolicybindings`, mutatingBinding(name, name, name));
+      }
+    });
+
+    it('an apply configuration built from params and variables is merged into the object; a false match condition skips it', async () => {
+      const created = await createdUntil(cm('m-apply', 'm-apply', { keep: 'me' }), (o) => o.data?.owner === 'blue');
+      expect(created.body.metadata.labels).to.deep.equal({ app: 'm-apply', team: 'blue' });
+      expect(created.body.data).to.deep.equal({ keep: 'me', owner: 'blue' });
+      const exempt = await tryCreate(cm('m-apply', 'm-apply', { keep: 'me' }, { annotations: { exempt: 'yes' } }));
+      expect(exempt.status).to.equal(201);
+      expect(exempt.body.data).to.deep.equal({ keep: 'me' });
+    });
+
+    it('JSON patches apply in policy order; an IfNeeded policy runs again after a later one changed the object', async () => {
+      const created = await createdUntil(cm('m-stamp', 'm-stamp', { a: '1' }), (o) => o.data?.copy === 'x');
+      expect(created.body.data).to.deep.equal({ a: '1', stamp: 'x', copy: 'x' });
+      expect(created.body.metadata.annotations).to.deep.equal({ 'svc/stamped': 'yes' });
+    });
+
+    it('a mutation that fails refuses under failurePolicy Fail, naming the policy and binding, and is skipped under Ignore', async () => {
+      const refused = await createUntil(cm('m-err', 'm-broken-fail', { a: '1' }), 403);
+      expect(refused.body).to.deep.include({ code: 403, reason: 'Invalid' });
+      expect(refused.body.message).to.match(/^policy 'm-broken-fail' with binding 'm-broken-fail' denied request: JSON Patch: /);
+      const admitted = await tryCreate(cm('m-err', 'm-broken-ignore', { a: '1' }));
+      expect(admitted.status).to.equal(201);
+      expect(admitted.body.data).to.deep.equal({ a: '1' });
+    });
+
+    it('a policy without mutations or reinvocationPolicy is refused', async () => {
+      const bad = mutatingPolicy('m-bad', { mutations: [{ patchType: 'Merge' }] });
+      delete bad.spec.reinvocationPolicy;
+      const res = await c.request('POST', `${AR_BETA}/mutatingadmissionpolicies`, { body: bad });
+      expect(res.status).to.equal(422);
+      expect(res.body.details.causes.map((x: Obj) => x.field)).to.include.members(['spec.mutations[0].patchType', 'spec.reinvocationPolicy']);
     });
   });
 

@@ -5,6 +5,7 @@ import { ExpressionError, policyBudget } from '../../internal/admission/policies
 import { fromJson } from '../../internal/cel/index.js';
 import { builtinRegistry } from '../../internal/registry/index.js';
 import { group } from '../../internal/names/index.js';
+import { ADMISSION_PLUGINS, enabledPluginNames, type PluginContext } from '../../internal/admission/index.js';
 
 type Obj = Record<string, any>;
 
@@ -82,6 +83,13 @@ describe('admission policies', () => {
   describe('serving the kinds', () => {
     const served = (runtimeConfig: string, gate: boolean) => builtinRegistry({ runtimeConfig, features: (name) => name === 'MutatingAdmissionPolicy' && gate })
       .all().filter((d) => d.group === group('admissionregistration') && d.resource.startsWith('mutatingadmissionpolic')).map((d) => `${d.version}/${d.resource}`);
+
+    it('the plugin is on by default and inert while its gate is off', () => {
+      expect(enabledPluginNames([], [])).to.include('MutatingAdmissionPolicy');
+      const registration = ADMISSION_PLUGINS.find((p) => p.name === 'MutatingAdmissionPolicy')!;
+      const plugin = registration.create({ gates: () => false } as unknown as PluginContext);
+      expect([plugin].flat().map((p) => [p.name, p.phase, p.handles('CREATE'), p.handles('UPDATE')])).to.deep.equal([['MutatingAdmissionPolicy', 'mutating', false, false]]);
+    });
 
     it('serves MutatingAdmissionPolicy v1beta1 only with its gate on and its version enabled', () => {
       const v1beta1 = `${group('admissionregistration')}/v1beta1`;
