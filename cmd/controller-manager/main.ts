@@ -1,6 +1,6 @@
 // The controller-manager: namespace deletion, garbage collection, ClusterRole
 // aggregation, resource quota usage, CustomResourceDefinitions, admission policy
-// status and the bootstrap-token controllers, as a client of a gateway's HTTPS
+// status, Jobs and the bootstrap-token controllers, as a client of a gateway's HTTPS
 // API. Flags and wiring.
 import { readFileSync } from 'node:fs';
 import { controllerManagerFlags } from '../../internal/config/services.js';
@@ -14,6 +14,8 @@ import { BootstrapSigner } from '../../internal/controllers/bootstrapsigner.js';
 import { TokenCleaner } from '../../internal/controllers/tokencleaner.js';
 import { ResourceQuotaController } from '../../internal/controllers/resourcequota.js';
 import { ValidatingAdmissionPolicyStatusController } from '../../internal/controllers/vapstatus.js';
+import { JobController } from '../../internal/controllers/job/controller.js';
+import { recorderFor } from '../../internal/controllers/events.js';
 import { selectControllers, type CatalogEntry, type Controller } from '../../internal/controllers/selection.js';
 import { discovered } from '../../internal/controllers/discovery.js';
 import { pkiPaths } from '../../internal/pki/index.js';
@@ -44,6 +46,10 @@ const catalog: CatalogEntry[] = [
   {
     name: 'validatingadmissionpolicy-status-controller', alias: 'validatingadmissionpolicy-status',
     create: () => new ValidatingAdmissionPolicyStatusController(client),
+  },
+  {
+    name: 'job-controller', alias: 'job',
+    create: () => new JobController(client, { workers: flags.int('concurrent-job-syncs'), recorder: recorderFor(client, 'job-controller') }),
   },
   { name: 'bootstrap-signer-controller', alias: 'bootstrapsigner', disabledByDefault: true, create: () => new BootstrapSigner(client) },
   { name: 'token-cleaner-controller', alias: 'tokencleaner', disabledByDefault: true, create: () => new TokenCleaner(client) },

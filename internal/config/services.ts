@@ -130,6 +130,7 @@ export const controllerManagerFlags: FlagSet = {
   controllers: { type: 'list', default: '*', help: "controllers to run: '*' the default ones, 'name' adds one, '-name' removes one (bootstrapsigner and tokencleaner are off by default)" },
   'resource-quota-sync-period': { type: 'duration', default: '5m', help: 'how often every quota\'s usage is recomputed in full' },
   'concurrent-resource-quota-syncs': { type: 'int', default: '5', help: 'quotas recomputed at once' },
+  'concurrent-job-syncs': { type: 'int', default: '5', help: 'Jobs synced at once' },
 };
 
 export const SERVICE_FLAGS = {

@@ -176,6 +176,14 @@ export const hpaV2Annotation = (name: string): WellKnown => wellKnownKey(name, '
 /** The labels the server puts on a Job's pods (besides the unprefixed `job-name` and `controller-uid`). */
 export const JOB_NAME_LABEL = wellKnownKey('job-name', 'batch');
 export const JOB_CONTROLLER_UID_LABEL = wellKnownKey('controller-uid', 'batch');
+/** The Job controller's finalizer on each pod it has not counted yet, so no pod is lost or counted twice. */
+export const JOB_TRACKING_FINALIZER = wellKnownKey('job-tracking', 'batch');
+/** An Indexed Job's pod index (annotation and label), and per-index failure counts (annotations). */
+export const JOB_COMPLETION_INDEX = wellKnownKey('job-completion-index', 'batch');
+export const JOB_INDEX_FAILURE_COUNT = wellKnownKey('job-index-failure-count', 'batch');
+export const JOB_INDEX_IGNORED_FAILURE_COUNT = wellKnownKey('job-index-ignored-failure-count', 'batch');
+/** A Job's `spec.managedBy` naming the built-in controller (`svc.io/job-controller`). */
+export const JOB_CONTROLLER_MANAGER = wellKnownKey('job-controller');
 
 /** Pod Security: the namespace labels and audit annotations (`pod-security.svc.io/<key>`), the group of its
  * configuration, and the annotations its checks read (AppArmor and seccomp before their fields existed). */
