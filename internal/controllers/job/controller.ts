@@ -80,12 +80,26 @@ export class JobController {
     this.pods = new Informer(client, PODS, { upsert: (p, old) => this.podChanged(p as Pod, old as Pod | undefined), deleted: (p) => this.podDeleted(p as Pod) }, { transform: slimPod });
   }
 
+  /** Starts once both informers have listed; with batch/v1 not served (--runtime-config) it stays idle, as upstream. */
   async start(): Promise<void> {
+    if (!(await this.jobsServed())) {
+      console.log('job controller: batch/v1 jobs are not served; not started');
+      return;
+    }
     await Promise.all([this.jobs.start(), this.pods.start()]);
     this.running = true;
     for (const key of this.jobs.store.keys()) this.enqueue(key);
     for (const [key, p] of this.pods.store) if (hasTrackingFinalizer(p as Pod)) this.orphans.add(key);
     void this.releaseOrphans();
+  }
+
+  private async jobsServed(): Promise<boolean> {
+    for (;;) {
+      const res = await this.client.request('GET', '/apis/batch/v1').catch(() => ({ status: 0, body: undefined }));
+      if (res.status === 200) return (res.body?.resources ?? []).some((r: { name?: string }) => r.name === 'jobs');
+      if (res.status === 404 || this.stopped) return false;
+      await new Promise((r) => setTimeout(r, RETRY_MS));
+    }
   }
 
   stop(): void {
