@@ -41,6 +41,9 @@ export interface ClusterOptions {
 export class Cluster {
   readonly procs = new Map<Service, ChildProcess>();
   readonly logs = new Map<Service, string[]>();
+  /** Processes stopped on purpose (by kill or stop), which are not restarted. */
+  private readonly deliberate = new WeakSet<ChildProcess>();
+  private stopping = false;
   addresses = {} as Record<GrpcService, string>;
   port = 0;
   natsUrl = '';
@@ -96,10 +99,19 @@ export class Cluster {
     proc.stdout!.on('data', (d) => log.push(String(d)));
     proc.stderr!.on('data', (d) => log.push(String(d)));
     this.procs.set(s, proc);
+    if (s === 'controller-manager') this.restartOnExit(proc);
     const bound = await waitFor(() => this.learnPort(s, log.slice(earlier).join('')), 20_000, 50);
     const serving = () => (s === 'gateway' ? this.ready() : s === 'controller-manager' ? true : checkHealth(this.addresses[s as GrpcService]));
     const ok = bound && (!untilServing || await waitFor(serving, 20_000));
     if (!ok) throw new Error(`${s} did not become healthy:\n${log.join('')}`);
+  }
+
+  /** As the launcher does, a controller-manager that exits unasked (a leader that lost its Lease) is started again. */
+  private restartOnExit(proc: ChildProcess): void {
+    proc.once('exit', (code) => {
+      if (code === 2 || this.deliberate.has(proc) || this.procs.get('controller-manager') !== proc) return; // 2: flags refused
+      setTimeout(() => { if (!this.stopping && this.procs.get('controller-manager') === proc) void this.startService('controller-manager').catch(() => undefined); }, 1000);
+    });
   }
 
   /** Reads the port a service announces, as the launcher does; the controller-manager serves none. */
@@ -138,11 +150,13 @@ export class Cluster {
   async kill(s: Service, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     const proc = this.procs.get(s);
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    this.deliberate.add(proc);
     await new Promise<void>((resolve) => { proc.once('exit', () => resolve()); proc.kill(signal); });
     this.procs.delete(s);
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     for (const s of ['gateway', ...GRPC_SERVICES].reverse() as Service[]) await this.kill(s, 'SIGTERM');
     for (const s of [...this.procs.keys()]) await this.kill(s);
     await this.nats?.stop();
