@@ -21,7 +21,10 @@ let plugins: AdmissionPlugin[];
 try {
   const disable = flags.list('disable-admission-plugins');
   const implied = impliedPlugins(authorizerTypes(flags)).filter((p) => !disable.includes(p));
-  plugins = buildPlugins([...new Set([...flags.list('enable-admission-plugins'), ...implied])], disable, { store: storage, namespaces });
+  plugins = buildPlugins([...new Set([...flags.list('enable-admission-plugins'), ...implied])], disable, {
+    store: storage, namespaces, storage,
+    tolerationSeconds: { notReady: flags.int('default-not-ready-toleration-seconds'), unreachable: flags.int('default-unreachable-toleration-seconds') },
+  });
 } catch (err) {
   process.stderr.write(`admission: ${(err as Error).message}\n`);
   process.exit(1);

@@ -11,6 +11,7 @@ import { ClusterRoleAggregationController } from '../../internal/controllers/agg
 import { CrdController } from '../../internal/controllers/crd.js';
 import { BootstrapSigner } from '../../internal/controllers/bootstrapsigner.js';
 import { TokenCleaner } from '../../internal/controllers/tokencleaner.js';
+import { rootCaPublisher, serviceAccountController } from '../../internal/controllers/namespacedefaults.js';
 import { selectControllers, type CatalogEntry, type Controller } from '../../internal/controllers/selection.js';
 import { discovered } from '../../internal/controllers/discovery.js';
 import { pkiPaths } from '../../internal/pki/index.js';
@@ -33,6 +34,8 @@ const catalog: CatalogEntry[] = [
     name: 'garbage-collector-controller', alias: 'garbagecollector',
     create: () => { const gc = new GarbageCollector(client); return { start: async () => gc.start(await resources(), discovered(client, 0)), stop: () => gc.stop() }; },
   },
+  { name: 'serviceaccount-controller', alias: 'serviceaccount', create: () => serviceAccountController(client) },
+  { name: 'root-ca-certificate-publisher-controller', alias: 'root-ca-cert-publisher', create: () => rootCaPublisher(client, readFileSync(pki.caCert, 'utf8')) },
   { name: 'bootstrap-signer-controller', alias: 'bootstrapsigner', disabledByDefault: true, create: () => new BootstrapSigner(client) },
   { name: 'token-cleaner-controller', alias: 'tokencleaner', disabledByDefault: true, create: () => new TokenCleaner(client) },
 ];

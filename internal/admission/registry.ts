@@ -4,11 +4,21 @@ import type { AdmissionPlugin } from './types.js';
 import { NAMESPACE_LIFECYCLE, NamespaceLifecycle } from './plugins/namespace-lifecycle.js';
 import type { NamespaceCache, NamespaceStore } from './namespaces.js';
 import { NODE_RESTRICTION, NodeRestriction } from './plugins/node-restriction.js';
+import type { StorageClient } from '../storage/client.js';
+import { LIMIT_RANGER, LimitRangerBounds, LimitRangerDefaults, limitRangeCache } from './plugins/limitranger.js';
+import { SERVICE_ACCOUNT, ServiceAccountChecks, ServiceAccountDefaults, serviceAccountCache } from './plugins/serviceaccount.js';
+import { PRIORITY, Priority, PriorityClassGuard, priorityClassCache } from './plugins/priority.js';
+import { DEFAULT_TOLERATION_SECONDS, DefaultTolerationSeconds, type TolerationSeconds } from './plugins/defaulttolerationseconds.js';
+import { RUNTIME_CLASS, RuntimeClassDefaults, RuntimeClassOverhead, runtimeClassCache } from './plugins/runtimeclass.js';
 
 /** What plugins may need to build themselves. */
 export interface PluginContext {
   store: NamespaceStore;
   namespaces: NamespaceCache;
+  /** The full storage client, for the Reflectors of the kinds plugins decide from. */
+  storage: StorageClient;
+  /** --default-not-ready-toleration-seconds and --default-unreachable-toleration-seconds. */
+  tolerationSeconds: TolerationSeconds;
 }
 
 interface Registration {
@@ -21,7 +31,24 @@ interface Registration {
 /** Every known plugin, in run order (the order of the flags does not matter). */
 export const ADMISSION_PLUGINS: Registration[] = [
   { name: NAMESPACE_LIFECYCLE, enabledByDefault: true, create: (ctx) => new NamespaceLifecycle(ctx.namespaces) },
+  {
+    name: LIMIT_RANGER, enabledByDefault: true,
+    create: (ctx) => { const ranges = limitRangeCache(ctx.storage).start(); return [new LimitRangerDefaults(ranges), new LimitRangerBounds(ranges)]; },
+  },
+  {
+    name: SERVICE_ACCOUNT, enabledByDefault: true,
+    create: (ctx) => { const accounts = serviceAccountCache(ctx.storage).start(); return [new ServiceAccountDefaults(accounts), new ServiceAccountChecks(accounts)]; },
+  },
   { name: NODE_RESTRICTION, enabledByDefault: false, create: (ctx) => new NodeRestriction(ctx.store) },
+  {
+    name: PRIORITY, enabledByDefault: true,
+    create: (ctx) => { const classes = priorityClassCache(ctx.storage).start(); return [new Priority(classes), new PriorityClassGuard(classes)]; },
+  },
+  { name: DEFAULT_TOLERATION_SECONDS, enabledByDefault: true, create: (ctx) => new DefaultTolerationSeconds(ctx.tolerationSeconds) },
+  {
+    name: RUNTIME_CLASS, enabledByDefault: true,
+    create: (ctx) => { const classes = runtimeClassCache(ctx.storage).start(); return [new RuntimeClassDefaults(classes), new RuntimeClassOverhead(classes)]; },
+  },
 ];
 
 /** Plugins the authorization modes call for: NodeRestriction goes with the Node authorizer. */

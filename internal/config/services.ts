@@ -94,6 +94,8 @@ export const admissionFlags: FlagSet = {
   ...listen(DEFAULT_PORTS.admission), ...storagePeer, ...natsUrl, ...authorizationMode,
   'enable-admission-plugins': { type: 'list', default: '', help: 'admission plugins to enable besides the defaults' },
   'disable-admission-plugins': { type: 'list', default: '', help: 'default admission plugins to disable' },
+  'default-not-ready-toleration-seconds': { type: 'int', default: '300', help: 'tolerationSeconds of the not-ready:NoExecute toleration DefaultTolerationSeconds gives pods without one' },
+  'default-unreachable-toleration-seconds': { type: 'int', default: '300', help: 'tolerationSeconds of the unreachable:NoExecute toleration DefaultTolerationSeconds gives pods without one' },
 };
 
 export const gatewayFlags: FlagSet = {

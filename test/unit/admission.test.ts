@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import {
-  AdmissionChain, AdmissionConfigError, AdmissionError, FORCE_LIVE_LOOKUP_MS, NamespaceCache, NamespaceLifecycle, admitHandler, buildPlugins, enabledPluginNames,
+  AdmissionChain, AdmissionConfigError, AdmissionError, FORCE_LIVE_LOOKUP_MS, NamespaceCache, NamespaceLifecycle, admitHandler, buildPlugins, enabledPluginNames, type PluginContext,
   type AdmissionPlugin, type AdmissionRequest, type JsonObject, type NamespaceStore, type Operation,
 } from '../../internal/admission/index.js';
 import { grpc } from '../../internal/rpc/index.js';
@@ -207,14 +207,17 @@ describe('admission', () => {
   });
 
   describe('plugin selection', () => {
-    it('enables NamespaceLifecycle by default', () => {
-      expect(enabledPluginNames([], [])).to.deep.equal(['NamespaceLifecycle']);
-      expect(enabledPluginNames(['NamespaceLifecycle'], [])).to.deep.equal(['NamespaceLifecycle']);
-      expect(buildPlugins([], [], { store: store(), namespaces: new NamespaceCache(store(), { watch: false }) }).map((p) => p.name)).to.deep.equal(['NamespaceLifecycle']);
+    const POD_PLUGINS = ['LimitRanger', 'ServiceAccount', 'Priority', 'DefaultTolerationSeconds', 'RuntimeClass'];
+
+    it('enables the default plugins in run order', () => {
+      expect(enabledPluginNames([], [])).to.deep.equal(['NamespaceLifecycle', 'LimitRanger', 'ServiceAccount', 'Priority', 'DefaultTolerationSeconds', 'RuntimeClass']);
+      expect(enabledPluginNames(['NodeRestriction'], [])).to.include.ordered.members(['NamespaceLifecycle', 'LimitRanger', 'ServiceAccount', 'NodeRestriction', 'Priority']);
+      const context = { store: store(), namespaces: new NamespaceCache(store(), { watch: false }) } as unknown as PluginContext;
+      expect(buildPlugins([], POD_PLUGINS, context).map((p) => p.name)).to.deep.equal(['NamespaceLifecycle']);
     });
 
     it('disables a default plugin', () => {
-      expect(enabledPluginNames([], ['NamespaceLifecycle'])).to.deep.equal([]);
+      expect(enabledPluginNames([], ['NamespaceLifecycle', ...POD_PLUGINS])).to.deep.equal([]);
     });
 
     it('refuses unknown names and a plugin both enabled and disabled', () => {
