@@ -102,6 +102,7 @@ describe('admission: pod plugins', function () {
       const res = await createUntil((i) => pod(`lr-default-${i}`), (r) => r.body?.spec?.containers?.[0]?.resources?.limits !== undefined);
       expect(res.status, res.text).to.equal(201);
       expect(res.body.spec.containers[0].resources).to.deep.equal({ limits: { cpu: '500m', memory: '128Mi' }, requests: { cpu: '250m', memory: '128Mi' } });
+      expect(res.body.status.qosClass).to.equal('Burstable');
       expect(res.body.metadata.annotations['svc.io/limit-ranger']).to.equal('LimitRanger plugin set: cpu, memory request for container app; cpu, memory limit for container app');
 
       const big = pod('lr-big', { containers: [{ name: 'app', image: 'busybox', resources: { limits: { cpu: '2' } } }] });
