@@ -8,6 +8,7 @@ import { Objects } from './objects.js';
 import { Store } from './store/store.js';
 import type { WriteOptions } from './store/store.js';
 import { isDryRun } from './body.js';
+import { addWarning } from './headers.js';
 
 /** The store of the request's kind, or of `def` (another kind the request writes, as a binding writes its pod). */
 export function storeFor(r: ResourceRequest, backends: Backends, def: KindDef = r.def): Store {
@@ -20,4 +21,6 @@ export function storeFor(r: ResourceRequest, backends: Backends, def: KindDef = 
 }
 
 /** Who writes and how, from the request: its user, `dryRun` and sub-resource. */
-export const writeOptions = (r: ResourceRequest): WriteOptions => ({ user: r.user, dryRun: isDryRun(r.query), subresource: r.info.subresource });
+export const writeOptions = (r: ResourceRequest): WriteOptions => ({
+  user: r.user, dryRun: isDryRun(r.query), subresource: r.info.subresource, warn: (text) => addWarning(r.ctx, text),
+});

@@ -8,7 +8,7 @@ import { metricsService } from '../../internal/metrics/index.js';
 import { StorageClient } from '../../internal/storage/client.js';
 import { authorizerTypes } from '../../internal/authz/index.js';
 import {
-  AdmissionChain, NamespaceCache, admissionService, buildPlugins, impliedPlugins, type AdmissionPlugin,
+  AdmissionChain, AuthzClient, NamespaceCache, admissionService, buildPlugins, impliedPlugins, loadAdmissionConfiguration, type AdmissionPlugin,
 } from '../../internal/admission/index.js';
 
 const flags = parseArgsOrExit('admission', admissionFlags);
@@ -17,12 +17,14 @@ await initTracing('admission');
 const storage = new StorageClient(flags.string('storage-address'));
 const registry = new Registry();
 const namespaces = new NamespaceCache(storage, { registry }).start();
+const authz = new AuthzClient(flags.string('authz-address'));
 let plugins: AdmissionPlugin[];
 try {
   const disable = flags.list('disable-admission-plugins');
   const implied = impliedPlugins(authorizerTypes(flags)).filter((p) => !disable.includes(p));
+  const config = loadAdmissionConfiguration(flags.string('admission-control-config-file'));
   plugins = buildPlugins([...new Set([...flags.list('enable-admission-plugins'), ...implied])], disable, {
-    store: storage, namespaces, storage,
+    store: storage, namespaces, pluginConfig: (name) => config.pluginConfig(name), storage, metrics: registry, authorize: authz.authorize,
     tolerationSeconds: { notReady: flags.int('default-not-ready-toleration-seconds'), unreachable: flags.int('default-unreachable-toleration-seconds') },
   });
 } catch (err) {
@@ -30,6 +32,6 @@ try {
   process.exit(1);
 }
 
-await runServer('admission', flags.string('listen'), [admissionService(new AdmissionChain(plugins)), metricsService(registry)], {
-  afterStop: () => { namespaces.stop(); storage.close(); },
+await runServer('admission', flags.string('listen'), [admissionService(new AdmissionChain(plugins, registry)), metricsService(registry)], {
+  afterStop: () => { plugins.forEach((p) => p.stop?.()); namespaces.stop(); authz.close(); storage.close(); },
 });

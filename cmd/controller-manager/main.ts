@@ -1,5 +1,5 @@
 // The controller-manager: namespace deletion, garbage collection, ClusterRole
-// aggregation, CustomResourceDefinitions and the bootstrap-token controllers, as a client of a gateway's
+// aggregation, resource quota usage, CustomResourceDefinitions and the bootstrap-token controllers, as a client of a gateway's
 // HTTPS API. Flags and wiring.
 import { readFileSync } from 'node:fs';
 import { controllerManagerFlags } from '../../internal/config/services.js';
@@ -11,6 +11,7 @@ import { ClusterRoleAggregationController } from '../../internal/controllers/agg
 import { CrdController } from '../../internal/controllers/crd.js';
 import { BootstrapSigner } from '../../internal/controllers/bootstrapsigner.js';
 import { TokenCleaner } from '../../internal/controllers/tokencleaner.js';
+import { ResourceQuotaController } from '../../internal/controllers/resourcequota.js';
 import { rootCaPublisher, serviceAccountController } from '../../internal/controllers/namespacedefaults.js';
 import { selectControllers, type CatalogEntry, type Controller } from '../../internal/controllers/selection.js';
 import { discovered } from '../../internal/controllers/discovery.js';
@@ -34,8 +35,16 @@ const catalog: CatalogEntry[] = [
     name: 'garbage-collector-controller', alias: 'garbagecollector',
     create: () => { const gc = new GarbageCollector(client); return { start: async () => gc.start(await resources(), discovered(client, 0)), stop: () => gc.stop() }; },
   },
+  {
+    name: 'resourcequota-controller', alias: 'resourcequota', create: () => new ResourceQuotaController(client, resources, {
+      resyncMs: flags.duration('resource-quota-sync-period'), workers: flags.int('concurrent-resource-quota-syncs'),
+    }),
+  },
   { name: 'serviceaccount-controller', alias: 'serviceaccount', create: () => serviceAccountController(client) },
-  { name: 'root-ca-certificate-publisher-controller', alias: 'root-ca-cert-publisher', create: () => rootCaPublisher(client, readFileSync(pki.caCert, 'utf8')) },
+  {
+    name: 'root-ca-certificate-publisher-controller', alias: 'root-ca-cert-publisher', disabledByDefault: true,
+    create: () => rootCaPublisher(client, readFileSync(pki.caCert, 'utf8')),
+  },
   { name: 'bootstrap-signer-controller', alias: 'bootstrapsigner', disabledByDefault: true, create: () => new BootstrapSigner(client) },
   { name: 'token-cleaner-controller', alias: 'tokencleaner', disabledByDefault: true, create: () => new TokenCleaner(client) },
 ];

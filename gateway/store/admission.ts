@@ -27,21 +27,24 @@ export interface Admission {
   /** CreateOptions, UpdateOptions or DeleteOptions of the request. */
   options?: unknown;
   subresource?: string;
+  /** Hears each warning of the admission chain, for the client's `Warning` headers. */
+  warn?: (text: string) => void;
 }
 
 /** Runs the admission chain; answers the (possibly mutated) object or throws its refusal. */
 export async function admit(call: AdmissionCall, a: Admission): Promise<ApiObject | undefined> {
   const { def, obj, old } = a;
   const meta = obj?.metadata ?? old?.metadata ?? {};
+  const kind = { group: def.group, version: def.version, kind: def.kind };
+  const resource = { group: def.group, version: def.version, resource: def.resource };
   const res = await call({
-    uid: randomUUID(),
-    kind: { group: def.group, version: def.version, kind: def.kind },
-    resource: { group: def.group, version: def.version, resource: def.resource },
+    uid: randomUUID(), kind, resource, requestKind: kind, requestResource: resource, requestSubResource: a.subresource ?? '',
     subresource: a.subresource ?? '', name: meta.name ?? '', namespace: meta.namespace ?? '', operation: a.operation, user: a.user,
     object: a.json ?? (obj ? Buffer.from(JSON.stringify(obj)) : Buffer.alloc(0)),
     oldObject: old ? Buffer.from(JSON.stringify(old)) : Buffer.alloc(0),
     dryRun: a.dryRun, options: Buffer.from(JSON.stringify(a.options ?? {})),
   });
+  for (const warning of res.warnings) a.warn?.(warning);
   if (!res.allowed) {
     // A chain that could not reach a service it reads asks the client to retry, as any 503 does.
     const retry = res.code === 503;

@@ -41,6 +41,8 @@ export interface WriteOptions {
   manager?: () => string;
   /** Hears (once) the fields of the written object the kind's schema does not know, which are dropped. */
   unknownFields?: (paths: string[]) => void;
+  /** Hears the warnings of admission (the client's `Warning` headers). */
+  warn?: (text: string) => void;
 }
 
 export interface UpdateOptions extends WriteOptions {
@@ -74,7 +76,7 @@ export class Store {
       await this.deps.guard?.(obj);
       // A new object has no resourceVersion: unless its kind converts, its stored form is its JSON, which admission reads too.
       const encoded = this.def.toStorage || this.def.convert ? undefined : this.objects.encode(obj);
-      const admitted = (await admit(this.deps.admission, { def: this.def, operation: 'CREATE', user: opts.user, obj, json: encoded, dryRun: opts.dryRun }))!;
+      const admitted = (await admit(this.deps.admission, { def: this.def, operation: 'CREATE', user: opts.user, obj, json: encoded, dryRun: opts.dryRun, warn: opts.warn }))!;
       if (admitted !== obj) { // mutated by admission: its server-set fields follow, validated again
         this.def.afterAdmission?.(admitted);
         validateObject(this.def, admitted);
@@ -144,7 +146,7 @@ export class Store {
       checkDeletePreconditions(this.objects.gr, obj, options);
       await admit(this.deps.admission, {
         def: this.def, operation: 'DELETE', user: opts.user, old: obj, dryRun,
-        options: { kind: 'DeleteOptions', apiVersion: 'v1', ...options }, subresource: opts.subresource,
+        options: { kind: 'DeleteOptions', apiVersion: 'v1', ...options }, subresource: opts.subresource, warn: opts.warn,
       });
       const policyFinalizer = deleteFinalizer(this.def, obj, options);
       try {
@@ -199,7 +201,7 @@ export class Store {
     validateObject(this.def, next, current, rules, schemaChecked);
     if (rules === 'spec') await this.deps.guard?.(next, current);
     const admitted = (await admit(this.deps.admission, {
-      def: this.def, operation: 'UPDATE', user: opts.user, obj: next, old: current, dryRun: opts.dryRun, subresource: opts.subresource,
+      def: this.def, operation: 'UPDATE', user: opts.user, obj: next, old: current, dryRun: opts.dryRun, subresource: opts.subresource, warn: opts.warn,
     }))!;
     if (admitted !== next) validateObject(this.def, admitted, current, rules);
     const encoded = await this.objects.storedForm(admitted);

@@ -4,7 +4,16 @@ import type { AdmissionPlugin } from './types.js';
 import { NAMESPACE_LIFECYCLE, NamespaceLifecycle } from './plugins/namespace-lifecycle.js';
 import type { NamespaceCache, NamespaceStore } from './namespaces.js';
 import { NODE_RESTRICTION, NodeRestriction } from './plugins/node-restriction.js';
+import type { Registry as Metrics } from 'prom-client';
 import type { StorageClient } from '../storage/client.js';
+import { MUTATING_ADMISSION_WEBHOOK, VALIDATING_ADMISSION_WEBHOOK, mutatingWebhooks, validatingWebhooks } from './webhooks/index.js';
+import type { Authorize } from './authz-client.js';
+import { CERTIFICATE_APPROVAL, CertificateApproval } from './plugins/certificate-approval.js';
+import { CERTIFICATE_SIGNING, CertificateSigning } from './plugins/certificate-signing.js';
+import { CERTIFICATE_SUBJECT_RESTRICTION, CertificateSubjectRestriction } from './plugins/certificate-subjectrestriction.js';
+import { POD_SECURITY, podSecurityPlugin } from './plugins/podsecurity.js';
+import { RESOURCE_QUOTA, ResourceQuota } from './plugins/resourcequota.js';
+import { limitedResources } from './plugins/resourcequota-config.js';
 import { LIMIT_RANGER, LimitRangerBounds, LimitRangerDefaults, limitRangeCache } from './plugins/limitranger.js';
 import { SERVICE_ACCOUNT, ServiceAccountChecks, ServiceAccountDefaults, serviceAccountCache } from './plugins/serviceaccount.js';
 import { PRIORITY, Priority, PriorityClassGuard, priorityClassCache } from './plugins/priority.js';
@@ -15,8 +24,14 @@ import { RUNTIME_CLASS, RuntimeClassDefaults, RuntimeClassOverhead, runtimeClass
 export interface PluginContext {
   store: NamespaceStore;
   namespaces: NamespaceCache;
-  /** The full storage client, for the Reflectors of the kinds plugins decide from. */
+  /** The plugin's configuration from --admission-control-config-file, undefined when it has none. */
+  pluginConfig(name: string): unknown;
+  /** The full storage client, for Reflectors over the kinds a plugin reads. */
   storage: StorageClient;
+  /** Where plugins register their metrics (absent: not measured). */
+  metrics?: Metrics;
+  /** The authorization service's decision on a request of a user. */
+  authorize: Authorize;
   /** --default-not-ready-toleration-seconds and --default-unreachable-toleration-seconds. */
   tolerationSeconds: TolerationSeconds;
 }
@@ -41,6 +56,10 @@ export const ADMISSION_PLUGINS: Registration[] = [
   },
   { name: NODE_RESTRICTION, enabledByDefault: false, create: (ctx) => new NodeRestriction(ctx.store) },
   {
+    name: POD_SECURITY, enabledByDefault: true,
+    create: (ctx) => podSecurityPlugin(ctx.pluginConfig(POD_SECURITY), ctx.namespaces, ctx.storage, ctx.metrics),
+  },
+  {
     name: PRIORITY, enabledByDefault: true,
     create: (ctx) => { const classes = priorityClassCache(ctx.storage).start(); return [new Priority(classes), new PriorityClassGuard(classes)]; },
   },
@@ -49,6 +68,12 @@ export const ADMISSION_PLUGINS: Registration[] = [
     name: RUNTIME_CLASS, enabledByDefault: true,
     create: (ctx) => { const classes = runtimeClassCache(ctx.storage).start(); return [new RuntimeClassDefaults(classes), new RuntimeClassOverhead(classes)]; },
   },
+  { name: CERTIFICATE_APPROVAL, enabledByDefault: true, create: (ctx) => new CertificateApproval(ctx.authorize) },
+  { name: CERTIFICATE_SIGNING, enabledByDefault: true, create: (ctx) => new CertificateSigning(ctx.authorize) },
+  { name: CERTIFICATE_SUBJECT_RESTRICTION, enabledByDefault: true, create: () => new CertificateSubjectRestriction() },
+  { name: MUTATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: mutatingWebhooks },
+  { name: VALIDATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: validatingWebhooks },
+  { name: RESOURCE_QUOTA, enabledByDefault: true, create: (ctx) => new ResourceQuota(ctx.storage, limitedResources(ctx.pluginConfig(RESOURCE_QUOTA))) },
 ];
 
 /** Plugins the authorization modes call for: NodeRestriction goes with the Node authorizer. */

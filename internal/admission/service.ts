@@ -16,12 +16,20 @@ function json(field: string, bytes: Buffer | undefined): JsonObject | undefined 
   }
 }
 
+const NO_KIND = { group: '', version: '', kind: '' };
+const NO_RESOURCE = { group: '', version: '', resource: '' };
+
 export function admissionRequestOf(request: AdmitRequest): AdmissionRequest {
+  const kind = request.kind ?? NO_KIND;
+  const resource = request.resource ?? NO_RESOURCE;
   return {
     uid: request.uid,
-    kind: request.kind ?? { group: '', version: '', kind: '' },
-    resource: request.resource ?? { group: '', version: '', resource: '' },
+    kind, resource,
     subresource: request.subresource,
+    // A caller that does not tell what the client asked for asked for the object's own version.
+    requestKind: request.requestKind?.kind ? request.requestKind : kind,
+    requestResource: request.requestResource?.resource ? request.requestResource : resource,
+    requestSubResource: request.requestResource?.resource ? request.requestSubResource : request.subresource,
     name: request.name,
     namespace: request.namespace,
     operation: request.operation,

@@ -21,6 +21,10 @@ export interface AdmissionRequest {
   oldObject?: JsonObject;
   dryRun: boolean;
   options?: JsonObject;
+  /** What the client asked for (absent: kind, resource and subresource), which the object's version may differ from. */
+  requestKind?: { group: string; version: string; kind: string };
+  requestResource?: { group: string; version: string; resource: string };
+  requestSubResource?: string;
 }
 
 export interface Cause {
@@ -31,6 +35,10 @@ export interface Cause {
 
 /** A refused write, answered with an HTTP status, a Status reason, a message and causes. */
 export class AdmissionError extends Error {
+  /** Warnings and audit annotations gathered before the refusal, which the client and the audit log still get. */
+  warnings: string[] = [];
+  auditAnnotations: Record<string, string> = {};
+
   constructor(readonly code: number, readonly reason: string, message: string, readonly causes: Cause[] = []) {
     super(message);
   }
@@ -52,4 +60,6 @@ export interface AdmissionPlugin {
   readonly phase: Phase;
   handles(operation: Operation): boolean;
   admit(request: AdmissionRequest): Promise<PluginAnswer | void>;
+  /** Ends what the plugin keeps running (Reflectors), when the service stops. */
+  stop?(): void;
 }

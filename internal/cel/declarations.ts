@@ -59,6 +59,8 @@ export interface DeclarationOptions {
   readonly variables?: readonly string[];
   /** oldSelf is `optional<self's type>`: a transition rule that also runs when there is no old value. */
   readonly optionalOldSelf?: boolean;
+  /** Names among `variables` declared dynamic whatever type the name usually has (admission's `request` is no access review). */
+  readonly dynamic?: readonly string[];
 }
 
 export interface Declarations {
@@ -91,6 +93,10 @@ function variableDecls(opts: DeclarationOptions): Map<string, DeclType> {
     : undefined;
   const decls = new Map<string, DeclType>();
   for (const name of [...names].sort()) {
+    if (opts.dynamic?.includes(name)) {
+      decls.set(name, dynDecl(name));
+      continue;
+    }
     switch (name) {
       case 'self': decls.set(name, self ?? dynDecl(name)); break;
       case 'oldSelf': decls.set(name, opts.optionalOldSelf ? optionalDecl(self ?? dynDecl(name)) : self ?? dynDecl(name)); break;
@@ -159,7 +165,7 @@ const cache = new Map<string, Declarations>();
 
 /** The declarations for a schema and variable names, built once and cached. */
 export function declare(opts: DeclarationOptions = {}): Declarations {
-  const key = `${schemaDigest(opts.schema)}/${opts.resourceRoot ? 'root' : ''}${opts.optionalOldSelf ? '?' : ''}/${[...new Set(opts.variables ?? [])].sort().join(',')}`;
+  const key = `${schemaDigest(opts.schema)}/${opts.resourceRoot ? 'root' : ''}${opts.optionalOldSelf ? '?' : ''}/${[...new Set(opts.variables ?? [])].sort().join(',')}/${[...new Set(opts.dynamic ?? [])].sort().join(',')}`;
   const hit = cache.get(key);
   if (hit) {
     cache.delete(key);

@@ -90,10 +90,15 @@ export const authzFlags: FlagSet = {
   'authorization-webhook-cache-unauthorized-ttl': { type: 'duration', default: '30s', help: 'how long other webhook answers are kept' },
 };
 
+const authzPeer: FlagSet = {
+  'authz-address': { type: 'string', default: `127.0.0.1:${DEFAULT_PORTS.authz}`, help: 'address of the authorization service (host:port or unix:///path)' },
+};
+
 export const admissionFlags: FlagSet = {
-  ...listen(DEFAULT_PORTS.admission), ...storagePeer, ...natsUrl, ...authorizationMode,
+  ...listen(DEFAULT_PORTS.admission), ...storagePeer, ...natsUrl, ...authorizationMode, ...authzPeer,
   'enable-admission-plugins': { type: 'list', default: '', help: 'admission plugins to enable besides the defaults' },
   'disable-admission-plugins': { type: 'list', default: '', help: 'default admission plugins to disable' },
+  'admission-control-config-file': { type: 'string', default: '', help: 'AdmissionConfiguration file (apiserver.config.svc.io/v1) giving plugins their configuration' },
   'default-not-ready-toleration-seconds': { type: 'int', default: '300', help: 'tolerationSeconds of the not-ready:NoExecute toleration DefaultTolerationSeconds gives pods without one' },
   'default-unreachable-toleration-seconds': { type: 'int', default: '300', help: 'tolerationSeconds of the unreachable:NoExecute toleration DefaultTolerationSeconds gives pods without one' },
 };
@@ -103,7 +108,7 @@ export const gatewayFlags: FlagSet = {
   'bind-address': { type: 'string', default: '127.0.0.1', help: 'address the HTTPS server listens on' },
   'secure-port': { type: 'int', default: '6443', help: 'HTTPS port (0 picks a free one)' },
   'authn-address': { type: 'string', default: `127.0.0.1:${DEFAULT_PORTS.authn}`, help: 'address of the authentication service (host:port or unix:///path)' },
-  'authz-address': { type: 'string', default: `127.0.0.1:${DEFAULT_PORTS.authz}`, help: 'address of the authorization service (host:port or unix:///path)' },
+  ...authzPeer,
   'admission-address': { type: 'string', default: `127.0.0.1:${DEFAULT_PORTS.admission}`, help: 'address of the admission service (host:port or unix:///path)' },
   'tls-cert-file': { type: 'string', default: '', help: 'serving certificate (default: generated under --data-dir/pki)' },
   'tls-private-key-file': { type: 'string', default: '', help: 'key of --tls-cert-file' },
@@ -123,7 +128,9 @@ export const gatewayFlags: FlagSet = {
 export const controllerManagerFlags: FlagSet = {
   ...dataDir,
   server: { type: 'string', default: 'https://127.0.0.1:6443', help: "the gateway to work through (its client certificate and CA come from --data-dir's PKI)" },
-  controllers: { type: 'list', default: '*', help: "controllers to run: '*' the default ones, 'name' adds one, '-name' removes one (bootstrapsigner and tokencleaner are off by default)" },
+  controllers: { type: 'list', default: '*', help: "controllers to run: '*' the default ones, 'name' adds one, '-name' removes one (bootstrapsigner, tokencleaner and root-ca-cert-publisher are off by default)" },
+  'resource-quota-sync-period': { type: 'duration', default: '5m', help: 'how often every quota\'s usage is recomputed in full' },
+  'concurrent-resource-quota-syncs': { type: 'int', default: '5', help: 'quotas recomputed at once' },
 };
 
 export const SERVICE_FLAGS = {

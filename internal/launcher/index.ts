@@ -89,14 +89,20 @@ function planServices(perService: Record<ServiceName, Map<string, string>>, data
   return sockets.temporary ? sockets.dir : undefined;
 }
 
-/** A service's flags at one start: each peer's address as the peer announced it (unless given), and on a
- * restart its own address again, which its peers were given. */
-function serviceArgs(s: ServiceName, flags: Map<string, string>, peers: Map<string, Child>, address?: string): string[] {
-  const given = new Map(flags);
+/** Where a peer will serve before it says so: its Unix socket or fixed port, known from its flags (port 0 is not). */
+function plannedAddress(flags: Map<string, string>): string | undefined {
+  const listen = flags.get('listen');
+  return listen && (listen.startsWith('unix://') || portOf(listen) > 0) ? listen : undefined;
+}
+
+/** A service's flags at one start: each peer's address as the peer announced it, or as planned for a peer of the
+ * same stage not yet serving (unless given), and on a restart its own address again, which its peers were given. */
+function serviceArgs(s: ServiceName, perService: Record<ServiceName, Map<string, string>>, peers: Map<string, Child>, address?: string): string[] {
+  const given = new Map(perService[s]);
   for (const peer of GRPC_SERVICES) {
     const flag = `${peer}-address`;
-    const announced = peers.get(peer)?.address;
-    if (SERVICE_FLAGS[s][flag] && !given.has(flag) && announced) given.set(flag, announced);
+    const known = peers.get(peer)?.address ?? plannedAddress(perService[peer]);
+    if (SERVICE_FLAGS[s][flag] && !given.has(flag) && known) given.set(flag, known);
   }
   if (address) given.set(s === 'gateway' ? 'secure-port' : 'listen', s === 'gateway' ? String(portOf(address)) : address);
   return flagArgs(given);
@@ -151,7 +157,7 @@ export async function launch(argv: string[]): Promise<Launched> {
   };
   const serviceChild = (s: ServiceName, healthy: (address: string | undefined, child: Child) => Promise<boolean>, optional = false): Child => {
     const child: Child = new Child({
-      name: s, command: process.execPath, args: (address) => [...SERVICE_NODE_ARGS, entryPoint(s), ...serviceArgs(s, perService[s], byName, address)],
+      name: s, command: process.execPath, args: (address) => [...SERVICE_NODE_ARGS, entryPoint(s), ...serviceArgs(s, perService, byName, address)],
       healthy: (address) => healthy(address, child), announces: s !== 'controller-manager', optional,
     });
     return child;

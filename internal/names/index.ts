@@ -122,6 +122,8 @@ export const aggregateToLabel = (role: 'admin' | 'edit' | 'view'): WellKnown =>
   wellKnownKey(`aggregate-to-${role}`, 'rbac.authorization', UPSTREAM_DOMAIN);
 /** A signer name of the platform, e.g. signerName('kube-apiserver-client'). */
 export const signerName = (name: string): string => `${DOMAIN}/${name}`;
+/** The signer of client certificates the API server accepts, in both spellings. */
+export const KUBE_APISERVER_CLIENT_SIGNER = wellKnownKey('kube-apiserver-client');
 /** The controller-manager's own identity (its client certificate's common name). */
 export const USER_KUBE_CONTROLLER_MANAGER = 'system:kube-controller-manager';
 export const USER_KUBE_SCHEDULER = 'system:kube-scheduler';
@@ -160,6 +162,10 @@ export const serviceAccountExtraKey = (name: string): string => labelKey(name, '
 
 /** A pod a node agent mirrors from a static manifest. */
 export const MIRROR_POD_ANNOTATION = wellKnownKey('config.mirror');
+/** The StorageClass a PersistentVolumeClaim names in the beta annotation, before spec.storageClassName. */
+export const BETA_STORAGE_CLASS_ANNOTATION = wellKnownKey('storage-class', 'volume.beta');
+/** Quota resource names per StorageClass: `<class>.storageclass.storage.svc.io/<resource>`. */
+export const STORAGE_CLASS_QUOTA_INFIX = `.storageclass.${group('storage')}/`;
 /** The StorageClass annotation that marks the default class. */
 export const DEFAULT_STORAGE_CLASS_ANNOTATION = wellKnownKey('is-default-class', 'storageclass');
 /** The prefix of node role labels, `node-role.svc.io/<role>` and `node-role.kubernetes.io/<role>`. */
@@ -171,6 +177,13 @@ export const hpaV2Annotation = (name: string): WellKnown => wellKnownKey(name, '
 export const JOB_NAME_LABEL = wellKnownKey('job-name', 'batch');
 export const JOB_CONTROLLER_UID_LABEL = wellKnownKey('controller-uid', 'batch');
 
+/** Pod Security: the namespace labels and audit annotations (`pod-security.svc.io/<key>`), the group of its
+ * configuration, and the annotations its checks read (AppArmor and seccomp before their fields existed). */
+export const podSecurityKey = (key: string): WellKnown => wellKnownKey(key, 'pod-security');
+export const GROUP_POD_SECURITY_CONFIG = group('pod-security.admission.config');
+export const APPARMOR_CONTAINER_ANNOTATION_PREFIX = wellKnownKey('', 'container.apparmor.security.beta');
+export const SECCOMP_POD_ANNOTATION = wellKnownKey('pod', 'seccomp.security.alpha');
+export const SECCOMP_CONTAINER_ANNOTATION_PREFIX = wellKnownKey('', 'container.seccomp.security.alpha');
 /** Service-account admission: the annotation that limits a pod to its account's secrets, the prefix of the
  * projected token volume, where it is mounted and the ConfigMap of the cluster's CA every namespace holds. */
 export const ENFORCE_MOUNTABLE_SECRETS_ANNOTATION = wellKnownKey('enforce-mountable-secrets');

@@ -18,7 +18,8 @@ export const DEFAULT_RETRY: RetryPolicy = { deadlineMs: 6_000, attempts: 4, init
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
 export class WebhookCallError extends Error {
-  constructor(message: string, readonly retriable: boolean) {
+  /** status: the HTTP status the webhook answered, when it answered one. */
+  constructor(message: string, readonly retriable: boolean, readonly status?: number) {
     super(message);
   }
 }
@@ -44,8 +45,8 @@ function postOnce(agent: https.Agent, endpoint: WebhookEndpoint, payload: string
       });
       res.on('end', () => {
         const status = res.statusCode ?? 0;
-        if (status === 429 || status >= 500) return fail(new WebhookCallError(`the webhook answered ${status}`, true));
-        if (status < 200 || status > 299) return fail(new WebhookCallError(`the webhook answered ${status}`, false));
+        if (status === 429 || status >= 500) return fail(new WebhookCallError(`the webhook answered ${status}`, true, status));
+        if (status < 200 || status > 299) return fail(new WebhookCallError(`the webhook answered ${status}`, false, status));
         try {
           done({ status, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
         } catch {

@@ -21,6 +21,7 @@ const PARTS: Array<Bench & { area: string }> = [
   { module: 'protobuf', fn: 'benchProtobuf', area: 'Protobuf and JSON codecs' },
   { module: 'cel', fn: 'benchCel', area: 'CEL' },
   { module: 'crd', fn: 'benchCrd', area: 'Custom resources: creates with two validation rules beside ConfigMap creates' },
+  { module: 'webhooks', fn: 'benchWebhooks', area: 'Admission webhooks: creates through one mutating and one validating webhook beside plain creates' },
 ];
 let failures = 0;
 

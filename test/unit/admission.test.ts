@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import {
-  AdmissionChain, AdmissionConfigError, AdmissionError, FORCE_LIVE_LOOKUP_MS, NamespaceCache, NamespaceLifecycle, admitHandler, buildPlugins, enabledPluginNames, type PluginContext,
+  AdmissionChain, AdmissionConfigError, AdmissionError, FORCE_LIVE_LOOKUP_MS, NamespaceCache, NamespaceLifecycle, admitHandler, buildPlugins, enabledPluginNames,
   type AdmissionPlugin, type AdmissionRequest, type JsonObject, type NamespaceStore, type Operation,
 } from '../../internal/admission/index.js';
 import { grpc } from '../../internal/rpc/index.js';
@@ -45,6 +45,13 @@ const store = () => new FakeNamespaces({
   live: namespace('live'),
   doomed: namespace('doomed', { phase: 'Terminating' }),
   leaving: namespace('leaving', { deletionTimestamp: '2025-01-01T00:00:00Z' }),
+});
+
+/** What plugins are built from, over the fake store; nothing may ask the authorizer. */
+const pluginContext = () => ({
+  store: store(), namespaces: new NamespaceCache(store(), { watch: false }), storage: store() as unknown as StorageClient,
+  pluginConfig: () => undefined, tolerationSeconds: { notReady: 300, unreachable: 300 },
+  authorize: async () => { throw new Error('no authorizer'); },
 });
 
 function configMapRequest(operation: Operation, ns: string, name = 'cm'): AdmissionRequest {
@@ -207,17 +214,18 @@ describe('admission', () => {
   });
 
   describe('plugin selection', () => {
-    const POD_PLUGINS = ['LimitRanger', 'ServiceAccount', 'Priority', 'DefaultTolerationSeconds', 'RuntimeClass'];
-
-    it('enables the default plugins in run order', () => {
-      expect(enabledPluginNames([], [])).to.deep.equal(['NamespaceLifecycle', 'LimitRanger', 'ServiceAccount', 'Priority', 'DefaultTolerationSeconds', 'RuntimeClass']);
-      expect(enabledPluginNames(['NodeRestriction'], [])).to.include.ordered.members(['NamespaceLifecycle', 'LimitRanger', 'ServiceAccount', 'NodeRestriction', 'Priority']);
-      const context = { store: store(), namespaces: new NamespaceCache(store(), { watch: false }) } as unknown as PluginContext;
-      expect(buildPlugins([], POD_PLUGINS, context).map((p) => p.name)).to.deep.equal(['NamespaceLifecycle']);
+    it('enables the default plugins, in run order, and others when asked', () => {
+      const defaults = enabledPluginNames([], []);
+      expect(defaults).to.include.members(['NamespaceLifecycle', 'CertificateApproval']).and.not.include('NodeRestriction');
+      expect(enabledPluginNames(['NamespaceLifecycle'], [])).to.deep.equal(defaults);
+      expect(enabledPluginNames(['NodeRestriction'], []).filter((n) => n !== 'NodeRestriction')).to.deep.equal(defaults);
+      const plugins = buildPlugins([], [], pluginContext());
+      expect([...new Set(plugins.map((p) => p.name))]).to.deep.equal(defaults);
+      plugins.forEach((p) => p.stop?.());
     });
 
     it('disables a default plugin', () => {
-      expect(enabledPluginNames([], ['NamespaceLifecycle', ...POD_PLUGINS])).to.deep.equal([]);
+      expect(enabledPluginNames([], ['NamespaceLifecycle'])).to.deep.equal(enabledPluginNames([], []).filter((n) => n !== 'NamespaceLifecycle'));
     });
 
     it('refuses unknown names and a plugin both enabled and disabled', () => {
@@ -233,6 +241,7 @@ describe('admission', () => {
       uid: 'u1', kind: { group: '', version: 'v1', kind: 'ConfigMap' }, resource: { group: '', version: 'v1', resource: 'configmaps' },
       subresource: '', name: 'cm', namespace: ns, operation: 'CREATE', user: null,
       object: Buffer.from(JSON.stringify(object)), oldObject: Buffer.alloc(0), dryRun: false, options: Buffer.alloc(0),
+      requestKind: null, requestResource: null, requestSubResource: '',
     });
 
     it('answers a refusal with its code, reason, message and causes', async () => {

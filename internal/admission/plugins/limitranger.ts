@@ -34,6 +34,10 @@ abstract class LimitRangerPlugin {
 
   constructor(protected readonly ranges: KindCache<LimitItem[]>) {}
 
+  stop(): void {
+    this.ranges.stop();
+  }
+
   handles(operation: Operation): boolean {
     return operation === 'CREATE' || operation === 'UPDATE';
   }

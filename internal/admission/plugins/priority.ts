@@ -37,6 +37,10 @@ export class Priority implements AdmissionPlugin {
 
   constructor(private readonly classes: KindCache<PriorityClass>) {}
 
+  stop(): void {
+    this.classes.stop();
+  }
+
   handles(operation: Operation): boolean {
     return operation === 'CREATE' || operation === 'UPDATE';
   }
@@ -94,6 +98,10 @@ export class PriorityClassGuard implements AdmissionPlugin {
   readonly phase = 'validating' as const;
 
   constructor(private readonly classes: KindCache<PriorityClass>) {}
+
+  stop(): void {
+    this.classes.stop();
+  }
 
   handles(operation: Operation): boolean {
     return operation === 'CREATE' || operation === 'UPDATE' || operation === 'DELETE';

@@ -32,6 +32,10 @@ abstract class RuntimeClassPlugin {
 
   constructor(private readonly classes: KindCache<RuntimeClassInfo>) {}
 
+  stop(): void {
+    this.classes.stop();
+  }
+
   handles(operation: Operation): boolean {
     return operation === 'CREATE';
   }

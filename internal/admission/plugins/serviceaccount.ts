@@ -51,6 +51,10 @@ abstract class ServiceAccountPlugin {
 
   constructor(private readonly accounts: KindCache<Account>) {}
 
+  stop(): void {
+    this.accounts.stop();
+  }
+
   handles(operation: Operation): boolean {
     return operation === 'CREATE';
   }
