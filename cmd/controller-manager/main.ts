@@ -12,6 +12,7 @@ import { CrdController } from '../../internal/controllers/crd.js';
 import { BootstrapSigner } from '../../internal/controllers/bootstrapsigner.js';
 import { TokenCleaner } from '../../internal/controllers/tokencleaner.js';
 import { ResourceQuotaController } from '../../internal/controllers/resourcequota.js';
+import { rootCaPublisher, serviceAccountController } from '../../internal/controllers/namespacedefaults.js';
 import { selectControllers, type CatalogEntry, type Controller } from '../../internal/controllers/selection.js';
 import { discovered } from '../../internal/controllers/discovery.js';
 import { pkiPaths } from '../../internal/pki/index.js';
@@ -38,6 +39,11 @@ const catalog: CatalogEntry[] = [
     name: 'resourcequota-controller', alias: 'resourcequota', create: () => new ResourceQuotaController(client, resources, {
       resyncMs: flags.duration('resource-quota-sync-period'), workers: flags.int('concurrent-resource-quota-syncs'),
     }),
+  },
+  { name: 'serviceaccount-controller', alias: 'serviceaccount', create: () => serviceAccountController(client) },
+  {
+    name: 'root-ca-certificate-publisher-controller', alias: 'root-ca-cert-publisher', disabledByDefault: true,
+    create: () => rootCaPublisher(client, readFileSync(pki.caCert, 'utf8')),
   },
   { name: 'bootstrap-signer-controller', alias: 'bootstrapsigner', disabledByDefault: true, create: () => new BootstrapSigner(client) },
   { name: 'token-cleaner-controller', alias: 'tokencleaner', disabledByDefault: true, create: () => new TokenCleaner(client) },

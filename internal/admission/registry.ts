@@ -14,6 +14,11 @@ import { CERTIFICATE_SUBJECT_RESTRICTION, CertificateSubjectRestriction } from '
 import { POD_SECURITY, podSecurityPlugin } from './plugins/podsecurity.js';
 import { RESOURCE_QUOTA, ResourceQuota } from './plugins/resourcequota.js';
 import { limitedResources } from './plugins/resourcequota-config.js';
+import { LIMIT_RANGER, LimitRangerBounds, LimitRangerDefaults, limitRangeCache } from './plugins/limitranger.js';
+import { SERVICE_ACCOUNT, ServiceAccountChecks, ServiceAccountDefaults, serviceAccountCache } from './plugins/serviceaccount.js';
+import { PRIORITY, Priority, PriorityClassGuard, priorityClassCache } from './plugins/priority.js';
+import { DEFAULT_TOLERATION_SECONDS, DefaultTolerationSeconds, type TolerationSeconds } from './plugins/defaulttolerationseconds.js';
+import { RUNTIME_CLASS, RuntimeClassDefaults, RuntimeClassOverhead, runtimeClassCache } from './plugins/runtimeclass.js';
 
 /** What plugins may need to build themselves. */
 export interface PluginContext {
@@ -27,6 +32,8 @@ export interface PluginContext {
   metrics?: Metrics;
   /** The authorization service's decision on a request of a user. */
   authorize: Authorize;
+  /** --default-not-ready-toleration-seconds and --default-unreachable-toleration-seconds. */
+  tolerationSeconds: TolerationSeconds;
 }
 
 interface Registration {
@@ -39,10 +46,27 @@ interface Registration {
 /** Every known plugin, in run order (the order of the flags does not matter). */
 export const ADMISSION_PLUGINS: Registration[] = [
   { name: NAMESPACE_LIFECYCLE, enabledByDefault: true, create: (ctx) => new NamespaceLifecycle(ctx.namespaces) },
+  {
+    name: LIMIT_RANGER, enabledByDefault: true,
+    create: (ctx) => { const ranges = limitRangeCache(ctx.storage).start(); return [new LimitRangerDefaults(ranges), new LimitRangerBounds(ranges)]; },
+  },
+  {
+    name: SERVICE_ACCOUNT, enabledByDefault: true,
+    create: (ctx) => { const accounts = serviceAccountCache(ctx.storage).start(); return [new ServiceAccountDefaults(accounts), new ServiceAccountChecks(accounts)]; },
+  },
   { name: NODE_RESTRICTION, enabledByDefault: false, create: (ctx) => new NodeRestriction(ctx.store) },
   {
     name: POD_SECURITY, enabledByDefault: true,
     create: (ctx) => podSecurityPlugin(ctx.pluginConfig(POD_SECURITY), ctx.namespaces, ctx.storage, ctx.metrics),
+  },
+  {
+    name: PRIORITY, enabledByDefault: true,
+    create: (ctx) => { const classes = priorityClassCache(ctx.storage).start(); return [new Priority(classes), new PriorityClassGuard(classes)]; },
+  },
+  { name: DEFAULT_TOLERATION_SECONDS, enabledByDefault: true, create: (ctx) => new DefaultTolerationSeconds(ctx.tolerationSeconds) },
+  {
+    name: RUNTIME_CLASS, enabledByDefault: true,
+    create: (ctx) => { const classes = runtimeClassCache(ctx.storage).start(); return [new RuntimeClassDefaults(classes), new RuntimeClassOverhead(classes)]; },
   },
   { name: CERTIFICATE_APPROVAL, enabledByDefault: true, create: (ctx) => new CertificateApproval(ctx.authorize) },
   { name: CERTIFICATE_SIGNING, enabledByDefault: true, create: (ctx) => new CertificateSigning(ctx.authorize) },

@@ -184,3 +184,18 @@ export const GROUP_POD_SECURITY_CONFIG = group('pod-security.admission.config');
 export const APPARMOR_CONTAINER_ANNOTATION_PREFIX = wellKnownKey('', 'container.apparmor.security.beta');
 export const SECCOMP_POD_ANNOTATION = wellKnownKey('pod', 'seccomp.security.alpha');
 export const SECCOMP_CONTAINER_ANNOTATION_PREFIX = wellKnownKey('', 'container.seccomp.security.alpha');
+/** Service-account admission: the annotation that limits a pod to its account's secrets, the prefix of the
+ * projected token volume, where it is mounted and the ConfigMap of the cluster's CA every namespace holds. */
+export const ENFORCE_MOUNTABLE_SECRETS_ANNOTATION = wellKnownKey('enforce-mountable-secrets');
+export const SERVICE_ACCOUNT_VOLUME_PREFIX = `${PRODUCT}-api-access`;
+export const SERVICE_ACCOUNT_MOUNT_PATH = `/var/run/secrets/${DOMAIN}/serviceaccount`;
+export const ROOT_CA_CONFIGMAP = `${PRODUCT}-root-ca.crt`;
+export const DEFAULT_SERVICE_ACCOUNT = 'default';
+/** The annotation LimitRanger writes on the pods it gave default resources. */
+export const LIMIT_RANGER_ANNOTATION = wellKnownKey('limit-ranger');
+/** The NoExecute taints of nodes that are not ready or unreachable, which pods tolerate for a while by default. */
+export const TAINT_NODE_NOT_READY = wellKnownKey('not-ready', 'node');
+export const TAINT_NODE_UNREACHABLE = wellKnownKey('unreachable', 'node');
+/** The scheduling group, whose PriorityClasses the server bootstraps. */
+export const GROUP_SCHEDULING = group('scheduling');
+export const GROUP_NODE = group('node');

@@ -267,6 +267,8 @@ const CONTROLLER_ROLES: Record<string, PolicyRule[]> = {
   ],
   // Recomputes quota usage from lists of whatever quotas count.
   'resourcequota-controller': [rule(['list', 'watch'], ['*'], ['*']), rule(['update'], [CORE], ['resourcequotas/status']), eventsRule],
+  'root-ca-cert-publisher': [rule(['create', 'update'], [CORE], ['configmaps']), eventsRule],
+  'service-account-controller': [rule(['create'], [CORE], ['serviceaccounts']), eventsRule],
   'ttl-after-finished-controller': [rule(['get', 'list', 'watch', 'delete'], ['batch'], ['jobs']), eventsRule],
 };
 
