@@ -11,6 +11,7 @@ import { ClusterRoleAggregationController } from '../../internal/controllers/agg
 import { CrdController } from '../../internal/controllers/crd.js';
 import { BootstrapSigner } from '../../internal/controllers/bootstrapsigner.js';
 import { TokenCleaner } from '../../internal/controllers/tokencleaner.js';
+import { PvProtectionController, PvcProtectionController } from '../../internal/controllers/storageprotection.js';
 import { selectControllers, type CatalogEntry, type Controller } from '../../internal/controllers/selection.js';
 import { discovered } from '../../internal/controllers/discovery.js';
 import { pkiPaths } from '../../internal/pki/index.js';
@@ -33,6 +34,8 @@ const catalog: CatalogEntry[] = [
     name: 'garbage-collector-controller', alias: 'garbagecollector',
     create: () => { const gc = new GarbageCollector(client); return { start: async () => gc.start(await resources(), discovered(client, 0)), stop: () => gc.stop() }; },
   },
+  { name: 'persistentvolumeclaim-protection-controller', alias: 'pvc-protection', create: () => new PvcProtectionController(client) },
+  { name: 'persistentvolume-protection-controller', alias: 'pv-protection', create: () => new PvProtectionController(client) },
   { name: 'bootstrap-signer-controller', alias: 'bootstrapsigner', disabledByDefault: true, create: () => new BootstrapSigner(client) },
   { name: 'token-cleaner-controller', alias: 'tokencleaner', disabledByDefault: true, create: () => new TokenCleaner(client) },
 ];
