@@ -25,7 +25,16 @@ let failed = 0;
 const runner = mocha.run();
 runner.on('pass', () => passed++);
 runner.on('fail', () => failed++);
+// Wall time per file (hooks included), so the slowest files are in sight of the CI time limit.
+const fileMs = new Map<string, number>();
+let fileStart = performance.now();
+runner.on('suite', (suite) => { if (suite.file && suite.parent?.root) fileStart = performance.now(); });
+runner.on('suite end', (suite) => {
+  if (suite.file && suite.parent?.root) fileMs.set(suite.file, (fileMs.get(suite.file) ?? 0) + performance.now() - fileStart);
+});
 runner.on('end', () => {
+  const slowest = [...fileMs].sort((a, b) => b[1] - a[1]).slice(0, 15);
+  process.stdout.write(`\nslowest files:\n${slowest.map(([f, ms]) => `${(ms / 1000).toFixed(1).padStart(7)} s  ${f.slice(root.length)}`).join('\n')}\n`);
   process.stdout.write(`\n${passed} passed, ${failed} failed\n`);
   process.exit(failed > 0 || passed === 0 ? 1 : 0);
 });

@@ -1,5 +1,5 @@
 // The controller-manager: namespace deletion, garbage collection, ClusterRole
-// aggregation, CustomResourceDefinitions and the bootstrap-token controllers, as a client of a gateway's
+// aggregation, resource quota usage, CustomResourceDefinitions and the bootstrap-token controllers, as a client of a gateway's
 // HTTPS API. Flags and wiring.
 import { readFileSync } from 'node:fs';
 import { controllerManagerFlags } from '../../internal/config/services.js';
@@ -12,6 +12,7 @@ import { CrdController } from '../../internal/controllers/crd.js';
 import { BootstrapSigner } from '../../internal/controllers/bootstrapsigner.js';
 import { TokenCleaner } from '../../internal/controllers/tokencleaner.js';
 import { PvProtectionController, PvcProtectionController } from '../../internal/controllers/storageprotection.js';
+import { ResourceQuotaController } from '../../internal/controllers/resourcequota.js';
 import { selectControllers, type CatalogEntry, type Controller } from '../../internal/controllers/selection.js';
 import { discovered } from '../../internal/controllers/discovery.js';
 import { pkiPaths } from '../../internal/pki/index.js';
@@ -36,6 +37,11 @@ const catalog: CatalogEntry[] = [
   },
   { name: 'persistentvolumeclaim-protection-controller', alias: 'pvc-protection', create: () => new PvcProtectionController(client) },
   { name: 'persistentvolume-protection-controller', alias: 'pv-protection', create: () => new PvProtectionController(client) },
+  {
+    name: 'resourcequota-controller', alias: 'resourcequota', create: () => new ResourceQuotaController(client, resources, {
+      resyncMs: flags.duration('resource-quota-sync-period'), workers: flags.int('concurrent-resource-quota-syncs'),
+    }),
+  },
   { name: 'bootstrap-signer-controller', alias: 'bootstrapsigner', disabledByDefault: true, create: () => new BootstrapSigner(client) },
   { name: 'token-cleaner-controller', alias: 'tokencleaner', disabledByDefault: true, create: () => new TokenCleaner(client) },
 ];

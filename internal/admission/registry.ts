@@ -22,6 +22,9 @@ import { NAMESPACE_EXISTS, NamespaceExists } from './plugins/namespaceexists.js'
 import { PERSISTENT_VOLUME_CLAIM_RESIZE, PersistentVolumeClaimResize } from './plugins/pvcresize.js';
 import { STORAGE_OBJECT_IN_USE_PROTECTION, StorageObjectInUseProtection } from './plugins/storageobjectinuseprotection.js';
 import { TAINT_NODES_BY_CONDITION, TaintNodesByCondition } from './plugins/taintnodesbycondition.js';
+import { POD_SECURITY, podSecurityPlugin } from './plugins/podsecurity.js';
+import { RESOURCE_QUOTA, ResourceQuota } from './plugins/resourcequota.js';
+import { limitedResources } from './plugins/resourcequota-config.js';
 
 /** What plugins may need to build themselves. */
 export interface PluginContext {
@@ -53,6 +56,10 @@ export const ADMISSION_PLUGINS: Registration[] = [
   { name: NODE_RESTRICTION, enabledByDefault: false, create: (ctx) => new NodeRestriction(ctx.store) },
   { name: TAINT_NODES_BY_CONDITION, enabledByDefault: true, create: () => new TaintNodesByCondition() },
   { name: ALWAYS_PULL_IMAGES, enabledByDefault: false, create: alwaysPullImages },
+  {
+    name: POD_SECURITY, enabledByDefault: true,
+    create: (ctx) => podSecurityPlugin(ctx.pluginConfig(POD_SECURITY), ctx.namespaces, ctx.storage, ctx.metrics),
+  },
   { name: DEFAULT_STORAGE_CLASS, enabledByDefault: true, create: (ctx) => new DefaultStorageClass(ctx.storage) },
   { name: STORAGE_OBJECT_IN_USE_PROTECTION, enabledByDefault: true, create: () => new StorageObjectInUseProtection() },
   { name: PERSISTENT_VOLUME_CLAIM_RESIZE, enabledByDefault: true, create: (ctx) => new PersistentVolumeClaimResize(ctx.storage) },
@@ -63,6 +70,7 @@ export const ADMISSION_PLUGINS: Registration[] = [
   { name: DENY_SERVICE_EXTERNAL_IPS, enabledByDefault: false, create: () => new DenyServiceExternalIPs() },
   { name: MUTATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: mutatingWebhooks },
   { name: VALIDATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: validatingWebhooks },
+  { name: RESOURCE_QUOTA, enabledByDefault: true, create: (ctx) => new ResourceQuota(ctx.storage, limitedResources(ctx.pluginConfig(RESOURCE_QUOTA))) },
   { name: ALWAYS_DENY, enabledByDefault: false, create: () => new AlwaysDeny() },
 ];
 

@@ -127,6 +127,8 @@ export const controllerManagerFlags: FlagSet = {
   ...dataDir,
   server: { type: 'string', default: 'https://127.0.0.1:6443', help: "the gateway to work through (its client certificate and CA come from --data-dir's PKI)" },
   controllers: { type: 'list', default: '*', help: "controllers to run: '*' the default ones, 'name' adds one, '-name' removes one (bootstrapsigner and tokencleaner are off by default)" },
+  'resource-quota-sync-period': { type: 'duration', default: '5m', help: 'how often every quota\'s usage is recomputed in full' },
+  'concurrent-resource-quota-syncs': { type: 'int', default: '5', help: 'quotas recomputed at once' },
 };
 
 export const SERVICE_FLAGS = {

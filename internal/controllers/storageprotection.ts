@@ -2,23 +2,23 @@
 // being deleted keeps its protection finalizer while a scheduled pod that has
 // not finished uses it (by name, or as the claim of its ephemeral volume); a
 // PersistentVolume being deleted keeps its own while it is Bound. Then the
-// finalizer is dropped (the object's resourceVersion as precondition: a change
-// meanwhile is seen again through the informer).
+// finalizer is dropped by an update (the object's resourceVersion as
+// precondition: a change meanwhile is seen again through the informer).
 import type { ApiObject } from '../apimachinery/meta.js';
 import type { ApiClient } from '../client/index.js';
 import { Informer } from '../client/informer.js';
 import { PVC_PROTECTION_FINALIZER, PV_PROTECTION_FINALIZER, isWellKnown, type WellKnown } from '../names/index.js';
 
-const MERGE_PATCH = 'application/merge-patch+json';
 const RETRY_MS = 1000;
 
 const held = (obj: ApiObject, finalizer: WellKnown): boolean =>
   Boolean(obj.metadata?.deletionTimestamp) && (obj.metadata?.finalizers ?? []).some((f) => isWellKnown(f, finalizer));
 
-/** Drops `finalizer` (either spelling) from the object at `path`; false when it changed meanwhile. */
+/** Drops `finalizer` (either spelling) from the object at `path`, by an update at its resourceVersion; false when
+ * it changed meanwhile (the informer brings the new state). */
 async function dropFinalizer(client: ApiClient, path: string, obj: ApiObject, finalizer: WellKnown): Promise<boolean> {
   const finalizers = (obj.metadata?.finalizers ?? []).filter((f) => !isWellKnown(f, finalizer));
-  const res = await client.request('PATCH', path, { metadata: { finalizers, resourceVersion: obj.metadata?.resourceVersion } }, MERGE_PATCH);
+  const res = await client.request('PUT', path, { ...obj, metadata: { ...obj.metadata, finalizers } });
   if (res.status === 404 || res.status === 409) return res.status === 404;
   if (res.status !== 200) throw new Error(`dropping ${finalizer.own}: ${res.status} ${res.body?.message ?? ''}`);
   return true;

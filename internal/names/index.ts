@@ -162,12 +162,14 @@ export const serviceAccountExtraKey = (name: string): string => labelKey(name, '
 
 /** A pod a node agent mirrors from a static manifest. */
 export const MIRROR_POD_ANNOTATION = wellKnownKey('config.mirror');
+/** The StorageClass a PersistentVolumeClaim names in the beta annotation, before spec.storageClassName. */
+export const BETA_STORAGE_CLASS_ANNOTATION = wellKnownKey('storage-class', 'volume.beta');
+/** Quota resource names per StorageClass: `<class>.storageclass.storage.svc.io/<resource>`. */
+export const STORAGE_CLASS_QUOTA_INFIX = `.storageclass.${group('storage')}/`;
 /** The StorageClass annotation that marks the default class. */
 export const DEFAULT_STORAGE_CLASS_ANNOTATION = wellKnownKey('is-default-class', 'storageclass');
 /** The default-class annotation's older (beta) spelling, still honoured. */
 export const BETA_DEFAULT_STORAGE_CLASS_ANNOTATION = wellKnownKey('is-default-class', 'storageclass.beta');
-/** A claim's storage class as an annotation (beta), which counts as a class asked for. */
-export const BETA_STORAGE_CLASS_ANNOTATION = wellKnownKey('storage-class', 'volume.beta');
 /** The IngressClass annotation that marks the default class. */
 export const DEFAULT_INGRESS_CLASS_ANNOTATION = wellKnownKey('is-default-class', 'ingressclass');
 /** An Ingress's class as an annotation (before `spec.ingressClassName`), which counts as a class asked for. */
@@ -185,3 +187,11 @@ export const hpaV2Annotation = (name: string): WellKnown => wellKnownKey(name, '
 /** The labels the server puts on a Job's pods (besides the unprefixed `job-name` and `controller-uid`). */
 export const JOB_NAME_LABEL = wellKnownKey('job-name', 'batch');
 export const JOB_CONTROLLER_UID_LABEL = wellKnownKey('controller-uid', 'batch');
+
+/** Pod Security: the namespace labels and audit annotations (`pod-security.svc.io/<key>`), the group of its
+ * configuration, and the annotations its checks read (AppArmor and seccomp before their fields existed). */
+export const podSecurityKey = (key: string): WellKnown => wellKnownKey(key, 'pod-security');
+export const GROUP_POD_SECURITY_CONFIG = group('pod-security.admission.config');
+export const APPARMOR_CONTAINER_ANNOTATION_PREFIX = wellKnownKey('', 'container.apparmor.security.beta');
+export const SECCOMP_POD_ANNOTATION = wellKnownKey('pod', 'seccomp.security.alpha');
+export const SECCOMP_CONTAINER_ANNOTATION_PREFIX = wellKnownKey('', 'container.seccomp.security.alpha');

@@ -11,6 +11,9 @@ export type Send = (method: string, path: string, body?: unknown) => Promise<{ s
 
 const PAUSE_MS = 20;
 const FAILURE_PAUSE_MS = 200;
+/** A list that answers a retryable status is asked again for this long (clients retry these). */
+const LIST_RETRY_MS = 15_000;
+const RETRYABLE = new Set([429, 500, 503, 504]);
 
 export class LedgerWriter {
   /** Acknowledged creates: name → the value written. */
@@ -60,10 +63,20 @@ export class LedgerWriter {
   async lost(): Promise<string[]> {
     // Only what was acknowledged before the list was asked for must be in it (the writer may go on meanwhile).
     const acked = [...this.acked];
-    const res = await this.send('GET', `${this.collection}?labelSelector=ledger%3D${this.label}`);
+    const res = await this.listAll();
     if (res.status !== 200) throw new Error(`listing the ledger's objects: ${res.status}`);
     const stored = new Map<string, string>((res.body.items as any[]).map((o) => [o.metadata.name, o.data?.value]));
     return acked.filter(([name, value]) => stored.get(name) !== value).map(([name]) => name);
+  }
+
+  /** The ledger's objects, asked again for a bounded time while the answer is retryable (a service just restarted). */
+  private async listAll(): Promise<{ status: number; body: any }> {
+    const deadline = Date.now() + LIST_RETRY_MS;
+    for (;;) {
+      const res = await this.send('GET', `${this.collection}?labelSelector=ledger%3D${this.label}`);
+      if (!RETRYABLE.has(res.status) || Date.now() > deadline) return res;
+      await sleep(FAILURE_PAUSE_MS);
+    }
   }
 
   /** What went wrong meanwhile, for an assertion message. */

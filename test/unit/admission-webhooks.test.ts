@@ -55,6 +55,13 @@ describe('admission webhooks: matching', () => {
     expect(matchRules(hook({ scope: 'Namespaced' }), request('pods'), equivalents)).to.not.equal(undefined);
   });
 
+  it('no webhook sees the admission configuration kinds', () => {
+    const all = hookWith(rule(['*']));
+    expect(matchRules(all, request('validatingwebhookconfigurations', { group: 'admissionregistration.svc.io', namespace: '' }), equivalents)).to.equal(undefined);
+    expect(matchRules(all, request('validatingadmissionpolicies', { group: 'admissionregistration.svc.io', namespace: '' }), equivalents)).to.equal(undefined);
+    expect(matchRules(all, request('pods'), equivalents)).to.not.equal(undefined);
+  });
+
   it('Equivalent matches another version of the resource and converts the object both ways; Exact does not', async () => {
     const v2 = { operations: ['*'], apiGroups: ['autoscaling'], apiVersions: ['v2'], resources: ['horizontalpodautoscalers'] };
     const req = request('horizontalpodautoscalers', { group: 'autoscaling', version: 'v1' });

@@ -160,6 +160,8 @@ describe('service processes', () => {
             const value = Buffer.from(JSON.stringify({ metadata: { name: 'default' }, status: { phase: 'Active' } }));
             return { kv: { key, value, modRevision: 1, createRevision: 1, uid: 'ns-uid' }, revision: 1 };
           },
+          // Nothing else is stored (plugins that list, e.g. ResourceQuota, find no quota).
+          List: async () => ({ items: [], revision: 1, more: false }),
         },
       }]);
     });

@@ -52,7 +52,7 @@ class Configurations {
   }
 }
 
-/** Both kinds of webhook configurations. */
+/** Both kinds of webhook configurations, each followed from its first use. */
 export class WebhookConfigurations {
   readonly mutating: Configurations;
   readonly validating: Configurations;
@@ -60,12 +60,6 @@ export class WebhookConfigurations {
   constructor(storage: StorageClient) {
     this.mutating = new Configurations(storage, 'mutatingwebhookconfigurations', true);
     this.validating = new Configurations(storage, 'validatingwebhookconfigurations', false);
-  }
-
-  start(): this {
-    this.mutating.start();
-    this.validating.start();
-    return this;
   }
 
   stop(): void {

@@ -50,7 +50,7 @@ export interface Hook {
 const DEFAULT_TIMEOUT_S = 10;
 const MAX_TIMEOUT_S = 30;
 /** Variables of a webhook's match conditions. */
-export const CONDITION_VARIABLES = ['object', 'oldObject', 'request'];
+const CONDITION_VARIABLES = ['object', 'oldObject', 'request'];
 
 function rulesOf(list: unknown): Rule[] {
   return objects(list).map((r) => ({

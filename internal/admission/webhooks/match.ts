@@ -3,6 +3,7 @@
 // against the request, or with matchPolicy Equivalent against another version
 // of the same resource; then its namespace and object selectors. The answer
 // names the version the webhook is called with.
+import { group } from '../../names/index.js';
 import type { KindDef, Registry } from '../../registry/index.js';
 import { selectorMatches } from '../../registry/values.js';
 import type { AdmissionRequest, JsonObject } from '../types.js';
@@ -85,6 +86,7 @@ function converter(from: KindDef, to: KindDef): Invocation['convert'] {
 
 /** The invocation of a webhook whose rules match the request, directly or through an equivalent version. */
 export function matchRules(hook: Hook, req: AdmissionRequest, equivalents: EquivalentResources): Invocation | undefined {
+  if (isExempt(req)) return undefined;
   const target: Target = { ...req.resource, subresource: req.subresource, namespace: req.namespace, operation: req.operation };
   if (hook.rules.some((r) => ruleMatches(r, target))) return { kind: req.kind, resource: req.resource };
   // Other versions share the object and its status, not other sub-resources (whose kinds differ).
@@ -115,5 +117,12 @@ export function namespaceSelected(hook: Hook, labels: Record<string, string> | u
   return !hook.namespaceSelector || selectorMatches(hook.namespaceSelector, labels ?? {});
 }
 
-/** Whether the request's namespace labels are needed: a namespaced object, or a Namespace itself. */
+const ADMISSION_REGISTRATION = group('admissionregistration');
+/** The admission configuration kinds, which no webhook sees: a broken webhook could never be fixed or removed. */
+const EXEMPT = new Set(['mutatingwebhookconfigurations', 'validatingwebhookconfigurations', 'validatingadmissionpolicies',
+  'validatingadmissionpolicybindings', 'mutatingadmissionpolicies', 'mutatingadmissionpolicybindings']);
+
+export const isExempt = (req: AdmissionRequest): boolean => req.resource.group === ADMISSION_REGISTRATION && EXEMPT.has(req.resource.resource);
+
+/** Whether the request is about a Namespace itself, whose own labels its namespace selector reads. */
 export const isNamespaceRequest = (req: AdmissionRequest): boolean => req.resource.group === '' && req.resource.resource === 'namespaces';

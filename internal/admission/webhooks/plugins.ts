@@ -4,6 +4,7 @@
 // when a later one changed the object. Validating webhooks run all at once on
 // the final object; the first refusal in dispatch order wins.
 import { applyJsonPatch } from '../../patch/index.js';
+import { deepEqual } from '../../registry/values.js';
 import { AdmissionError, type AdmissionPlugin, type AdmissionRequest, type JsonObject, type PluginAnswer } from '../types.js';
 import { forbidden, internalError } from '../errors.js';
 import { auditAnnotationsOf, dispatch, failedOpenKey, mutationKey, type DispatchDeps } from './dispatch.js';
@@ -69,9 +70,10 @@ export class MutatingWebhooks implements AdmissionPlugin {
       const { answer, invocation, object } = called;
       warnings.push(...answer.warnings);
       Object.assign(auditAnnotations, auditAnnotationsOf(hook, answer));
-      const mutated = Boolean(answer.patch?.length && object);
+      const next = answer.patch?.length && object ? patched(hook, object, answer.patch) : undefined;
+      // A patch that leaves the object as it was is no change (and calls for no reinvocation).
+      const mutated = next !== undefined && !deepEqual(next, object);
       if (mutated) {
-        const next = patched(hook, object!, answer.patch!);
         req.object = invocation.convert ? await invocation.convert.back(next) : next;
         changes++;
       }

@@ -7,7 +7,7 @@ import type { Invocation } from './match.js';
 
 const ADMISSION = group('admission');
 /** Review versions this server speaks, preferred first. */
-export const REVIEW_VERSIONS = ['v1', 'v1beta1'];
+const REVIEW_VERSIONS = ['v1', 'v1beta1'];
 
 const OPTIONS_KIND: Record<string, string> = { CREATE: 'CreateOptions', UPDATE: 'UpdateOptions', DELETE: 'DeleteOptions' };
 
