@@ -11,6 +11,7 @@ import { ClusterRoleAggregationController } from '../../internal/controllers/agg
 import { CrdController } from '../../internal/controllers/crd.js';
 import { BootstrapSigner } from '../../internal/controllers/bootstrapsigner.js';
 import { TokenCleaner } from '../../internal/controllers/tokencleaner.js';
+import { PvProtectionController, PvcProtectionController } from '../../internal/controllers/storageprotection.js';
 import { ResourceQuotaController } from '../../internal/controllers/resourcequota.js';
 import { rootCaPublisher, serviceAccountController } from '../../internal/controllers/namespacedefaults.js';
 import { selectControllers, type CatalogEntry, type Controller } from '../../internal/controllers/selection.js';
@@ -35,6 +36,8 @@ const catalog: CatalogEntry[] = [
     name: 'garbage-collector-controller', alias: 'garbagecollector',
     create: () => { const gc = new GarbageCollector(client); return { start: async () => gc.start(await resources(), discovered(client, 0)), stop: () => gc.stop() }; },
   },
+  { name: 'persistentvolumeclaim-protection-controller', alias: 'pvc-protection', create: () => new PvcProtectionController(client) },
+  { name: 'persistentvolume-protection-controller', alias: 'pv-protection', create: () => new PvProtectionController(client) },
   {
     name: 'resourcequota-controller', alias: 'resourcequota', create: () => new ResourceQuotaController(client, resources, {
       resyncMs: flags.duration('resource-quota-sync-period'), workers: flags.int('concurrent-resource-quota-syncs'),

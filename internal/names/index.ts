@@ -168,6 +168,17 @@ export const BETA_STORAGE_CLASS_ANNOTATION = wellKnownKey('storage-class', 'volu
 export const STORAGE_CLASS_QUOTA_INFIX = `.storageclass.${group('storage')}/`;
 /** The StorageClass annotation that marks the default class. */
 export const DEFAULT_STORAGE_CLASS_ANNOTATION = wellKnownKey('is-default-class', 'storageclass');
+/** The default-class annotation's older (beta) spelling, still honoured. */
+export const BETA_DEFAULT_STORAGE_CLASS_ANNOTATION = wellKnownKey('is-default-class', 'storageclass.beta');
+/** The IngressClass annotation that marks the default class. */
+export const DEFAULT_INGRESS_CLASS_ANNOTATION = wellKnownKey('is-default-class', 'ingressclass');
+/** An Ingress's class as an annotation (before `spec.ingressClassName`), which counts as a class asked for. */
+export const INGRESS_CLASS_ANNOTATION = wellKnownKey('ingress.class');
+/** The taint a node carries until it reports Ready. */
+export const NODE_NOT_READY_TAINT = wellKnownKey('not-ready', 'node');
+/** Finalizers that keep a claim while a pod uses it and a volume while a claim is bound to it. */
+export const PVC_PROTECTION_FINALIZER = wellKnownKey('pvc-protection');
+export const PV_PROTECTION_FINALIZER = wellKnownKey('pv-protection');
 /** The prefix of node role labels, `node-role.svc.io/<role>` and `node-role.kubernetes.io/<role>`. */
 export const NODE_ROLE_LABEL_PREFIX = wellKnownKey('', 'node-role');
 /** An autoscaling/v1 HorizontalPodAutoscaler's annotation holding what only v2 can say. */
