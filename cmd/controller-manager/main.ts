@@ -1,6 +1,7 @@
 // The controller-manager: namespace deletion, garbage collection, ClusterRole
-// aggregation, resource quota usage, CustomResourceDefinitions and the bootstrap-token controllers, as a client of a gateway's
-// HTTPS API. Flags and wiring.
+// aggregation, resource quota usage, CustomResourceDefinitions, admission policy
+// status and the bootstrap-token controllers, as a client of a gateway's HTTPS
+// API. Flags and wiring.
 import { readFileSync } from 'node:fs';
 import { controllerManagerFlags } from '../../internal/config/services.js';
 import { parseArgsOrExit } from '../../internal/config/flags.js';
@@ -14,6 +15,7 @@ import { TokenCleaner } from '../../internal/controllers/tokencleaner.js';
 import { PvProtectionController, PvcProtectionController } from '../../internal/controllers/storageprotection.js';
 import { ResourceQuotaController } from '../../internal/controllers/resourcequota.js';
 import { rootCaPublisher, serviceAccountController } from '../../internal/controllers/namespacedefaults.js';
+import { ValidatingAdmissionPolicyStatusController } from '../../internal/controllers/vapstatus.js';
 import { selectControllers, type CatalogEntry, type Controller } from '../../internal/controllers/selection.js';
 import { discovered } from '../../internal/controllers/discovery.js';
 import { pkiPaths } from '../../internal/pki/index.js';
@@ -47,6 +49,10 @@ const catalog: CatalogEntry[] = [
   {
     name: 'root-ca-certificate-publisher-controller', alias: 'root-ca-cert-publisher', disabledByDefault: true,
     create: () => rootCaPublisher(client, readFileSync(pki.caCert, 'utf8')),
+  },
+  {
+    name: 'validatingadmissionpolicy-status-controller', alias: 'validatingadmissionpolicy-status',
+    create: () => new ValidatingAdmissionPolicyStatusController(client),
   },
   { name: 'bootstrap-signer-controller', alias: 'bootstrapsigner', disabledByDefault: true, create: () => new BootstrapSigner(client) },
   { name: 'token-cleaner-controller', alias: 'tokencleaner', disabledByDefault: true, create: () => new TokenCleaner(client) },

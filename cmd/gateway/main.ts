@@ -49,7 +49,7 @@ const dataDir = flags.string('data-dir');
 const pki = await ensurePki(dataDir);
 const registry = (() => {
   try {
-    return builtinRegistry({ runtimeConfig: flags.string('runtime-config') });
+    return builtinRegistry({ runtimeConfig: flags.string('runtime-config'), features });
   } catch (err) {
     console.error(`gateway: --runtime-config: ${(err as Error).message}`);
     process.exit(2);

@@ -30,6 +30,9 @@ import { SERVICE_ACCOUNT, ServiceAccountChecks, ServiceAccountDefaults, serviceA
 import { PRIORITY, Priority, PriorityClassGuard, priorityClassCache } from './plugins/priority.js';
 import { DEFAULT_TOLERATION_SECONDS, DefaultTolerationSeconds, type TolerationSeconds } from './plugins/defaulttolerationseconds.js';
 import { RUNTIME_CLASS, RuntimeClassDefaults, RuntimeClassOverhead, runtimeClassCache } from './plugins/runtimeclass.js';
+import type { FeatureGates } from '../config/features.js';
+import { VALIDATING_ADMISSION_POLICY, ValidatingAdmissionPolicyPlugin } from './policies/validating.js';
+import { inertMutatingAdmissionPolicy, MUTATING_ADMISSION_POLICY, MutatingAdmissionPolicyPlugin } from './policies/mutating.js';
 
 /** What plugins may need to build themselves. */
 export interface PluginContext {
@@ -45,6 +48,8 @@ export interface PluginContext {
   authorize: Authorize;
   /** --default-not-ready-toleration-seconds and --default-unreachable-toleration-seconds. */
   tolerationSeconds: TolerationSeconds;
+  /** Feature gates of the admission process. */
+  gates: FeatureGates;
 }
 
 interface Registration {
@@ -92,7 +97,17 @@ export const ADMISSION_PLUGINS: Registration[] = [
   { name: CERTIFICATE_SUBJECT_RESTRICTION, enabledByDefault: true, create: () => new CertificateSubjectRestriction() },
   { name: DEFAULT_INGRESS_CLASS, enabledByDefault: true, create: (ctx) => new DefaultIngressClass(ctx.storage) },
   { name: DENY_SERVICE_EXTERNAL_IPS, enabledByDefault: false, create: () => new DenyServiceExternalIPs() },
+  {
+    // Enabled, but inert unless its feature gate is on.
+    name: MUTATING_ADMISSION_POLICY, enabledByDefault: true,
+    create: (ctx) => (ctx.gates('MutatingAdmissionPolicy')
+      ? new MutatingAdmissionPolicyPlugin(ctx.storage, ctx.namespaces, ctx.authorize) : inertMutatingAdmissionPolicy),
+  },
   { name: MUTATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: mutatingWebhooks },
+  {
+    name: VALIDATING_ADMISSION_POLICY, enabledByDefault: true,
+    create: (ctx) => new ValidatingAdmissionPolicyPlugin(ctx.storage, ctx.namespaces, ctx.authorize),
+  },
   { name: VALIDATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: validatingWebhooks },
   { name: RESOURCE_QUOTA, enabledByDefault: true, create: (ctx) => new ResourceQuota(ctx.storage, limitedResources(ctx.pluginConfig(RESOURCE_QUOTA))) },
   { name: ALWAYS_DENY, enabledByDefault: false, create: () => new AlwaysDeny() },

@@ -101,6 +101,7 @@ export const admissionFlags: FlagSet = {
   'admission-control-config-file': { type: 'string', default: '', help: 'AdmissionConfiguration file (apiserver.config.svc.io/v1) giving plugins their configuration' },
   'default-not-ready-toleration-seconds': { type: 'int', default: '300', help: 'tolerationSeconds of the not-ready:NoExecute toleration DefaultTolerationSeconds gives pods without one' },
   'default-unreachable-toleration-seconds': { type: 'int', default: '300', help: 'tolerationSeconds of the unreachable:NoExecute toleration DefaultTolerationSeconds gives pods without one' },
+  'feature-gates': { type: 'string', default: '', help: 'feature gates to switch: Name=true|false,...' },
 };
 
 export const gatewayFlags: FlagSet = {

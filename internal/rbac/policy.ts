@@ -278,6 +278,12 @@ const CONTROLLER_ROLES: Record<string, PolicyRule[]> = {
   'root-ca-cert-publisher': [rule(['create', 'update'], [CORE], ['configmaps']), eventsRule],
   'service-account-controller': [rule(['create'], [CORE], ['serviceaccounts']), eventsRule],
   'ttl-after-finished-controller': [rule(['get', 'list', 'watch', 'delete'], ['batch'], ['jobs']), eventsRule],
+  // Writes the type checking of each policy generation.
+  'validatingadmissionpolicy-status-controller': [
+    rule(READ, [group('admissionregistration')], ['validatingadmissionpolicies']),
+    rule(['get', 'patch', 'update'], [group('admissionregistration')], ['validatingadmissionpolicies/status']),
+    eventsRule,
+  ],
 };
 
 export const controllerRoleName = (controller: string): string => `system:controller:${controller}`;

@@ -51,7 +51,7 @@ const store = () => new FakeNamespaces({
 const pluginContext = () => ({
   store: store(), namespaces: new NamespaceCache(store(), { watch: false }), storage: store() as unknown as StorageClient,
   pluginConfig: () => undefined, tolerationSeconds: { notReady: 300, unreachable: 300 },
-  authorize: async () => { throw new Error('no authorizer'); },
+  authorize: async () => { throw new Error('no authorizer'); }, gates: () => false,
 });
 
 function configMapRequest(operation: Operation, ns: string, name = 'cm'): AdmissionRequest {
