@@ -1,7 +1,7 @@
 // The controller-manager: namespace deletion, garbage collection, ClusterRole
-// aggregation, resource quota usage, CustomResourceDefinitions, TTL after finished,
-// service accounts and their tokens, the root-CA ConfigMap and the bootstrap-token
-// controllers, as a client of a gateway's HTTPS API, while it holds the leader Lease.
+// aggregation, resource quota usage, CustomResourceDefinitions, storage protection,
+// admission policy status, TTL after finished, service accounts and their tokens,
+// the root-CA ConfigMap and the bootstrap-token controllers, as a client of a gateway's HTTPS API, while it holds the leader Lease.
 // Flags and wiring.
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -16,7 +16,9 @@ import { ClusterRoleAggregationController } from '../../internal/controllers/agg
 import { CrdController } from '../../internal/controllers/crd.js';
 import { BootstrapSigner } from '../../internal/controllers/bootstrapsigner.js';
 import { TokenCleaner } from '../../internal/controllers/tokencleaner.js';
+import { PvProtectionController, PvcProtectionController } from '../../internal/controllers/storageprotection.js';
 import { ResourceQuotaController } from '../../internal/controllers/resourcequota.js';
+import { ValidatingAdmissionPolicyStatusController } from '../../internal/controllers/vapstatus.js';
 import { TtlAfterFinishedController } from '../../internal/controllers/ttlafterfinished.js';
 import { ServiceAccountsController } from '../../internal/controllers/serviceaccounts.js';
 import { RootCaCertPublisher } from '../../internal/controllers/rootcacertpublisher.js';
@@ -59,6 +61,8 @@ const catalog: CatalogEntry[] = [
     name: 'garbage-collector-controller', alias: 'garbagecollector',
     create: () => { const gc = new GarbageCollector(clientFor('generic-garbage-collector')); return { start: async () => gc.start(await resources(), discovered(client, 0)), stop: () => gc.stop() }; },
   },
+  { name: 'persistentvolumeclaim-protection-controller', alias: 'pvc-protection', create: () => new PvcProtectionController(clientFor('pvc-protection-controller')) },
+  { name: 'persistentvolume-protection-controller', alias: 'pv-protection', create: () => new PvProtectionController(clientFor('pv-protection-controller')) },
   {
     name: 'resourcequota-controller', alias: 'resourcequota', create: () => new ResourceQuotaController(clientFor('resourcequota-controller'), resources, {
       resyncMs: flags.duration('resource-quota-sync-period'), workers: flags.int('concurrent-resource-quota-syncs'),
@@ -70,7 +74,15 @@ const catalog: CatalogEntry[] = [
   },
   { name: 'serviceaccount-controller', alias: 'serviceaccount', create: () => new ServiceAccountsController(clientFor('service-account-controller')) },
   { name: 'serviceaccount-token-controller', alias: 'serviceaccount-token', create: () => tokensController('tokens-controller') },
-  { name: 'root-ca-certificate-publisher-controller', alias: 'root-ca-cert-publisher', create: () => new RootCaCertPublisher(clientFor('root-ca-cert-publisher'), rootCa()) },
+  // Off by default here (upstream runs it): a ConfigMap in every namespace would change what existing clients list and count.
+  {
+    name: 'root-ca-certificate-publisher-controller', alias: 'root-ca-cert-publisher', disabledByDefault: true,
+    create: () => new RootCaCertPublisher(clientFor('root-ca-cert-publisher'), rootCa()),
+  },
+  {
+    name: 'validatingadmissionpolicy-status-controller', alias: 'validatingadmissionpolicy-status',
+    create: () => new ValidatingAdmissionPolicyStatusController(clientFor('validatingadmissionpolicy-status-controller')),
+  },
   { name: 'bootstrap-signer-controller', alias: 'bootstrapsigner', disabledByDefault: true, create: () => new BootstrapSigner(clientFor('bootstrap-signer')) },
   { name: 'token-cleaner-controller', alias: 'tokencleaner', disabledByDefault: true, create: () => new TokenCleaner(clientFor('token-cleaner')) },
 ];

@@ -100,6 +100,9 @@ export const admissionFlags: FlagSet = {
   'enable-admission-plugins': { type: 'list', default: '', help: 'admission plugins to enable besides the defaults' },
   'disable-admission-plugins': { type: 'list', default: '', help: 'default admission plugins to disable' },
   'admission-control-config-file': { type: 'string', default: '', help: 'AdmissionConfiguration file (apiserver.config.svc.io/v1) giving plugins their configuration' },
+  'default-not-ready-toleration-seconds': { type: 'int', default: '300', help: 'tolerationSeconds of the not-ready:NoExecute toleration DefaultTolerationSeconds gives pods without one' },
+  'default-unreachable-toleration-seconds': { type: 'int', default: '300', help: 'tolerationSeconds of the unreachable:NoExecute toleration DefaultTolerationSeconds gives pods without one' },
+  'feature-gates': { type: 'string', default: '', help: 'feature gates to switch: Name=true|false,...' },
 };
 
 export const gatewayFlags: FlagSet = {
@@ -127,7 +130,7 @@ export const gatewayFlags: FlagSet = {
 export const controllerManagerFlags: FlagSet = {
   ...dataDir,
   server: { type: 'string', default: 'https://127.0.0.1:6443', help: "the gateway to work through (its client certificate and CA come from --data-dir's PKI)" },
-  controllers: { type: 'list', default: '*', help: "controllers to run: '*' the default ones, 'name' adds one, '-name' removes one (bootstrapsigner and tokencleaner are off by default)" },
+  controllers: { type: 'list', default: '*', help: "controllers to run: '*' the default ones, 'name' adds one, '-name' removes one (bootstrapsigner, tokencleaner and root-ca-cert-publisher are off by default)" },
   'resource-quota-sync-period': { type: 'duration', default: '5m', help: 'how often every quota\'s usage is recomputed in full' },
   'concurrent-resource-quota-syncs': { type: 'int', default: '5', help: 'quotas recomputed at once' },
   'concurrent-ttl-after-finished-syncs': { type: 'int', default: '5', help: 'finished Jobs deleted at once' },

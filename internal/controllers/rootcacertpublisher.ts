@@ -30,7 +30,9 @@ export class RootCaCertPublisher {
 
   async start(): Promise<void> {
     await Promise.all([this.configMaps.start(), this.namespaces.start()]);
+    // The namespaces there at the start have theirs before the controller reports running.
     for (const ns of this.namespaces.store.keys()) this.queue.add(ns);
+    await this.queue.drained();
   }
 
   stop(): void {

@@ -27,7 +27,9 @@ export class ServiceAccountsController {
   /** Both lists are in before any namespace is looked at. */
   async start(): Promise<void> {
     await Promise.all([this.accounts.start(), this.namespaces.start()]);
+    // The namespaces there at the start have theirs before the controller reports running.
     for (const ns of this.namespaces.store.keys()) this.queue.add(ns);
+    await this.queue.drained();
   }
 
   stop(): void {

@@ -65,6 +65,11 @@ export class WorkQueue {
     return this.waiting.size === 0 && this.running === 0;
   }
 
+  /** Resolves once nothing waits or is in progress (retries still pending do not count). */
+  async drained(): Promise<void> {
+    while (!this.idle) await new Promise((r) => setTimeout(r, 10));
+  }
+
   private pump(): void {
     while (this.running < this.workers) {
       const key = [...this.waiting].find((k) => !this.active.has(k));

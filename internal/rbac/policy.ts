@@ -265,11 +265,25 @@ const CONTROLLER_ROLES: Record<string, PolicyRule[]> = {
     rule(['update'], [CORE], ['namespaces/finalize', 'namespaces/status']),
     rule(['get', 'list', 'watch', 'delete', 'deletecollection'], ['*'], ['*']),
   ],
+  // Drop the protection finalizer of a claim no pod uses and of a volume no claim is bound to.
+  'pv-protection-controller': [rule(['get', 'list', 'watch', 'update'], [CORE], ['persistentvolumes']), eventsRule],
+  'pvc-protection-controller': [
+    rule(['get', 'list', 'watch', 'update'], [CORE], ['persistentvolumeclaims']),
+    rule(['update'], [CORE], ['persistentvolumeclaims/status']),
+    rule(['get', 'list', 'watch'], [CORE], ['pods']),
+    eventsRule,
+  ],
   // Recomputes quota usage from lists of whatever quotas count.
   'resourcequota-controller': [rule(['list', 'watch'], ['*'], ['*']), rule(['update'], [CORE], ['resourcequotas/status']), eventsRule],
   'root-ca-cert-publisher': [rule(['create', 'update'], [CORE], ['configmaps']), eventsRule],
   'service-account-controller': [rule(['create'], [CORE], ['serviceaccounts']), eventsRule],
   'ttl-after-finished-controller': [rule(['get', 'list', 'watch', 'delete'], ['batch'], ['jobs']), eventsRule],
+  // Writes the type checking of each policy generation.
+  'validatingadmissionpolicy-status-controller': [
+    rule(READ, [group('admissionregistration')], ['validatingadmissionpolicies']),
+    rule(['get', 'patch', 'update'], [group('admissionregistration')], ['validatingadmissionpolicies/status']),
+    eventsRule,
+  ],
 };
 
 export const controllerRoleName = (controller: string): string => `system:controller:${controller}`;

@@ -10,7 +10,7 @@ import { Cluster, waitFor } from '../lib/cluster.js';
 import { SERVICE_NODE_ARGS } from '../../internal/config/services.js';
 import { pkiPaths } from '../../internal/pki/index.js';
 
-const LEASE_FLAGS = ['--leader-elect-lease-duration=6s', '--leader-elect-renew-deadline=4s', '--leader-elect-retry-period=1s'];
+const LEASE_FLAGS = ['--leader-elect-lease-duration=6s', '--leader-elect-renew-deadline=4s', '--leader-elect-retry-period=1s', '--controllers=*,root-ca-cert-publisher'];
 const LEASE_MS = 6000;
 const LEASE = '/apis/coordination.svc.io/v1/namespaces/svc-system/leases/svc-controller-manager';
 const NS = 'ctl-a';

@@ -2,7 +2,7 @@
 // `approval` sub-resource) needs `approve` on the `signers` resource for the
 // request's signer, as stored: a change of signerName in the same write does
 // not count.
-import { forbidden } from '../errors.js';
+import { forbiddenRequest } from '../errors.js';
 import type { Authorize } from '../authz-client.js';
 import type { AdmissionPlugin, AdmissionRequest, Operation } from '../types.js';
 import { authorizedForSigner, onSigningRequests, signerNameOf } from './certificate-signers.js';
@@ -23,6 +23,6 @@ export class CertificateApproval implements AdmissionPlugin {
     if (!onSigningRequests(request, 'approval')) return;
     const signer = signerNameOf(request.oldObject);
     if (await authorizedForSigner(this.authorize, request.user, 'approve', signer)) return;
-    throw forbidden(request.resource, request.name, `user not permitted to approve requests with signerName ${JSON.stringify(signer)}`);
+    throw forbiddenRequest(request, `user not permitted to approve requests with signerName ${JSON.stringify(signer)}`);
   }
 }

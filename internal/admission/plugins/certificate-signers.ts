@@ -14,7 +14,8 @@ export const onSigningRequests = (request: AdmissionRequest, subresource: string
 
 export const signerNameOf = (csr: JsonObject | undefined): string => String((csr?.spec as { signerName?: unknown } | undefined)?.signerName ?? '');
 
-/** Whether the user may `verb` signers named `signer`, or every signer of its domain. An error counts as no. */
+/** Whether the user may `verb` signers named `signer`, or every signer of its domain. Only ALLOW allows (an
+ * evaluation error beside another decision is no); a service that cannot be asked fails the request. */
 export async function authorizedForSigner(authorize: Authorize, user: AdmissionRequest['user'], verb: string, signer: string): Promise<boolean> {
   const domain = signer.split('/')[0];
   for (const name of [signer, `${domain}/*`]) {

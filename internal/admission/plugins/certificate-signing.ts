@@ -2,7 +2,7 @@
 // certificate or the conditions) needs `sign` on the `signers` resource for the
 // request's stored signer. A status write that changes neither passes.
 import { isDeepStrictEqual } from 'node:util';
-import { forbidden } from '../errors.js';
+import { forbiddenRequest } from '../errors.js';
 import type { Authorize } from '../authz-client.js';
 import type { AdmissionPlugin, AdmissionRequest, JsonObject, Operation } from '../types.js';
 import { authorizedForSigner, onSigningRequests, signerNameOf } from './certificate-signers.js';
@@ -33,6 +33,6 @@ export class CertificateSigning implements AdmissionPlugin {
     if (!onSigningRequests(request, 'status') || !signs(request)) return;
     const signer = signerNameOf(request.oldObject);
     if (await authorizedForSigner(this.authorize, request.user, 'sign', signer)) return;
-    throw forbidden(request.resource, request.name, `user not permitted to sign requests with signerName ${JSON.stringify(signer)}`);
+    throw forbiddenRequest(request, `user not permitted to sign requests with signerName ${JSON.stringify(signer)}`);
   }
 }
