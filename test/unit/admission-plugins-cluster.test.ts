@@ -10,7 +10,7 @@ import { TaintNodesByCondition } from '../../internal/admission/plugins/taintnod
 import { StorageObjectInUseProtection } from '../../internal/admission/plugins/storageobjectinuseprotection.js';
 import { alwaysPullImages } from '../../internal/admission/plugins/alwayspullimages.js';
 import { DenyServiceExternalIPs } from '../../internal/admission/plugins/denyserviceexternalips.js';
-import { newestDefault } from '../../internal/admission/plugins/reflected-kind.js';
+import { newestDefault } from '../../internal/admission/plugins/default-class.js';
 import type { StorageClient } from '../../internal/storage/client.js';
 
 const USER = { username: 'u', uid: '', groups: [], extra: {} };
