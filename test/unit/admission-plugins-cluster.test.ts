@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { AdmissionError, type AdmissionRequest, type AuthorizeAttributes, type JsonObject, type Operation } from '../../internal/admission/index.js';
 import { authorizedForSigner } from '../../internal/admission/plugins/certificate-signers.js';
-import { CertificateSigning } from '../../internal/admission/plugins/certificate-signing.js';
+import { certificateSigning } from '../../internal/admission/plugins/certificate-signing.js';
 import { PersistentVolumeClaimResize } from '../../internal/admission/plugins/pvcresize.js';
 import { TaintNodesByCondition } from '../../internal/admission/plugins/taintnodesbycondition.js';
 import { StorageObjectInUseProtection } from '../../internal/admission/plugins/storageobjectinuseprotection.js';
@@ -99,7 +99,7 @@ describe('cluster admission plugins', () => {
   });
 
   it('CertificateSigning asks nothing of a status write that changes neither certificate nor conditions', async () => {
-    const plugin = new CertificateSigning(async () => { throw new Error('asked'); });
+    const plugin = certificateSigning(async () => { throw new Error('asked'); });
     const csr = { spec: { signerName: 'example.com/a' }, status: { conditions: [] } };
     await plugin.admit(request('UPDATE', 'certificatesigningrequests', csr, { spec: csr.spec, status: {} }, { subresource: 'status' }));
   });
