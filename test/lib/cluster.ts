@@ -116,7 +116,8 @@ export class Cluster {
 
   /** Reads the port a service announces, as the launcher does; the controller-manager serves none. */
   private learnPort(s: Service, output: string): boolean {
-    if (s === 'controller-manager') return output.includes('controller-manager running');
+    // A candidate waiting out a killed leader's Lease is up too: it runs the controllers once the Lease is its.
+    if (s === 'controller-manager') return output.includes('controller-manager running') || output.includes('controller-manager standing by');
     // Whole lines only: a port cut in two by a chunk boundary would be another port.
     const announced = output.split('\n').slice(0, -1).map(announcedAddress).find((a) => a !== undefined);
     if (!announced) return false;
