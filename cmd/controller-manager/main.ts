@@ -76,7 +76,7 @@ const catalog: CatalogEntry[] = [
   { name: 'serviceaccount-token-controller', alias: 'serviceaccount-token', create: () => tokensController('tokens-controller') },
   // Off by default here (upstream runs it): a ConfigMap in every namespace would change what existing clients list and count.
   {
-    name: 'root-ca-certificate-publisher-controller', alias: 'root-ca-cert-publisher', disabledByDefault: true,
+    name: 'root-ca-certificate-publisher-controller', alias: 'root-ca-cert-publisher',
     create: () => new RootCaCertPublisher(clientFor('root-ca-cert-publisher'), rootCa()),
   },
   {

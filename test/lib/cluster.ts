@@ -84,9 +84,20 @@ export class Cluster {
       admission: [`--listen=${a.admission}`, `--storage-address=${a.storage}`, `--authz-address=${a.authz}`, `--nats-url=${this.natsUrl}`],
       gateway: [`--secure-port=${this.port}`, `--data-dir=${this.dataDir}`, `--nats-url=${this.natsUrl}`, `--storage-address=${a.storage}`,
         `--authn-address=${a.authn}`, `--authz-address=${a.authz}`, `--admission-address=${a.admission}`],
-      'controller-manager': [`--server=https://127.0.0.1:${this.port}`, `--data-dir=${this.dataDir}`],
+      'controller-manager': [`--server=https://127.0.0.1:${this.port}`, `--data-dir=${this.dataDir}`, ...this.controllerDefaults()],
     };
     return [...common[s], ...(this.opts.flags?.[s] ?? [])];
+  }
+
+  /** Unless a test sets its own: a short Lease (a restarted controller-manager waits less for the killed one's),
+   * and no root-CA ConfigMap in every namespace (tests count the ConfigMaps they make). */
+  private controllerDefaults(): string[] {
+    const own = this.opts.flags?.['controller-manager'] ?? [];
+    const lease = ['--leader-elect-lease-duration=4s', '--leader-elect-renew-deadline=3s', '--leader-elect-retry-period=500ms'];
+    return [
+      ...(own.some((f) => f.startsWith('--leader-elect')) ? [] : lease),
+      ...(own.some((f) => f.startsWith('--controllers')) ? [] : ['--controllers=*,-root-ca-cert-publisher']),
+    ];
   }
 
   /** Starts one service; waits for it to serve (the gateway: ready) unless `untilServing` is false. */
