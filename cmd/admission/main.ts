@@ -27,6 +27,7 @@ try {
   const gates = parseFeatureGates(flags.string('feature-gates'));
   plugins = buildPlugins([...new Set([...flags.list('enable-admission-plugins'), ...implied])], disable, {
     store: storage, namespaces, pluginConfig: (name) => config.pluginConfig(name), storage, metrics: registry, authorize: authz.authorize, gates,
+    tolerationSeconds: { notReady: flags.int('default-not-ready-toleration-seconds'), unreachable: flags.int('default-unreachable-toleration-seconds') },
   });
 } catch (err) {
   process.stderr.write(`admission: ${(err as Error).message}\n`);

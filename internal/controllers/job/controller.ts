@@ -8,6 +8,7 @@ import type { ApiClient } from '../../client/index.js';
 import { Informer } from '../../client/informer.js';
 import { JOB_TRACKING_FINALIZER } from '../../names/index.js';
 import { referenceTo, type EventRecorder } from '../events.js';
+import { WorkQueue } from '../workqueue.js';
 import { isFinished, managedElsewhere } from './conditions.js';
 import { PodExpectations } from './expectations.js';
 import { hasTrackingFinalizer } from './pods.js';
@@ -61,13 +62,10 @@ export class JobController {
   private readonly backoff = new Map<string, BackoffRecord>();
   /** The job each status write answered, newer than the informer's until its event arrives. */
   private readonly written = new Map<string, Job>();
-  private readonly queue = new Set<string>();
-  private readonly busy = new Set<string>();
-  private readonly timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
-  private readonly failures = new Map<string, number>();
+  /** Made once both informers have listed; every job is synced then, so no earlier event is lost. */
+  private queue?: WorkQueue;
   private readonly orphans = new Set<string>();
   private releasing = false;
-  private running = false;
   private stopped = false;
   private readonly workers: number;
   private readonly clock: () => number;
@@ -87,8 +85,13 @@ export class JobController {
       return;
     }
     await Promise.all([this.jobs.start(), this.pods.start()]);
-    this.running = true;
-    for (const key of this.jobs.store.keys()) this.enqueue(key);
+    if (this.stopped) return;
+    this.queue = new WorkQueue('job controller', (key) => this.sync(key), {
+      workers: this.workers, retryMinMs: RETRY_MS, retryMaxMs: MAX_RETRY_MS,
+      // A conflict only means the job changed meanwhile: its event brings it back.
+      report: (key, err) => { if (!/: 409 /.test(err.message)) console.error(`job controller: ${key}: ${err.message}`); },
+    });
+    for (const key of this.jobs.store.keys()) this.queue.add(key);
     for (const [key, p] of this.pods.store) if (hasTrackingFinalizer(p as Pod)) this.orphans.add(key);
     void this.releaseOrphans();
   }
@@ -104,7 +107,8 @@ export class JobController {
 
   stop(): void {
     this.stopped = true;
-    for (const t of this.timers.values()) clearTimeout(t.timer);
+    this.queue?.stop();
+    this.opts.recorder?.stop();
     this.jobs.stop();
     this.pods.stop();
   }
@@ -174,41 +178,12 @@ export class JobController {
     if (set?.size === 0) this.podsByJob.delete(uid);
   }
 
-  // ---- the queue ----
-
   private enqueue(key: string): void {
-    if (this.stopped) return;
-    this.queue.add(key);
-    this.pump();
+    this.queue?.add(key);
   }
 
-  /** Syncs `key` after `ms`, or sooner if it is already due sooner. */
   private enqueueAfter(key: string, ms: number): void {
-    if (this.stopped) return;
-    const at = this.clock() + ms;
-    const pending = this.timers.get(key);
-    if (pending && pending.at <= at) return;
-    if (pending) clearTimeout(pending.timer);
-    const timer = setTimeout(() => { this.timers.delete(key); this.enqueue(key); }, ms);
-    this.timers.set(key, { at, timer });
-  }
-
-  private pump(): void {
-    if (!this.running) return;
-    for (const key of this.queue) {
-      if (this.busy.size >= this.workers) return;
-      if (this.busy.has(key)) continue;
-      this.queue.delete(key);
-      this.busy.add(key);
-      this.sync(key)
-        .then(() => this.failures.delete(key), (err) => {
-          const n = (this.failures.get(key) ?? 0) + 1;
-          this.failures.set(key, n);
-          if (!/conflict/i.test((err as Error).message)) console.error(`job controller: ${key}: ${(err as Error).message}`);
-          this.enqueueAfter(key, Math.min(RETRY_MS * 2 ** (n - 1), MAX_RETRY_MS));
-        })
-        .finally(() => { this.busy.delete(key); this.pump(); });
-    }
+    this.queue?.addAfter(key, ms);
   }
 
   // ---- one sync ----
@@ -226,6 +201,7 @@ export class JobController {
   private async sync(key: string): Promise<void> {
     const shared = this.current(key);
     if (!shared) {
+      this.queue?.forget(key);
       this.expectations.forget(key);
       this.backoff.delete(key);
       this.written.delete(key);
@@ -290,7 +266,7 @@ export class JobController {
 
   /** Removes the tracking finalizer from pods whose job is gone, finished, or not theirs. */
   private async releaseOrphans(): Promise<void> {
-    if (this.releasing || !this.running) return;
+    if (this.releasing || !this.queue) return;
     this.releasing = true;
     try {
       while (this.orphans.size > 0 && !this.stopped) {
