@@ -1,16 +1,23 @@
 // One kind's objects as admission plugins decide from them, kept in memory by a
 // Reflector over storage's change stream. Each plugin keeps a projection (only
 // the fields it reads), never whole objects; `fetch` reads storage for a name
-// memory does not hold, for kinds upstream also looks up live on a miss.
+// memory does not hold, for kinds upstream also looks up live on a miss. A cache
+// starts when started or on first `ready` (then building plugins reads nothing).
 import { Reflector } from '../storage/reflector.js';
 import { collectionPrefix, objectKey, parseKey } from '../storage/keys.js';
 import { decodeStored } from '../storage/objects.js';
 import { isServiceError, grpc } from '../rpc/index.js';
 import type { ApiObject } from '../apimachinery/meta.js';
 import type { KeyValue, StorageClient } from '../storage/client.js';
+import { forbiddenRequest } from './errors.js';
+import type { AdmissionRequest } from './types.js';
+
+/** How long a request waits for the first list (upstream: 10 s). */
+const READY_TIMEOUT_MS = 10_000;
 
 export class KindCache<T> {
   private readonly reflector: Reflector<T>;
+  private started = false;
 
   constructor(private readonly storage: StorageClient, private readonly group: string, private readonly resource: string,
     private readonly project: (obj: ApiObject) => T) {
@@ -18,7 +25,14 @@ export class KindCache<T> {
   }
 
   start(): this {
-    this.reflector.start();
+    if (!this.started) this.reflector.start();
+    this.started = true;
+    return this;
+  }
+
+  /** Once the first list is in; refuses the request when it does not come in time, as upstream's plugins wait for their informers. */
+  async ready(request: AdmissionRequest): Promise<this> {
+    if (!(await this.start().reflector.waitForSync(READY_TIMEOUT_MS))) throw forbiddenRequest(request, 'not yet ready to handle request');
     return this;
   }
 

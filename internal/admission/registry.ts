@@ -8,8 +8,8 @@ import type { Registry as Metrics } from 'prom-client';
 import type { StorageClient } from '../storage/client.js';
 import { MUTATING_ADMISSION_WEBHOOK, VALIDATING_ADMISSION_WEBHOOK, mutatingWebhooks, validatingWebhooks } from './webhooks/index.js';
 import type { Authorize } from './authz-client.js';
-import { CERTIFICATE_APPROVAL, CertificateApproval } from './plugins/certificate-approval.js';
-import { CERTIFICATE_SIGNING, CertificateSigning } from './plugins/certificate-signing.js';
+import { CERTIFICATE_APPROVAL, certificateApproval } from './plugins/certificate-approval.js';
+import { CERTIFICATE_SIGNING, certificateSigning } from './plugins/certificate-signing.js';
 import { CERTIFICATE_SUBJECT_RESTRICTION, CertificateSubjectRestriction } from './plugins/certificate-subjectrestriction.js';
 import { ALWAYS_ADMIT, AlwaysAdmit } from './plugins/alwaysadmit.js';
 import { ALWAYS_DENY, AlwaysDeny } from './plugins/alwaysdeny.js';
@@ -92,8 +92,8 @@ export const ADMISSION_PLUGINS: Registration[] = [
     name: RUNTIME_CLASS, enabledByDefault: true,
     create: (ctx) => { const classes = runtimeClassCache(ctx.storage).start(); return [new RuntimeClassDefaults(classes), new RuntimeClassOverhead(classes)]; },
   },
-  { name: CERTIFICATE_APPROVAL, enabledByDefault: true, create: (ctx) => new CertificateApproval(ctx.authorize) },
-  { name: CERTIFICATE_SIGNING, enabledByDefault: true, create: (ctx) => new CertificateSigning(ctx.authorize) },
+  { name: CERTIFICATE_APPROVAL, enabledByDefault: true, create: (ctx) => certificateApproval(ctx.authorize) },
+  { name: CERTIFICATE_SIGNING, enabledByDefault: true, create: (ctx) => certificateSigning(ctx.authorize) },
   { name: CERTIFICATE_SUBJECT_RESTRICTION, enabledByDefault: true, create: () => new CertificateSubjectRestriction() },
   { name: DEFAULT_INGRESS_CLASS, enabledByDefault: true, create: (ctx) => new DefaultIngressClass(ctx.storage) },
   { name: DENY_SERVICE_EXTERNAL_IPS, enabledByDefault: false, create: () => new DenyServiceExternalIPs() },

@@ -126,6 +126,9 @@ export const signerName = (name: string): string => `${DOMAIN}/${name}`;
 export const KUBE_APISERVER_CLIENT_SIGNER = wellKnownKey('kube-apiserver-client');
 /** The controller-manager's own identity (its client certificate's common name). */
 export const USER_KUBE_CONTROLLER_MANAGER = 'system:kube-controller-manager';
+/** The controller-manager as a component: its leader-election Lease in svc-system (upstream `kube-controller-manager`),
+ * the reporter of its own Events and the prefix of its user agents. */
+export const CONTROLLER_MANAGER_NAME = `${PRODUCT}-controller-manager`;
 export const USER_KUBE_SCHEDULER = 'system:kube-scheduler';
 export const USER_KUBE_PROXY = 'system:kube-proxy';
 export const GROUP_NODES = 'system:nodes';
@@ -157,6 +160,10 @@ export const LEGACY_TOKEN_INVALID_SINCE_LABEL = wellKnownKey('legacy-token-inval
 /** The issuer of Secret-based tokens and the claims they carry. */
 export const LEGACY_SERVICE_ACCOUNT_ISSUER = `${PRODUCT}/serviceaccount`;
 export const legacyServiceAccountClaim = (name: string): string => `${DOMAIN}/serviceaccount/${name}`;
+/** The key of the cluster CA in the root-CA ConfigMap and in legacy token Secrets. */
+export const ROOT_CA_KEY = 'ca.crt';
+/** What a system object is for, for people (`svc.io/description`). */
+export const DESCRIPTION_ANNOTATION = wellKnownKey('description');
 /** The extra keys of a service account's user info. */
 export const serviceAccountExtraKey = (name: string): string => labelKey(name, 'authentication');
 

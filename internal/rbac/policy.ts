@@ -3,7 +3,7 @@
 // and svc-public, with upstream's rules in the platform's group names.
 import type { ApiObject } from '../apimachinery/meta.js';
 import {
-  BOOTSTRAPPING_LABEL, BOOTSTRAPPING_RBAC_DEFAULTS, GROUP_AUTHENTICATED, GROUP_MASTERS, GROUP_RBAC, GROUP_MONITORING, GROUP_SERVICEACCOUNTS,
+  BOOTSTRAPPING_LABEL, CONTROLLER_MANAGER_NAME, BOOTSTRAPPING_RBAC_DEFAULTS, GROUP_AUTHENTICATED, GROUP_MASTERS, GROUP_RBAC, GROUP_MONITORING, GROUP_SERVICEACCOUNTS,
   GROUP_UNAUTHENTICATED, NAMESPACE_PUBLIC, NAMESPACE_SYSTEM, RBAC_AUTOUPDATE_ANNOTATION, USER_KUBE_CONTROLLER_MANAGER, USER_KUBE_PROXY,
   USER_KUBE_SCHEDULER, aggregateToLabel, group, signerName,
 } from '../names/index.js';
@@ -159,7 +159,7 @@ const CLUSTER_ROLES: DefaultRole[] = [
     name: 'system:kube-controller-manager', rules: [
       eventsRule,
       rule(['create'], [COORDINATION], ['leases']),
-      rule(['get', 'update'], [COORDINATION], ['leases'], ['kube-controller-manager']),
+      rule(['get', 'update'], [COORDINATION], ['leases'], [CONTROLLER_MANAGER_NAME]),
       rule(['create'], [CORE], ['secrets', 'serviceaccounts']),
       rule(['delete'], [CORE], ['secrets']),
       rule(['get'], [CORE], ['namespaces', 'secrets', 'serviceaccounts', 'configmaps']),

@@ -4,13 +4,13 @@
 import { expect } from 'chai';
 import { AdmissionError, type AdmissionRequest, type AuthorizeAttributes, type JsonObject, type Operation } from '../../internal/admission/index.js';
 import { authorizedForSigner } from '../../internal/admission/plugins/certificate-signers.js';
-import { CertificateSigning } from '../../internal/admission/plugins/certificate-signing.js';
+import { certificateSigning } from '../../internal/admission/plugins/certificate-signing.js';
 import { PersistentVolumeClaimResize } from '../../internal/admission/plugins/pvcresize.js';
 import { TaintNodesByCondition } from '../../internal/admission/plugins/taintnodesbycondition.js';
 import { StorageObjectInUseProtection } from '../../internal/admission/plugins/storageobjectinuseprotection.js';
 import { alwaysPullImages } from '../../internal/admission/plugins/alwayspullimages.js';
 import { DenyServiceExternalIPs } from '../../internal/admission/plugins/denyserviceexternalips.js';
-import { newestDefault } from '../../internal/admission/plugins/reflected-kind.js';
+import { newestDefault } from '../../internal/admission/plugins/default-class.js';
 import type { StorageClient } from '../../internal/storage/client.js';
 
 const USER = { username: 'u', uid: '', groups: [], extra: {} };
@@ -99,7 +99,7 @@ describe('cluster admission plugins', () => {
   });
 
   it('CertificateSigning asks nothing of a status write that changes neither certificate nor conditions', async () => {
-    const plugin = new CertificateSigning(async () => { throw new Error('asked'); });
+    const plugin = certificateSigning(async () => { throw new Error('asked'); });
     const csr = { spec: { signerName: 'example.com/a' }, status: { conditions: [] } };
     await plugin.admit(request('UPDATE', 'certificatesigningrequests', csr, { spec: csr.spec, status: {} }, { subresource: 'status' }));
   });

@@ -4,7 +4,8 @@
 // that a request is on CertificateSigningRequests.
 import { group } from '../../names/index.js';
 import type { Authorize } from '../authz-client.js';
-import type { AdmissionRequest, JsonObject } from '../types.js';
+import { forbiddenRequest } from '../errors.js';
+import type { AdmissionPlugin, AdmissionRequest, JsonObject, Operation } from '../types.js';
 
 export const CERTIFICATES_GROUP = group('certificates');
 
@@ -24,4 +25,24 @@ export async function authorizedForSigner(authorize: Authorize, user: AdmissionR
     if (answer.decision === 'ALLOW') return true;
   }
   return false;
+}
+
+/** A validating plugin: an update of one CertificateSigningRequest sub-resource that `applies` needs `verb`
+ * on the request's stored signer (a change of signerName in the same write does not count). */
+export class SignerPermission implements AdmissionPlugin {
+  readonly phase = 'validating' as const;
+
+  constructor(readonly name: string, private readonly authorize: Authorize, private readonly subresource: string,
+    private readonly verb: string, private readonly applies: (request: AdmissionRequest) => boolean = () => true) {}
+
+  handles(operation: Operation): boolean {
+    return operation === 'UPDATE';
+  }
+
+  async admit(request: AdmissionRequest): Promise<void> {
+    if (!onSigningRequests(request, this.subresource) || !this.applies(request)) return;
+    const signer = signerNameOf(request.oldObject);
+    if (await authorizedForSigner(this.authorize, request.user, this.verb, signer)) return;
+    throw forbiddenRequest(request, `user not permitted to ${this.verb} requests with signerName ${JSON.stringify(signer)}`);
+  }
 }

@@ -6,7 +6,8 @@ import { DEFAULT_INGRESS_CLASS_ANNOTATION, INGRESS_CLASS_ANNOTATION, group, well
 import type { ApiObject } from '../../apimachinery/meta.js';
 import type { StorageClient } from '../../storage/client.js';
 import type { AdmissionPlugin, AdmissionRequest, JsonObject, Operation, PluginAnswer } from '../types.js';
-import { ReflectedKind, createdAt, newestDefault } from './reflected-kind.js';
+import { KindCache } from '../kindcache.js';
+import { createdAt, newestDefault } from './default-class.js';
 
 export const DEFAULT_INGRESS_CLASS = 'DefaultIngressClass';
 const NETWORKING = group('networking');
@@ -32,10 +33,10 @@ function hasClass(ingress: JsonObject): boolean {
 export class DefaultIngressClass implements AdmissionPlugin {
   readonly name = DEFAULT_INGRESS_CLASS;
   readonly phase = 'mutating' as const;
-  private readonly classes: ReflectedKind<IngressClassFacts>;
+  private readonly classes: KindCache<IngressClassFacts>;
 
   constructor(storage: StorageClient) {
-    this.classes = new ReflectedKind(storage, NETWORKING, 'ingressclasses', ingressClassFacts);
+    this.classes = new KindCache(storage, NETWORKING, 'ingressclasses', ingressClassFacts);
   }
 
   handles(operation: Operation): boolean {
@@ -45,7 +46,7 @@ export class DefaultIngressClass implements AdmissionPlugin {
   async admit(request: AdmissionRequest): Promise<PluginAnswer | void> {
     const { group: g, resource } = request.resource;
     if (g !== NETWORKING || resource !== 'ingresses' || request.subresource || !request.object || hasClass(request.object)) return;
-    const chosen = newestDefault((await this.classes.ready(request)).all());
+    const chosen = newestDefault((await this.classes.ready(request)).list());
     if (!chosen) return;
     const object = structuredClone(request.object);
     object.spec = { ...(object.spec as JsonObject | undefined), ingressClassName: chosen.name };

@@ -8,7 +8,8 @@ import {
 import type { ApiObject } from '../../apimachinery/meta.js';
 import type { StorageClient } from '../../storage/client.js';
 import type { AdmissionPlugin, AdmissionRequest, JsonObject, Operation, PluginAnswer } from '../types.js';
-import { ReflectedKind, createdAt, newestDefault } from './reflected-kind.js';
+import { KindCache } from '../kindcache.js';
+import { createdAt, newestDefault } from './default-class.js';
 
 export const DEFAULT_STORAGE_CLASS = 'DefaultStorageClass';
 
@@ -37,10 +38,10 @@ export class DefaultStorageClass implements AdmissionPlugin {
   readonly name = DEFAULT_STORAGE_CLASS;
   readonly phase = 'mutating' as const;
 
-  private readonly classes: ReflectedKind<StorageClassFacts>;
+  private readonly classes: KindCache<StorageClassFacts>;
 
   constructor(storage: StorageClient) {
-    this.classes = new ReflectedKind(storage, group('storage'), 'storageclasses', storageClassFacts);
+    this.classes = new KindCache(storage, group('storage'), 'storageclasses', storageClassFacts);
   }
 
   handles(operation: Operation): boolean {
@@ -50,7 +51,7 @@ export class DefaultStorageClass implements AdmissionPlugin {
   async admit(request: AdmissionRequest): Promise<PluginAnswer | void> {
     const { group: g, resource } = request.resource;
     if (g !== '' || resource !== 'persistentvolumeclaims' || request.subresource || !request.object || hasClass(request.object)) return;
-    const chosen = newestDefault((await this.classes.ready(request)).all());
+    const chosen = newestDefault((await this.classes.ready(request)).list());
     if (!chosen) return;
     const object = structuredClone(request.object);
     object.spec = { ...(object.spec as JsonObject | undefined), storageClassName: chosen.name };

@@ -7,7 +7,7 @@ import { parseQuantity } from '../../registry/quantity.js';
 import type { StorageClient } from '../../storage/client.js';
 import { forbiddenRequest } from '../errors.js';
 import type { AdmissionPlugin, AdmissionRequest, Operation } from '../types.js';
-import { ReflectedKind } from './reflected-kind.js';
+import { KindCache } from '../kindcache.js';
 
 export const PERSISTENT_VOLUME_CLAIM_RESIZE = 'PersistentVolumeClaimResize';
 
@@ -21,10 +21,10 @@ export class PersistentVolumeClaimResize implements AdmissionPlugin {
   readonly name = PERSISTENT_VOLUME_CLAIM_RESIZE;
   readonly phase = 'validating' as const;
   /** Whether each StorageClass allows expansion. */
-  private readonly expandable: ReflectedKind<boolean>;
+  private readonly expandable: KindCache<boolean>;
 
   constructor(storage: StorageClient) {
-    this.expandable = new ReflectedKind(storage, group('storage'), 'storageclasses', (sc) => sc.allowVolumeExpansion === true);
+    this.expandable = new KindCache(storage, group('storage'), 'storageclasses', (sc) => sc.allowVolumeExpansion === true);
   }
 
   handles(operation: Operation): boolean {
@@ -46,7 +46,7 @@ export class PersistentVolumeClaimResize implements AdmissionPlugin {
 
   private async allowsResize(request: AdmissionRequest, now: string, before: string): Promise<boolean> {
     if (!now || now !== before) return false;
-    return (await this.expandable.ready(request)).get(now) === true;
+    return (await this.expandable.ready(request)).get('', now) === true;
   }
 
   stop(): void {
