@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { Cluster, waitFor, type Response } from '../lib/cluster.js';
+import { AdmissionWebhook } from '../lib/admissionwebhook.js';
 import { group, labelKey } from '../../internal/names/index.js';
 import { api, clientOptions, grpc, unary } from '../../internal/rpc/index.js';
 import type { AdmitResponse__Output } from '../../internal/rpc/gen/svc/admission/v1/AdmitResponse.js';
@@ -298,6 +299,43 @@ describe('admission policies: ValidatingAdmissionPolicy and its bindings', funct
       const admitted = await tryCreate(cm('m-err', 'm-broken-ignore', { a: '1' }));
       expect(admitted.status).to.equal(201);
       expect(admitted.body.data).to.deep.equal({ a: '1' });
+    });
+
+    describe('with a mutating webhook after the policies', () => {
+      let wh: AdmissionWebhook;
+      /** Records whether the object had the webhook's label when the policy ran (its reinvocationPolicy given). */
+      const sawHook = (name: string, reinvocationPolicy: string, key: string) => mutatingPolicy(name, {
+        reinvocationPolicy,
+        mutations: [{ patchType: 'JSONPatch', jsonPatch: {
+          expression: `[JSONPatch{op: 'add', path: '/data/${key}', value: 'hooked' in object.metadata.labels ? 'after-hook' : 'before-hook'}]`,
+        } }],
+      });
+
+      before(async () => {
+        wh = await new AdmissionWebhook().start();
+        // In name order: the Never policy runs before the IfNeeded one, so only the webhook's change can call it again.
+        for (const [name, reinvocation, key] of [['r1-never', 'Never', 'never'], ['r2-if-needed', 'IfNeeded', 'ifneeded']]) {
+          await apply(`${AR_BETA}/mutatingadmissionpolicies`, sawHook(name, reinvocation, key));
+          await apply(`${AR_BETA}/mutatingadmissionpolicybindings`, mutatingBinding(name, name, 'm-reinvoke'));
+        }
+        await apply(`${AR}/mutatingwebhookconfigurations`, {
+          metadata: { name: 'label-hooked' },
+          webhooks: [{
+            name: 'hooked.example.com', clientConfig: { url: wh.url('/mutate/hooked'), caBundle: wh.caBundle }, sideEffects: 'None',
+            admissionReviewVersions: ['v1'], objectSelector: { matchLabels: { app: 'm-reinvoke' } },
+            rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+          }],
+        });
+      });
+      after(async () => { await wh?.stop(); });
+
+      it('a webhook that changed the object after an IfNeeded policy runs that policy again, not a Never one nor itself', async () => {
+        const created = await createdUntil(cm('m-reinvoke', 'm-reinvoke', { a: '1' }),
+          (o) => o.metadata.labels?.hooked === 'yes' && 'never' in (o.data ?? {}) && 'ifneeded' in (o.data ?? {}));
+        expect(created.status, created.text).to.equal(201);
+        expect(created.body.data).to.deep.equal({ a: '1', never: 'before-hook', ifneeded: 'after-hook' });
+        expect(wh.on('/mutate/hooked').filter((r) => r.request.name === created.body.metadata.name)).to.have.length(1);
+      });
     });
 
     it('a policy without mutations or reinvocationPolicy is refused', async () => {

@@ -1,16 +1,18 @@
 // MutatingAdmissionPolicy (behind its feature gate): each matching policy,
 // binding and parameter applies its mutations in order to the object, an
 // apply configuration merged as server-side apply merges, or a JSON patch.
-// Policies with reinvocationPolicy IfNeeded run once more when a later policy
-// changed the object after them.
+// In the chain's second pass only the invocations reinvocation.ts marks run
+// again.
 import type { ApiObject } from '../../apimachinery/meta.js';
 import { StatusError } from '../../apimachinery/status.js';
 import { fromJson, stringifyValue } from '../../cel/index.js';
 import { applyJsonPatch, mergeApplied, rootType, UNTYPED, type TypeNode } from '../../patch/index.js';
+import { deepEqual } from '../../registry/values.js';
 import type { StorageClient } from '../../storage/client.js';
 import type { Authorize } from '../authz-client.js';
 import type { NamespaceCache } from '../namespaces.js';
-import { AdmissionError, type AdmissionPlugin, type AdmissionRequest, type JsonObject, type Operation, type PluginAnswer } from '../types.js';
+import { RequestReinvocation } from '../reinvocation.js';
+import { AdmissionError, type AdmissionPlugin, type AdmissionRequest, type JsonObject, type Operation, type PluginAnswer, type Reinvocation } from '../types.js';
 import { ConstructionError, rewriteConstructions } from './construction.js';
 import { compileExpression, ExpressionError, policyBudget, run, type Compiled } from './expressions.js';
 import { ParamError, ParamSource } from './params.js';
@@ -101,6 +103,10 @@ export function mutate(m: Mutation, object: JsonObject, activation: Readonly<Rec
 /** One policy, binding and parameter to apply. */
 interface Invocation { policy: MutatingPolicy; binding: Binding; param: ApiObject | null }
 
+/** An invocation's name in a request's reinvocation state: its policy, binding and parameter. */
+const invocationKey = ({ policy, binding, param }: Invocation): string =>
+  JSON.stringify([policy.name, binding.name, param?.metadata?.namespace ?? '', param?.metadata?.name ?? '']);
+
 /** A failure of one invocation; the policy's failurePolicy decides whether it refuses. */
 interface Failure { invocation: Invocation; message: string; reason: string }
 
@@ -120,7 +126,7 @@ export class MutatingAdmissionPolicyPlugin implements AdmissionPlugin {
     return operation === 'CREATE' || operation === 'UPDATE';
   }
 
-  async admit(request: AdmissionRequest): Promise<PluginAnswer | void> {
+  async admit(request: AdmissionRequest, reinvocation: Reinvocation = new RequestReinvocation()): Promise<PluginAnswer | void> {
     if (isExempt(request) || !request.object) return;
     let ctx: RequestContext | undefined;
     const invocations: Invocation[] = [];
@@ -138,25 +144,33 @@ export class MutatingAdmissionPolicyPlugin implements AdmissionPlugin {
       }
     }
     if (!ctx) return;
+    const tracker = reinvocation.tracker(this.name);
     let object = request.object;
-    let lastChange = -1;
-    for (const [i, inv] of invocations.entries()) {
-      const after = await this.invoke(inv, object, ctx, failures);
-      if (stringifyValue(after) !== stringifyValue(object)) lastChange = i;
-      object = after;
+    let changed = false;
+    for (const inv of invocations) {
+      const key = invocationKey(inv);
+      if (!tracker.shouldRun(key)) continue;
+      const { result, matched } = await this.invoke(inv, object, ctx, failures);
+      // Policies whose match conditions left the object out did not run (nor run again).
+      if (!matched) continue;
+      const mutated = !deepEqual(result, object);
+      tracker.ran(key, mutated, inv.policy.reinvoke);
+      changed ||= mutated;
+      object = result;
     }
-    // Policies that asked for it see what later policies did to the object.
-    for (const inv of invocations.filter((v, i) => v.policy.reinvoke && i < lastChange)) object = await this.invoke(inv, object, ctx, failures);
     const refusal = failures.filter((f) => f.invocation.policy.failurePolicy === 'Fail');
     if (refusal.length) throw refusalOf(refusal);
-    return lastChange >= 0 ? { object } : undefined;
+    return changed ? { object } : undefined;
   }
 
-  /** Applies one invocation's mutations in order; a mutation that fails is recorded and skipped. */
-  private async invoke(invocation: Invocation, object: JsonObject, ctx: RequestContext, failures: Failure[]): Promise<JsonObject> {
+  /**
+   * Applies one invocation's mutations in order; a mutation that fails is recorded and skipped.
+   * matched: its match conditions held (an error evaluating them is recorded and counts as not matched).
+   */
+  private async invoke(invocation: Invocation, object: JsonObject, ctx: RequestContext, failures: Failure[]): Promise<{ result: JsonObject; matched: boolean }> {
     const { policy, param } = invocation;
     // Evaluated again while the authorizer learns answers: only the last round's failures count.
-    const { result, errors } = await ctx.authorizer.settle(() => {
+    const { result, matched, errors } = await ctx.authorizer.settle(() => {
       const errors: string[] = [];
       const fail = (err: unknown) => {
         if (!(err instanceof ExpressionError)) throw err;
@@ -165,10 +179,10 @@ export class MutatingAdmissionPolicyPlugin implements AdmissionPlugin {
       const budget = policyBudget();
       const activation: Record<string, unknown> = { ...ctx.activation, object: fromJson(object), params: fromJson(param) };
       try {
-        if (!matchConditions(policy, activation, budget)) return { result: object, errors };
+        if (!matchConditions(policy, activation, budget)) return { result: object, matched: false, errors };
       } catch (err) {
         fail(err);
-        return { result: object, errors };
+        return { result: object, matched: false, errors };
       }
       composeVariables(policy, activation, budget);
       let current = object;
@@ -180,10 +194,10 @@ export class MutatingAdmissionPolicyPlugin implements AdmissionPlugin {
           fail(err);
         }
       }
-      return { result: current, errors };
+      return { result: current, matched: true, errors };
     });
     failures.push(...errors.map((message) => ({ invocation, message, reason: 'Invalid' })));
-    return result;
+    return { result, matched };
   }
 
   stop(): void {
