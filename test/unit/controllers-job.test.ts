@@ -2,10 +2,11 @@ import { expect } from 'chai';
 import { countIndexes, firstFreeIndexes, formatIndexes, parseIndexes, withIndexes } from '../../internal/controllers/job/indexes.js';
 import { activePodsForRemoval, isPodFailed, podFromTemplate, podNamePrefix } from '../../internal/controllers/job/pods.js';
 import {
-  matchPodFailurePolicy, matchSuccessPolicy, nextBackoffRecord, nextIndexFailures, remainingBackoff,
+  isIndexFailed, matchPodFailurePolicy, matchSuccessPolicy, nextBackoffRecord, nextIndexFailures, remainingBackoff,
 } from '../../internal/controllers/job/policies.js';
 import { PodExpectations } from '../../internal/controllers/job/expectations.js';
-import { JobSync, countReleased, isIndexFailed, type JobApi } from '../../internal/controllers/job/sync.js';
+import { JobSync, type JobApi } from '../../internal/controllers/job/sync.js';
+import { countReleased } from '../../internal/controllers/job/counting.js';
 import type { Condition, Job, Pod } from '../../internal/controllers/job/types.js';
 
 const TRACKING = 'batch.svc.io/job-tracking';
