@@ -205,6 +205,28 @@ describe('Job controller: pods from the template, completions, indexes, policies
     expect(await waitFor(async () => (await pods('susp')).length === 0, 10_000)).to.equal(true);
   });
 
+  it('podReplacementPolicy: Failed waits for a deleted pod to fail (counted as terminating); TerminatingOrFailed replaces it at once', async () => {
+    await create('repl-failed', { podReplacementPolicy: 'Failed', backoffLimit: 3 });
+    await create('repl-any', { backoffLimit: 3 });
+    const [held] = await activeCount('repl-failed', 1);
+    const [gone] = await activeCount('repl-any', 1);
+    for (const p of [held, gone]) {
+      // Not ready since long ago: the back-off after this failure has run out by the time it is deleted.
+      await setPod(p, 'Running', { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: LONG_AGO }] });
+      expect((await c.request('DELETE', `${PODS}/${p.metadata.name}`)).status).to.equal(200);
+    }
+    const [replacement] = await activeCount('repl-any', 1);
+    expect(replacement.metadata.name).to.not.equal(gone.metadata.name);
+    await until('repl-any', (x) => x.status?.failed === 1);
+    const waiting = await until('repl-failed', (x) => x.status?.terminating === 1);
+    expect(waiting.status.active ?? 0).to.equal(0);
+    expect(await active('repl-failed')).to.deep.equal([]);
+    await setPod(held, 'Failed');
+    const [next] = await activeCount('repl-failed', 1);
+    expect(next.metadata.name).to.not.equal(held.metadata.name);
+    await until('repl-failed', (x) => x.status?.failed === 1 && x.status?.terminating === 0);
+  });
+
   it('managedBy another controller: the job is left alone', async () => {
     await create('external', { managedBy: 'example.com/other' });
     await create('internal');

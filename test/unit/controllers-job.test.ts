@@ -2,10 +2,11 @@ import { expect } from 'chai';
 import { countIndexes, firstFreeIndexes, formatIndexes, parseIndexes, withIndexes } from '../../internal/controllers/job/indexes.js';
 import { activePodsForRemoval, isPodFailed, podFromTemplate, podNamePrefix } from '../../internal/controllers/job/pods.js';
 import {
-  matchPodFailurePolicy, matchSuccessPolicy, nextBackoffRecord, nextIndexFailures, remainingBackoff,
+  isIndexFailed, matchPodFailurePolicy, matchSuccessPolicy, nextBackoffRecord, nextIndexFailures, remainingBackoff,
 } from '../../internal/controllers/job/policies.js';
 import { PodExpectations } from '../../internal/controllers/job/expectations.js';
-import { JobSync, countReleased, type JobApi } from '../../internal/controllers/job/sync.js';
+import { JobSync, type JobApi } from '../../internal/controllers/job/sync.js';
+import { countReleased } from '../../internal/controllers/job/counting.js';
 import type { Condition, Job, Pod } from '../../internal/controllers/job/types.js';
 
 const TRACKING = 'batch.svc.io/job-tracking';
@@ -71,6 +72,15 @@ describe('Job controller: pod failure policy', () => {
     expect(matchPodFailurePolicy(j, pod('Failed', { exitCode: 42, container: 'side' }))).to.deep.equal({ action: 'Count', countFailed: true });
     expect(matchPodFailurePolicy(j, pod('Failed', { exitCode: 0 }))).to.deep.equal({ countFailed: true });
     expect(matchPodFailurePolicy(j, pod('Failed', { exitCode: 2 }))).to.deep.equal({ countFailed: true });
+  });
+
+  it('an index fails on a FailIndex rule, or once its counted failures reach backoffLimitPerIndex', () => {
+    const failIndex = job({ completionMode: 'Indexed', completions: 2, backoffLimitPerIndex: 2, podFailurePolicy: { rules: [{ action: 'FailIndex', onExitCodes: { operator: 'In', values: [9] } }] } });
+    expect(isIndexFailed(failIndex, pod('Failed', { index: 0, exitCode: 9 }))).to.equal(true);
+    const second = pod('Failed', { index: 0, exitCode: 1 });
+    expect(isIndexFailed(failIndex, second)).to.equal(false);
+    second.metadata.annotations!['batch.svc.io/job-index-failure-count'] = '2';
+    expect(isIndexFailed(failIndex, second)).to.equal(true);
   });
 
   it('a pod deleted before it ended is failed, unless only failed pods are replaced', () => {
@@ -197,6 +207,15 @@ describe('Job controller: counting through uncountedTerminatedPods', () => {
       `release ${held.metadata.name}`,
       'status {"succeeded":2,"failed":0,"uncounted":{}}',
     ]);
+  });
+
+  it('more failed indexes than maxFailedIndexes fail the job', async () => {
+    const spec = { completionMode: 'Indexed', completions: 4, parallelism: 4, backoffLimitPerIndex: 0, maxFailedIndexes: 1 };
+    const j = job(spec, { startTime: '2024-01-01T00:00:00Z', active: 2, ready: 0, terminating: 0, failedIndexes: '0' });
+    const { api } = fakeApi(j);
+    await run(j, [pod('Failed', { index: 1, exitCode: 1 }), pod('Running', { index: 2 }), pod('Running', { index: 3 })], api);
+    expect(j.status?.failedIndexes).to.equal('0,1');
+    expect(j.status?.conditions?.map((c) => `${c.type}:${c.reason}`)).to.deep.equal(['FailureTarget:MaxFailedIndexesExceeded']);
   });
 
   it('counting moves only UIDs whose pods no longer hold the finalizer', () => {

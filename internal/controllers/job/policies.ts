@@ -2,7 +2,7 @@
 // pod matches, whether a success policy is met, and the exponential back-off
 // before failed pods are replaced.
 import { countIndexes, hasIndex, parseIndexes, type Intervals } from './indexes.js';
-import { finishedTime, indexFailureCount, indexIgnoredFailureCount } from './pods.js';
+import { finishedTime, indexFailureCount, indexIgnoredFailureCount, isPodFailed } from './pods.js';
 import type { ContainerStatus, ExitCodes, Job, Pod, PodStatus } from './types.js';
 
 /** The platform's back-off: 10 s after the first failure, doubling, at most 6 minutes. */
@@ -131,4 +131,27 @@ export function pastBackoffLimitOnFailure(job: Job, pods: Pod[]): boolean {
   }
   const limit = job.spec.backoffLimit ?? 6;
   return limit === 0 ? restarts > 0 : restarts >= limit;
+}
+
+/** The message of the first FailJob rule a failed pod matches. */
+export function failJobMessage(job: Job, pods: Pod[]): string | undefined {
+  if (!job.spec.podFailurePolicy) return undefined;
+  for (const p of pods) {
+    if (!isPodFailed(p, job)) continue;
+    const m = matchPodFailurePolicy(job, p).failJobMessage;
+    if (m) return m;
+  }
+  return undefined;
+}
+
+/** Whether a failed pod uses up its index: a FailIndex rule, or counted failures reaching backoffLimitPerIndex. */
+export function isIndexFailed(job: Job, p: Pod): boolean {
+  if (!isPodFailed(p, job)) return false;
+  let counted = true;
+  if (job.spec.podFailurePolicy) {
+    const m = matchPodFailurePolicy(job, p);
+    if (m.action === 'FailIndex') return true;
+    counted = m.countFailed;
+  }
+  return counted && indexFailureCount(p) >= (job.spec.backoffLimitPerIndex ?? 0);
 }

@@ -5,6 +5,7 @@
 // pods are counted through status.uncountedTerminatedPods: a pod's UID is written
 // there first, then its tracking finalizer is removed, then it moves into the
 // counters, so a pod is never counted twice or lost, whenever the controller stops.
+import { asWritten, countReleased } from './counting.js';
 import { REASON, conditionTrue, ensureCondition, findCondition, newCondition, timestamp } from './conditions.js';
 import { countIndexes, firstFreeIndexes, formatIndexes, hasIndex, mergeIndexes, parseIndexes, withIndexes, type Intervals } from './indexes.js';
 import {
@@ -12,7 +13,7 @@ import {
   indexIgnoredFailureCount, isActive, isIndexed, isPodFailed, isReady, isSucceeded, isTerminating, onlyReplaceFailed, podFromTemplate, validIndex,
 } from './pods.js';
 import {
-  countsAsFailure, matchPodFailurePolicy, matchSuccessPolicy, nextBackoffRecord, nextIndexFailures, pastBackoffLimitOnFailure,
+  countsAsFailure, failJobMessage, isIndexFailed, matchSuccessPolicy, nextBackoffRecord, nextIndexFailures, pastBackoffLimitOnFailure,
   remainingBackoff, remainingIndexBackoff, type BackoffRecord,
 } from './policies.js';
 import type { Condition, Job, Pod } from './types.js';
@@ -56,55 +57,6 @@ export interface SyncDeps {
 
 const uidOf = (p: Pod) => p.metadata.uid ?? '';
 const isSuspended = (job: Job) => job.spec.suspend === true;
-
-/** Moves uncounted UIDs of pods that no longer hold the finalizer into the counters; answers whether anything moved. */
-export function countReleased(job: Job, withFinalizer: Set<string>): boolean {
-  const st = job.status!;
-  const unc = st.uncountedTerminatedPods ??= {};
-  let changed = false;
-  for (const list of ['succeeded', 'failed'] as const) {
-    const before = unc[list] ?? [];
-    const kept = before.filter((uid) => withFinalizer.has(uid));
-    if (kept.length === before.length) continue;
-    st[list] = (st[list] ?? 0) + before.length - kept.length;
-    unc[list] = kept;
-    changed = true;
-  }
-  return changed;
-}
-
-/** The status as the platform writes it: zero counters and empty uncounted lists left out. */
-export function asWritten(job: Job): Job {
-  const st = job.status ?? {};
-  for (const counter of ['active', 'succeeded', 'failed'] as const) if (st[counter] === 0) delete st[counter];
-  const unc = st.uncountedTerminatedPods;
-  if (unc?.succeeded?.length === 0) delete unc.succeeded;
-  if (unc?.failed?.length === 0) delete unc.failed;
-  return job;
-}
-
-/** The message of the first FailJob rule a failed pod matches. */
-export function failJobMessage(job: Job, pods: Pod[]): string | undefined {
-  if (!job.spec.podFailurePolicy) return undefined;
-  for (const p of pods) {
-    if (!isPodFailed(p, job)) continue;
-    const m = matchPodFailurePolicy(job, p).failJobMessage;
-    if (m) return m;
-  }
-  return undefined;
-}
-
-/** Whether a failed pod uses up its index: a FailIndex rule, or counted failures reaching backoffLimitPerIndex. */
-export function isIndexFailed(job: Job, p: Pod): boolean {
-  if (!isPodFailed(p, job)) return false;
-  let counted = true;
-  if (job.spec.podFailurePolicy) {
-    const m = matchPodFailurePolicy(job, p);
-    if (m.action === 'FailIndex') return true;
-    counted = m.countFailed;
-  }
-  return counted && indexFailureCount(p) >= (job.spec.backoffLimitPerIndex ?? 0);
-}
 
 export class JobSync {
   private readonly pods: Pod[];
