@@ -25,11 +25,12 @@ import { ServiceAccountsController } from '../../internal/controllers/serviceacc
 import { RootCaCertPublisher } from '../../internal/controllers/rootcacertpublisher.js';
 import { TokensController } from '../../internal/controllers/tokens.js';
 import { LeaderElector } from '../../internal/controllers/leaderelection.js';
+import { ServiceAccountToken } from '../../internal/controllers/credentials.js';
 import { recorderFor, referenceTo } from '../../internal/controllers/events.js';
 import { selectControllers, type CatalogEntry, type Controller } from '../../internal/controllers/selection.js';
 import { discovered } from '../../internal/controllers/discovery.js';
 import { loadSigningKey } from '../../internal/serviceaccount/keys.js';
-import { CONTROLLER_MANAGER_NAME, group } from '../../internal/names/index.js';
+import { CONTROLLER_MANAGER_NAME, NAMESPACE_SYSTEM, group } from '../../internal/names/index.js';
 import { pkiPaths } from '../../internal/pki/index.js';
 import { initTracing, shutdownTracing } from '../../internal/tracing/index.js';
 
@@ -38,16 +39,25 @@ await initTracing('controller-manager');
 const pki = pkiPaths(flags.string('data-dir'));
 const server = flags.string('server');
 const credentials = { server, ca: readFileSync(pki.caCert), cert: readFileSync(pki.controllerManagerCert), key: readFileSync(pki.controllerManagerKey) };
-/** Each controller's requests say which controller sent them (`svc-controller-manager/<controller>`). */
-const clientFor = (name: string) => new ApiClient({ ...credentials, userAgent: `${CONTROLLER_MANAGER_NAME}/${name}` });
 const client = new ApiClient({ ...credentials, userAgent: CONTROLLER_MANAGER_NAME });
+/** A client with the controller-manager's own identity; its requests say which controller sent them (`svc-controller-manager/<controller>`). */
+const ownClientFor = (name: string) => new ApiClient({ ...credentials, userAgent: `${CONTROLLER_MANAGER_NAME}/${name}` });
+/** A controller's client: it writes as the ServiceAccount `<name>` in svc-system with --use-service-account-credentials
+ * (its informers still read as the controller-manager), else as the controller-manager. */
+const clientFor = (name: string) => {
+  const own = ownClientFor(name);
+  if (!flags.bool('use-service-account-credentials')) return own;
+  const token = new ServiceAccountToken(client, NAMESPACE_SYSTEM, name);
+  return new ApiClient({ server, ca: credentials.ca, token, informers: own, userAgent: `${CONTROLLER_MANAGER_NAME}/${name}` });
+};
 const resources = discovered(client);
 const rootCa = () => readFileSync(flags.string('root-ca-file') || pki.caCert, 'utf8');
 
-/** The token controller signs with the key the authn service verifies; without a readable key it stays off, as upstream's. */
+/** The token controller signs with the key the authn service verifies; without a readable key it stays off, as upstream's.
+ * It acts as the controller-manager itself, as upstream's: the accounts' tokens must not depend on it. */
 function tokensController(name: string): Controller {
   try {
-    return new TokensController(clientFor(name), loadSigningKey(flags.string('service-account-private-key-file') || pki.servingKey), rootCa());
+    return new TokensController(ownClientFor(name), loadSigningKey(flags.string('service-account-private-key-file') || pki.servingKey), rootCa());
   } catch (err) {
     console.error(`controller-manager: ${name} is disabled: ${(err as Error).message}`);
     return { start: async () => undefined, stop: () => undefined };
@@ -110,8 +120,8 @@ if (flags.bool('leader-elect') && !(timing.lease > timing.renew && timing.renew 
 }
 const identity = `${hostname()}_${randomUUID()}`;
 const lease = { namespace: flags.string('leader-elect-resource-namespace'), name: flags.string('leader-elect-resource-name') };
-const events = recorderFor(clientFor('leader-election'), CONTROLLER_MANAGER_NAME);
-const elector = flags.bool('leader-elect') ? new LeaderElector(clientFor('leader-election'), {
+const events = recorderFor(ownClientFor('leader-election'), CONTROLLER_MANAGER_NAME);
+const elector = flags.bool('leader-elect') ? new LeaderElector(ownClientFor('leader-election'), {
   ...lease, identity,
   leaseDurationMs: timing.lease, renewDeadlineMs: timing.renew, retryPeriodMs: timing.retry,
   onHeldBy: (holder) => console.log(`controller-manager standing by: the lease ${lease.namespace}/${lease.name} is held by ${holder}`),

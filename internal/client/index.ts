@@ -10,9 +10,22 @@ export interface ClientOptions {
   /** `https://host:port` of a gateway. */
   server: string;
   ca: Buffer;
-  cert: Buffer;
-  key: Buffer;
+  /** The client certificate that authenticates requests, unless a `token` does. */
+  cert?: Buffer;
+  key?: Buffer;
+  /** Bearer tokens that authenticate requests instead of a certificate (a service account's). */
+  token?: TokenSource;
+  /** The client informers list and watch with (default: this one), as the platform's shared informers read
+   * with the controller-manager's own identity while each controller writes as its service account. */
+  informers?: ApiClient;
   userAgent: string;
+}
+
+/** Where a client's bearer token comes from: a valid one on demand, and a way to drop one the server refused. */
+export interface TokenSource {
+  token(): Promise<string>;
+  /** Forgets the token when it was obtained before `since` (ms): the next request asks for a new one. */
+  reset(since: number): void;
 }
 
 export interface Response<T = any> {
@@ -56,13 +69,21 @@ export class ApiClient {
 
   constructor(private readonly opts: ClientOptions) {
     this.url = new URL(opts.server);
-    this.agent = new https.Agent({ keepAlive: true, ca: opts.ca, cert: opts.cert, key: opts.key });
+    // A token-authenticated client presents no certificate: the gateway would authenticate that first.
+    const identity = opts.token ? {} : { cert: opts.cert, key: opts.key };
+    this.agent = new https.Agent({ keepAlive: true, ca: opts.ca, ...identity });
   }
 
-  private options(method: string, path: string, headers: Record<string, string>): https.RequestOptions {
+  /** The client informers list and watch with. */
+  get informerClient(): ApiClient {
+    return this.opts.informers ?? this;
+  }
+
+  private async options(method: string, path: string, headers: Record<string, string>): Promise<https.RequestOptions> {
+    const auth: Record<string, string> = this.opts.token ? { Authorization: `Bearer ${await this.opts.token.token()}` } : {};
     return {
       host: this.url.hostname, port: this.url.port || 443, method, path, agent: this.agent,
-      headers: { 'User-Agent': this.opts.userAgent, Accept: 'application/json', ...headers },
+      headers: { 'User-Agent': this.opts.userAgent, Accept: 'application/json', ...auth, ...headers },
     };
   }
 
@@ -79,18 +100,27 @@ export class ApiClient {
     return this.retrying('GET', path, { Accept: ACCEPT.get[as] });
   }
 
-  /** Sends until the answer asks for no retry (or the retries run out). */
+  /** Sends until the answer asks for no retry (or the retries run out). A token refused (401) is dropped and the
+   * request sent once more with a new one, as a token may expire or its account be deleted and made again. */
   private async retrying<T>(method: string, path: string, headers: Record<string, string>, payload?: string): Promise<Response<T>> {
+    let renewed = false;
     for (let attempt = 0; ; attempt++) {
+      const sentAt = Date.now();
       const { wait, ...res } = await this.send<T>(method, path, headers, payload);
+      if (res.status === 401 && this.opts.token && !renewed) {
+        this.opts.token.reset(sentAt);
+        renewed = true;
+        continue;
+      }
       if (wait === undefined || attempt >= MAX_RETRIES) return res;
       await new Promise((resolve) => setTimeout(resolve, wait * 1000));
     }
   }
 
-  private send<T>(method: string, path: string, headers: Record<string, string>, payload: string | undefined): Promise<Response<T> & { wait?: number }> {
+  private async send<T>(method: string, path: string, headers: Record<string, string>, payload: string | undefined): Promise<Response<T> & { wait?: number }> {
+    const options = await this.options(method, path, headers);
     return new Promise((resolve, reject) => {
-      const req = https.request(this.options(method, path, headers), (res) => {
+      const req = https.request(options, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
@@ -129,7 +159,16 @@ export class ApiClient {
   watch(path: string, resourceVersion: string, onEvent: (ev: WatchEvent) => void, onEnd: (err?: Error) => void, as: Representation = 'object'): { stop(): void } {
     const sep = path.includes('?') ? '&' : '?';
     const query = `watch=1&allowWatchBookmarks=true&resourceVersion=${resourceVersion}`;
-    const req = https.request(this.options('GET', `${path}${sep}${query}`, { Accept: ACCEPT.watch[as] }), (res) => {
+    let req: ReturnType<typeof https.request> | undefined;
+    let stopped = false;
+    this.options('GET', `${path}${sep}${query}`, { Accept: ACCEPT.watch[as] }).then((options) => {
+      if (!stopped) req = this.follow(path, options, onEvent, onEnd);
+    }, (err: Error) => { if (!stopped) onEnd(err); });
+    return { stop: () => { stopped = true; req?.destroy(); } };
+  }
+
+  private follow(path: string, options: https.RequestOptions, onEvent: (ev: WatchEvent) => void, onEnd: (err?: Error) => void): ReturnType<typeof https.request> {
+    const req = https.request(options, (res) => {
       if (res.statusCode !== 200) {
         res.resume();
         onEnd(new Error(`watch ${path}: ${res.statusCode}`));
@@ -152,7 +191,7 @@ export class ApiClient {
     });
     req.on('error', (err) => onEnd(err));
     req.end();
-    return { stop: () => req.destroy() };
+    return req;
   }
 
   /** The resources of every served group version (the preferred version of each group). */

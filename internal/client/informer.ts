@@ -37,7 +37,11 @@ export class Informer {
   private readonly transform: (obj: ApiObject) => ApiObject;
   private readonly keyOf: (obj: ApiObject) => string;
 
-  constructor(private readonly client: ApiClient, private readonly path: string, private readonly handlers: InformerHandlers, opts: InformerOptions = {}) {
+  private readonly client: ApiClient;
+
+  /** Lists and watches with the client's informer client (see `ClientOptions.informers`). */
+  constructor(client: ApiClient, private readonly path: string, private readonly handlers: InformerHandlers, opts: InformerOptions = {}) {
+    this.client = client.informerClient;
     this.as = opts.as ?? 'object';
     this.transform = opts.transform ?? ((obj) => obj);
     this.keyOf = opts.key ?? nameKey;

@@ -136,6 +136,7 @@ export const controllerManagerFlags: FlagSet = {
   'concurrent-job-syncs': { type: 'int', default: '5', help: 'Jobs synced at once' },
   'concurrent-ttl-after-finished-syncs': { type: 'int', default: '5', help: 'finished Jobs deleted at once' },
   'service-account-private-key-file': { type: 'string', default: '', help: "PEM private key that signs legacy service-account token Secrets (default: --data-dir's serving key, as the authn service signs with by default)" },
+  'use-service-account-credentials': { type: 'bool', default: 'true', help: "each controller acts as its own ServiceAccount in svc-system (made if missing, with short-lived tokens from the TokenRequest API) and so has only its role's rights; false: every controller acts as the controller-manager" },
   'root-ca-file': { type: 'string', default: '', help: "the cluster CA published in every namespace and in token Secrets (default: --data-dir's CA)" },
   'leader-elect': { type: 'bool', default: 'true', help: 'run the controllers only while holding the leader Lease, so several controller-managers can run and one acts' },
   'leader-elect-lease-duration': { type: 'duration', default: '15s', help: "how long a candidate waits after the leader's last renewal before taking the Lease over" },

@@ -1,5 +1,6 @@
 // The controllers of service accounts, the root CA, legacy tokens and TTL after
-// finished, over HTTPS against one cluster; then leader election with a second
+// finished, over HTTPS against one cluster; each controller acting as its own
+// service account (refused once dropped from its role binding); then leader election with a second
 // controller-manager: only the Lease holder acts, and a killed leader is replaced
 // within the lease duration. Leases are shortened with the flags.
 import { expect } from 'chai';
@@ -126,6 +127,39 @@ describe('controllers: service accounts, root CA, tokens, TTL after finished, le
       const patch = await c.request('PATCH', `${jobs}/ttl-later`, { body: { spec: { ttlSecondsAfterFinished: 0 } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
       expect(patch.status, patch.text).to.equal(200);
       expect(await gone(`${jobs}/ttl-later`, 10_000)).to.equal(true);
+    });
+  });
+
+  describe('each controller acts as its own service account', () => {
+    const binding = '/apis/rbac.authorization.svc.io/v1/clusterrolebindings/system:controller:job-controller';
+    const account = { kind: 'ServiceAccount', name: 'job-controller', namespace: 'svc-system' };
+    const jobs = `/apis/batch/v1/namespaces/${NS}/jobs`;
+    const podsOf = async (name: string) => (await get(`/api/v1/namespaces/${NS}/pods?labelSelector=job-name%3D${name}`)).body.items as any[];
+
+    it('its account in svc-system is made; dropped from its role binding, only it is refused, as that account; restored, it acts again', async () => {
+      const original = (await get(binding)).body;
+      expect(original.subjects).to.deep.include(account);
+      // The controller-manager itself stays bound: a controller acting as it would go on.
+      const kept = original.subjects.filter((s: any) => s.kind !== 'ServiceAccount');
+      expect(kept).to.deep.equal([{ apiGroup: 'rbac.authorization.svc.io', kind: 'User', name: 'system:kube-controller-manager' }]);
+      const put = await c.request('PUT', binding, { body: { ...original, subjects: kept } });
+      expect(put.status, put.text).to.equal(200);
+      try {
+        const job = { metadata: { name: 'ident' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } };
+        expect((await c.request('POST', jobs, { body: job })).status).to.equal(201);
+        const refusal = `User "system:serviceaccount:svc-system:job-controller" cannot create resource "pods" in API group "" in the namespace "${NS}"`;
+        const log = () => c.logs.get('controller-manager')!.join('');
+        expect(await waitFor(async () => log().includes(refusal), 15_000), log().slice(-2000)).to.equal(true);
+        expect(await podsOf('ident')).to.deep.equal([]);
+        // The other controllers go on, each as its own account.
+        expect((await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'ctl-id' } } })).status).to.equal(201);
+        expect(await waitFor(async () => (await get('/api/v1/namespaces/ctl-id/serviceaccounts/default')).status === 200, 15_000)).to.equal(true);
+        for (const name of ['job-controller', 'service-account-controller']) expect((await get(`/api/v1/namespaces/svc-system/serviceaccounts/${name}`)).status, name).to.equal(200);
+      } finally {
+        const current = (await get(binding)).body;
+        expect((await c.request('PUT', binding, { body: { ...current, subjects: original.subjects } })).status).to.equal(200);
+      }
+      expect(await waitFor(async () => (await podsOf('ident')).length === 1, 20_000), 'a pod once the binding is back').to.equal(true);
     });
   });
 
