@@ -14,7 +14,7 @@ const INDEX = 'batch.svc.io/job-completion-index';
 const LONG_AGO = new Date(Date.now() - 3600_000).toISOString().replace(/\.\d+Z$/, 'Z');
 const MERGE = { 'Content-Type': 'application/merge-patch+json' };
 
-describe('Job controller: pods from the template, completions, indexes, policies, suspension, restarts', function () {
+describe('Job controller: pods from the template, completions, indexes, policies, suspension, adoption, restarts', function () {
   this.timeout(60_000);
   let c: Cluster;
   before(async () => {
@@ -51,11 +51,11 @@ describe('Job controller: pods from the template, completions, indexes, policies
   const isTrue = (j: any, type: string) => cond(j, type)?.status === 'True';
 
   /** The node agent's part: a pod's phase and what its container ended with. */
-  async function setPod(pod: any, phase: string, opts: { exitCode?: number; conditions?: unknown[] } = {}): Promise<void> {
+  async function setPod(pod: any, phase: string, opts: { exitCode?: number; conditions?: unknown[]; restarts?: number } = {}): Promise<void> {
     const terminated = { exitCode: opts.exitCode ?? (phase === 'Succeeded' ? 0 : 1), startedAt: LONG_AGO, finishedAt: LONG_AGO };
     const status = {
       phase, conditions: opts.conditions ?? [],
-      containerStatuses: [{ name: 'main', image: 'busybox', imageID: '', ready: false, restartCount: 0, state: phase === 'Running' ? { running: { startedAt: LONG_AGO } } : { terminated } }],
+      containerStatuses: [{ name: 'main', image: 'busybox', imageID: '', ready: false, restartCount: opts.restarts ?? 0, state: phase === 'Running' ? { running: { startedAt: LONG_AGO } } : { terminated } }],
     };
     const res = await c.request('PATCH', `${PODS}/${pod.metadata.name}/status`, { body: { status }, headers: MERGE });
     expect(res.status, res.text).to.equal(200);
@@ -225,6 +225,47 @@ describe('Job controller: pods from the template, completions, indexes, policies
     const [next] = await activeCount('repl-failed', 1);
     expect(next.metadata.name).to.not.equal(held.metadata.name);
     await until('repl-failed', (x) => x.status?.failed === 1 && x.status?.terminating === 0);
+  });
+
+  it('restartPolicy OnFailure: container restarts of running pods count against backoffLimit', async () => {
+    const template = { spec: { restartPolicy: 'OnFailure', containers: [{ name: 'main', image: 'busybox' }] } };
+    await create('restarts', { backoffLimit: 2, template });
+    const [p] = await activeCount('restarts', 1);
+    await setPod(p, 'Running', { conditions: ready, restarts: 1 });
+    const below = await until('restarts', (x) => x.status?.ready === 1);
+    expect(cond(below, 'FailureTarget')).to.equal(undefined);
+    await setPod(p, 'Running', { conditions: ready, restarts: 2 });
+    const failed = await until('restarts', (x) => isTrue(x, 'Failed'));
+    expect(cond(failed, 'Failed')).to.include({ reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' });
+    expect(await active('restarts')).to.deep.equal([]);
+  });
+
+  it('adopts an orphan pod its selector matches and releases a pod that stops matching; another pod is left alone', async () => {
+    const pod = (name: string, app: string) => ({ metadata: { name, labels: { app } }, spec: { containers: [{ name: 'main', image: 'busybox' }] } });
+    for (const [name, app] of [['adoptee', 'adopt'], ['bystander', 'other']]) expect((await c.request('POST', PODS, { body: pod(name, app) })).status).to.equal(201);
+    const template = { metadata: { labels: { app: 'adopt' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox' }] } };
+    const j = await create('adopter', { manualSelector: true, selector: { matchLabels: { app: 'adopt' } }, template });
+    const ref = { apiVersion: 'batch/v1', kind: 'Job', name: 'adopter', uid: j.metadata.uid, controller: true, blockOwnerDeletion: true };
+    const getPod = async (name: string) => (await c.request('GET', `${PODS}/${name}`)).body;
+    // A manual selector: the pods carry the template's labels only.
+    const matching = async () => (await c.request('GET', `${PODS}?labelSelector=app%3Dadopt`)).body.items.filter((p: any) => !p.metadata.deletionTimestamp);
+    let adoptee: any;
+    expect(await waitFor(async () => (adoptee = await getPod('adoptee')).metadata.ownerReferences !== undefined, 15_000), 'adopted').to.equal(true);
+    expect(adoptee.metadata.ownerReferences).to.deep.equal([ref]);
+    expect(adoptee.metadata.finalizers).to.deep.equal([TRACKING]);
+    // The adopted pod is the one running: none is created beside it.
+    await until('adopter', (x) => x.status?.active === 1);
+    expect((await matching()).map((p: any) => p.metadata.name)).to.deep.equal(['adoptee']);
+
+    const relabel = await c.request('PATCH', `${PODS}/adoptee`, { body: { metadata: { labels: { app: 'gone' } } }, headers: MERGE });
+    expect(relabel.status).to.equal(200);
+    let replacement: any[] = [];
+    expect(await waitFor(async () => (replacement = await matching()).length === 1, 15_000), 'a replacement').to.equal(true);
+    expect(replacement[0].metadata.ownerReferences).to.deep.equal([ref]);
+    let released: any;
+    expect(await waitFor(async () => !(released = await getPod('adoptee')).metadata.ownerReferences?.length, 15_000), 'released').to.equal(true);
+    expect(released.metadata.finalizers ?? []).to.deep.equal([]);
+    expect((await getPod('bystander')).metadata.ownerReferences).to.equal(undefined);
   });
 
   it('managedBy another controller: the job is left alone', async () => {

@@ -1,13 +1,16 @@
 // The Job controller: follows Jobs and Pods with informers (which list again
 // after a lost watch or a 410), and passes each Job that changed, or whose pods
-// changed, through one sync at a time per Job, a few Jobs at once. Pods that
-// still hold the tracking finalizer after their Job is gone or finished are
-// released. Events record what it did.
+// changed, through one sync at a time per Job, a few Jobs at once. Each sync
+// claims the Job's pods first: orphans its selector matches are adopted, its pods
+// that no longer match are released. Pods that still hold the tracking finalizer
+// after their Job is gone or finished are released. Events record what it did.
 import type { ApiObject } from '../../apimachinery/meta.js';
 import type { ApiClient } from '../../client/index.js';
 import { Informer } from '../../client/informer.js';
 import { JOB_TRACKING_FINALIZER } from '../../names/index.js';
+import { selectorMatches } from '../../registry/values.js';
 import { referenceTo, type EventRecorder } from '../events.js';
+import { ControllerRefManager, controllerRefOf } from '../refmanager.js';
 import { WorkQueue } from '../workqueue.js';
 import { isFinished, managedElsewhere } from './conditions.js';
 import { PodExpectations } from './expectations.js';
@@ -58,6 +61,8 @@ export class JobController {
   private readonly pods: Informer;
   /** Pod keys by the uid of the Job that controls them. */
   private readonly podsByJob = new Map<string, Set<string>>();
+  /** Keys of the pods no controller owns, by namespace: a Job whose selector matches one adopts it. */
+  private readonly unowned = new Map<string, Set<string>>();
   private readonly expectations: PodExpectations;
   private readonly backoff = new Map<string, BackoffRecord>();
   /** The job each status write answered, newer than the informer's until its event arrives. */
@@ -138,7 +143,12 @@ export class JobController {
   private podChanged(pod: Pod, old?: Pod): void {
     const owner = controllerJob(pod);
     const before = old && controllerJob(old);
-    if (before && before.uid !== owner?.uid) this.unindex(old!, before.uid);
+    if (before && before.uid !== owner?.uid) {
+      // The job it left counts one pod fewer.
+      this.unindex(old!, before.uid);
+      if (this.jobs.store.get(before.key)?.metadata?.uid === before.uid) this.enqueueAfter(before.key, BATCH_MS);
+    }
+    this.trackUnowned(pod, old);
     if (!owner) return;
     const podKey = keyOf(pod);
     const set = this.podsByJob.get(owner.uid) ?? new Set();
@@ -151,6 +161,7 @@ export class JobController {
   }
 
   private podDeleted(pod: Pod): void {
+    this.unowned.get(pod.metadata.namespace ?? '')?.delete(keyOf(pod));
     const owner = controllerJob(pod);
     if (!owner) return;
     this.unindex(pod, owner.uid);
@@ -169,6 +180,24 @@ export class JobController {
     if (hasTrackingFinalizer(pod) && this.pods.store.has(keyOf(pod))) {
       this.orphans.add(keyOf(pod));
       void this.releaseOrphans();
+    }
+  }
+
+  /** Indexes a pod no controller owns; when it is new or its labels or owner changed, the Jobs that may adopt it sync. */
+  private trackUnowned(pod: Pod, old?: Pod): void {
+    const namespace = pod.metadata.namespace ?? '';
+    const set = this.unowned.get(namespace) ?? new Set();
+    if (controllerRefOf(pod)) {
+      set.delete(keyOf(pod));
+      if (set.size === 0) this.unowned.delete(namespace);
+      return;
+    }
+    set.add(keyOf(pod));
+    this.unowned.set(namespace, set);
+    const changed = !old || controllerRefOf(old) || JSON.stringify(old.metadata.labels ?? {}) !== JSON.stringify(pod.metadata.labels ?? {});
+    if (!changed) return;
+    for (const [key, job] of this.jobs.store) {
+      if (job.metadata?.namespace === namespace && selectorMatches((job as Job).spec.selector, pod.metadata.labels ?? {})) this.enqueueAfter(key, BATCH_MS);
     }
   }
 
@@ -214,8 +243,35 @@ export class JobController {
       this.record(shared, 'Warning', 'UnknownCompletionMode', 'Sync', 'Skipped Job sync because completion mode is unknown');
       return;
     }
-    const pods = [...this.podsByJob.get(shared.metadata.uid ?? '') ?? []].map((k) => this.pods.store.get(k) as Pod).filter(Boolean);
+    const pods = await this.claimPods(shared);
     await new JobSync(this.deps(), key, structuredClone(shared), pods).run();
+  }
+
+  /** The job's pods once claimed: its own that its selector still matches, and the orphans it adopts (counted with the
+   * tracking finalizer the adoption adds, as upstream). Its pods that no longer match are released. */
+  private async claimPods(job: Job): Promise<Pod[]> {
+    const keys = new Set([...this.podsByJob.get(job.metadata.uid ?? '') ?? [], ...this.unowned.get(job.metadata.namespace ?? '') ?? []]);
+    const candidates = [...keys].map((k) => this.pods.store.get(k) as Pod).filter(Boolean);
+    const refs = new ControllerRefManager<Pod>({
+      owner: job, ownerType: JOB_TYPE, finalizers: [JOB_TRACKING_FINALIZER.own],
+      matches: (pod) => selectorMatches(job.spec.selector, pod.metadata.labels ?? {}),
+      canAdopt: () => this.recheckJob(job),
+      patch: (pod, patch) => this.patchPod(pod, patch),
+    });
+    const { claimed, adopted, errors } = await refs.claim(candidates);
+    if (errors.length) throw new Error(`claiming pods: ${errors.join('; ')}`);
+    return claimed.map((p) => (adopted.includes(p) && !hasTrackingFinalizer(p)
+      ? { ...p, metadata: { ...p.metadata, finalizers: [...p.metadata.finalizers ?? [], JOB_TRACKING_FINALIZER.own] } } : p));
+  }
+
+  /** Before adopting: the job read afresh is still the same object and not being deleted. */
+  private async recheckJob(job: Job): Promise<void> {
+    const { namespace, name, uid } = job.metadata;
+    const res = await this.client.get(`/apis/batch/v1/namespaces/${namespace}/jobs/${name}`);
+    if (res.status !== 200) throw new Error(`can't recheck the job: ${res.status} ${(res.body as { message?: string })?.message ?? ''}`);
+    const fresh = res.body as Job;
+    if (fresh.metadata.uid !== uid) throw new Error(`original Job ${namespace}/${name} is gone: got uid ${fresh.metadata.uid}, wanted ${uid}`);
+    if (fresh.metadata.deletionTimestamp) throw new Error(`${namespace}/${name} has just been deleted at ${fresh.metadata.deletionTimestamp}`);
   }
 
   private deps(): SyncDeps {
@@ -248,9 +304,7 @@ export class JobController {
       },
       removeFinalizer: async (pod) => {
         const patch = { metadata: { '$deleteFromPrimitiveList/finalizers': [JOB_TRACKING_FINALIZER.own, JOB_TRACKING_FINALIZER.upstream] } };
-        const res = await client.request('PATCH', `${podPath(pod)}/${pod.metadata.name}`, patch, 'application/strategic-merge-patch+json')
-          .catch(() => ({ status: 0 }));
-        return res.status;
+        return (await this.patchPod(pod, patch)).status;
       },
       updateStatus: async (job) => {
         const { namespace, name } = job.metadata;
@@ -260,6 +314,14 @@ export class JobController {
         return res.body as Job;
       },
     };
+  }
+
+  /** A strategic merge patch of a pod; status 0 when the server was not reached. */
+  private async patchPod(pod: Pod, patch: unknown): Promise<{ status: number; message?: string }> {
+    const path = `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`;
+    const res = await this.client.request('PATCH', path, patch, 'application/strategic-merge-patch+json')
+      .catch((err: Error) => ({ status: 0, body: { message: err.message } }));
+    return { status: res.status, message: res.body?.message };
   }
 
   // ---- pods that outlived their job ----

@@ -36,6 +36,7 @@ export interface JobSpec {
   successPolicy?: { rules?: SuccessPolicyRule[] };
   podReplacementPolicy?: string;
   managedBy?: string;
+  selector?: { matchLabels?: Record<string, string>; matchExpressions?: unknown[] };
   template: { metadata?: ObjectMeta; spec?: Record<string, any> };
 }
 
