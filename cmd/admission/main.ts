@@ -7,6 +7,7 @@ import { Registry } from 'prom-client';
 import { metricsService } from '../../internal/metrics/index.js';
 import { StorageClient } from '../../internal/storage/client.js';
 import { authorizerTypes } from '../../internal/authz/index.js';
+import { parseFeatureGates } from '../../internal/config/features.js';
 import {
   AdmissionChain, AuthzClient, NamespaceCache, admissionService, buildPlugins, impliedPlugins, loadAdmissionConfiguration, type AdmissionPlugin,
 } from '../../internal/admission/index.js';
@@ -23,8 +24,10 @@ try {
   const disable = flags.list('disable-admission-plugins');
   const implied = impliedPlugins(authorizerTypes(flags)).filter((p) => !disable.includes(p));
   const config = loadAdmissionConfiguration(flags.string('admission-control-config-file'));
+  const gates = parseFeatureGates(flags.string('feature-gates'));
   plugins = buildPlugins([...new Set([...flags.list('enable-admission-plugins'), ...implied])], disable, {
-    store: storage, namespaces, pluginConfig: (name) => config.pluginConfig(name), storage, metrics: registry, authorize: authz.authorize,
+    store: storage, namespaces, pluginConfig: (name) => config.pluginConfig(name), storage, metrics: registry, authorize: authz.authorize, gates,
+    tolerationSeconds: { notReady: flags.int('default-not-ready-toleration-seconds'), unreachable: flags.int('default-unreachable-toleration-seconds') },
   });
 } catch (err) {
   process.stderr.write(`admission: ${(err as Error).message}\n`);

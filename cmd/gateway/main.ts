@@ -24,6 +24,7 @@ import { ServiceAllocator } from '../../gateway/serviceallocator.js';
 import { CustomKinds } from '../../gateway/customkinds.js';
 import { storedServiceResolver } from '../../gateway/serviceresolver.js';
 import { logStrayErrors } from '../../gateway/stray.js';
+import { ensureSystemPriorityClasses } from '../../internal/admission/plugins/priority-classes.js';
 
 const flags = parseArgsOrExit('gateway', gatewayFlags);
 await initTracing('gateway');
@@ -48,7 +49,7 @@ const dataDir = flags.string('data-dir');
 const pki = await ensurePki(dataDir);
 const registry = (() => {
   try {
-    return builtinRegistry({ runtimeConfig: flags.string('runtime-config') });
+    return builtinRegistry({ runtimeConfig: flags.string('runtime-config'), features });
   } catch (err) {
     console.error(`gateway: --runtime-config: ${(err as Error).message}`);
     process.exit(2);
@@ -71,6 +72,7 @@ backends.authentications = new AuthenticationCache(nc);
 await backends.authentications.start();
 
 let bootstrapped = false;
+let priorityClassesBootstrapped = false;
 let rbacReconciled = false;
 /** The authorization service reconciles the default RBAC policy at its start; ready once it says so. */
 async function rbacBootstrapped(): Promise<void> {
@@ -85,6 +87,10 @@ const app = createApp({
   startupChecks: [
     { name: 'poststarthook/bootstrap-controller', run: () => { if (!bootstrapped) throw new Error('initial namespaces not created yet'); } },
     { name: 'poststarthook/rbac/bootstrap-roles', run: rbacBootstrapped },
+    {
+      name: 'poststarthook/scheduling/bootstrap-system-priority-classes',
+      run: () => { if (!priorityClassesBootstrapped) throw new Error('system priority classes not created yet'); },
+    },
     customKinds.check,
   ],
   isShuttingDown: () => shuttingDown,
@@ -118,6 +124,8 @@ async function bootstrap(): Promise<void> {
       await ensureInitialNamespaces(backends.storage, registry);
       await allocator.ensureDefaults(apiAddress(flags.string('bind-address')), port);
       await ensureClusterInfo(backends.storage, `https://${apiAddress(flags.string('bind-address'))}:${port}`, readFileSync(pki.caCert));
+      await ensureSystemPriorityClasses(backends.storage);
+      priorityClassesBootstrapped = true;
       break;
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 500));

@@ -77,7 +77,10 @@ export class Store {
       // A new object has no resourceVersion: unless its kind converts, its stored form is its JSON, which admission reads too.
       const encoded = this.def.toStorage || this.def.convert ? undefined : this.objects.encode(obj);
       const admitted = (await admit(this.deps.admission, { def: this.def, operation: 'CREATE', user: opts.user, obj, json: encoded, dryRun: opts.dryRun, warn: opts.warn }))!;
-      if (admitted !== obj) validateObject(this.def, admitted); // mutated by admission: validated again
+      if (admitted !== obj) { // mutated by admission: its server-set fields follow, validated again
+        this.def.afterAdmission?.(admitted);
+        validateObject(this.def, admitted);
+      }
       if (!opts.dryRun) return await this.createWithName(admitted, admitted === obj ? encoded : undefined);
       await this.refuseTakenName(admitted);
       return admitted;

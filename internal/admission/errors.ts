@@ -1,6 +1,6 @@
 // Refusals worded as the Kubernetes API server words its Status errors.
 import { isUnreachable } from '../rpc/index.js';
-import { AdmissionError, type Cause } from './types.js';
+import { AdmissionError, type AdmissionRequest, type Cause } from './types.js';
 
 export interface GroupResource {
   group: string;
@@ -18,6 +18,17 @@ export function forbidden(target: GroupResource, name: string, detail: string, c
     : name ? `${what} ${quoted(name)} is forbidden: ${detail}` : `${what} is forbidden: ${detail}`;
   return new AdmissionError(403, 'Forbidden', message, causes);
 }
+
+/** The name a refusal of a request names: the request's, else the object's name or generateName, else `Unknown`. */
+export function requestName(request: AdmissionRequest): string {
+  if (request.name) return request.name;
+  const metadata = (request.object?.metadata ?? {}) as { name?: string; generateName?: string };
+  return metadata.name || metadata.generateName || 'Unknown';
+}
+
+/** `<resource> "<name>" is forbidden: <detail>` for the request's resource and name (upstream's NewForbidden). */
+export const forbiddenRequest = (request: AdmissionRequest, detail: string): AdmissionError =>
+  forbidden(request.resource, requestName(request), detail);
 
 export function notFound(target: GroupResource, name: string): AdmissionError {
   return new AdmissionError(404, 'NotFound', `${qualifiedResource(target)} ${quoted(name)} not found`);

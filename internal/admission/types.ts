@@ -54,12 +54,38 @@ export interface PluginAnswer {
 
 export type Phase = 'mutating' | 'validating';
 
+/**
+ * What a plugin that calls webhooks or policies keeps for one request: which of them (by a key of its own) ran
+ * with reinvocationPolicy IfNeeded, and which a later change to the object marked to run again.
+ */
+export interface ReinvocationTracker {
+  /** Whether the invocation runs in this pass: any in the first; in the second, only those marked to run again. */
+  shouldRun(key: string): boolean;
+  /** Records that the invocation ran and whether it changed the object (a change asks for a second pass). */
+  ran(key: string, changed: boolean, ifNeeded: boolean): void;
+}
+
+/**
+ * One request's reinvocation context: the mutating phase runs a second time when a webhook or policy changed
+ * the object, the in-tree plugins again and, of the webhooks and policies, only those marked to run again.
+ */
+export interface Reinvocation {
+  /** True in the second pass. */
+  readonly reinvoking: boolean;
+  /** The calling plugin's tracker for this request. */
+  tracker(plugin: string): ReinvocationTracker;
+}
+
 /** One admission plugin. admit() refuses by throwing an AdmissionError. */
 export interface AdmissionPlugin {
   readonly name: string;
   readonly phase: Phase;
   handles(operation: Operation): boolean;
-  admit(request: AdmissionRequest): Promise<PluginAnswer | void>;
+  /**
+   * Mutating plugins may run twice for a request (in-tree ones must then leave their own result as it is).
+   * reinvocation: the request's, from the chain; absent when the plugin is called alone (one pass).
+   */
+  admit(request: AdmissionRequest, reinvocation?: Reinvocation): Promise<PluginAnswer | void>;
   /** Ends what the plugin keeps running (Reflectors), when the service stops. */
   stop?(): void;
 }

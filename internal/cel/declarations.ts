@@ -61,6 +61,8 @@ export interface DeclarationOptions {
   readonly optionalOldSelf?: boolean;
   /** Names among `variables` declared dynamic whatever type the name usually has (admission's `request` is no access review). */
   readonly dynamic?: readonly string[];
+  /** Variables typed by a schema of their own, e.g. an admission policy's object (these names take no fixed type). */
+  readonly typed?: Readonly<Record<string, Schema>>;
 }
 
 export interface Declarations {
@@ -86,13 +88,21 @@ function optionalDecl(decl: DeclType): DeclType {
 }
 
 function variableDecls(opts: DeclarationOptions): Map<string, DeclType> {
-  const names = new Set(opts.variables ?? []);
+  const names = new Set([...opts.variables ?? [], ...Object.keys(opts.typed ?? {})]);
   if (opts.schema) names.add('self').add('oldSelf');
   const self = opts.schema
     ? declFromSchema(opts.schema, { path: 'self', typeName: SELF_TYPE, resourceRoot: opts.resourceRoot })
     : undefined;
   const decls = new Map<string, DeclType>();
+  // Variables of one schema share one type, so they compare with each other.
+  const bySchema = new Map<Schema, DeclType>();
   for (const name of [...names].sort()) {
+    const schema = opts.typed?.[name];
+    if (schema) {
+      if (!bySchema.has(schema)) bySchema.set(schema, declFromSchema(schema, { path: name, typeName: name }));
+      decls.set(name, bySchema.get(schema)!);
+      continue;
+    }
     if (opts.dynamic?.includes(name)) {
       decls.set(name, dynDecl(name));
       continue;
@@ -165,7 +175,9 @@ const cache = new Map<string, Declarations>();
 
 /** The declarations for a schema and variable names, built once and cached. */
 export function declare(opts: DeclarationOptions = {}): Declarations {
-  const key = `${schemaDigest(opts.schema)}/${opts.resourceRoot ? 'root' : ''}${opts.optionalOldSelf ? '?' : ''}/${[...new Set(opts.variables ?? [])].sort().join(',')}/${[...new Set(opts.dynamic ?? [])].sort().join(',')}`;
+  const typed = Object.entries(opts.typed ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([n, s]) => `${n}:${schemaDigest(s)}`).join(',');
+  const dynamic = [...new Set(opts.dynamic ?? [])].sort().join(',');
+  const key = `${schemaDigest(opts.schema)}/${opts.resourceRoot ? 'root' : ''}${opts.optionalOldSelf ? '?' : ''}/${[...new Set(opts.variables ?? [])].sort().join(',')}/${dynamic}/${typed}`;
   const hit = cache.get(key);
   if (hit) {
     cache.delete(key);

@@ -14,5 +14,5 @@ export { CompileError, CostLimitError, EvalError } from './errors.js';
 export { escapeProperty, unescapeProperty } from './escaping.js';
 export { type Schema, INT_OR_STRING, PRESERVE_UNKNOWN_FIELDS, EMBEDDED_RESOURCE, MAX_REQUEST_SIZE_BYTES, minSerializedSize } from './schema.js';
 export { SERVING_RELEASE, compareReleases } from './release.js';
-export { stringifyValue } from './values.js';
+export { fromJson, stringifyValue } from './values.js';
 export type { AuthorizerBinding, AuthorizationAttributes, AuthorizationDecision, Principal } from './authz.js';

@@ -12,6 +12,7 @@ export const FEATURE_GATES: Record<string, Gate> = {
   WatchList: { stage: 'BETA', default: true },
   DeclarativeValidation: { stage: 'BETA', default: true },
   DeclarativeValidationTakeover: { stage: 'BETA', default: false },
+  MutatingAdmissionPolicy: { stage: 'BETA', default: false },
 };
 
 export type FeatureGates = (name: keyof typeof FEATURE_GATES) => boolean;

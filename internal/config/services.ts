@@ -1,6 +1,7 @@
 // The flags of every service, in one place: each program parses its own set and
 // the launcher routes each flag it is given to the services that own it.
 import type { FlagSet } from './flags.js';
+import { CONTROLLER_MANAGER_NAME, NAMESPACE_SYSTEM } from '../names/index.js';
 
 const listen = (port: number): FlagSet => ({
   listen: { type: 'string', default: `127.0.0.1:${port}`, help: 'gRPC listen address: host:port (port 0 picks a free one) or unix:///absolute/path' },
@@ -99,6 +100,9 @@ export const admissionFlags: FlagSet = {
   'enable-admission-plugins': { type: 'list', default: '', help: 'admission plugins to enable besides the defaults' },
   'disable-admission-plugins': { type: 'list', default: '', help: 'default admission plugins to disable' },
   'admission-control-config-file': { type: 'string', default: '', help: 'AdmissionConfiguration file (apiserver.config.svc.io/v1) giving plugins their configuration' },
+  'default-not-ready-toleration-seconds': { type: 'int', default: '300', help: 'tolerationSeconds of the not-ready:NoExecute toleration DefaultTolerationSeconds gives pods without one' },
+  'default-unreachable-toleration-seconds': { type: 'int', default: '300', help: 'tolerationSeconds of the unreachable:NoExecute toleration DefaultTolerationSeconds gives pods without one' },
+  'feature-gates': { type: 'string', default: '', help: 'feature gates to switch: Name=true|false,...' },
 };
 
 export const gatewayFlags: FlagSet = {
@@ -126,9 +130,19 @@ export const gatewayFlags: FlagSet = {
 export const controllerManagerFlags: FlagSet = {
   ...dataDir,
   server: { type: 'string', default: 'https://127.0.0.1:6443', help: "the gateway to work through (its client certificate and CA come from --data-dir's PKI)" },
-  controllers: { type: 'list', default: '*', help: "controllers to run: '*' the default ones, 'name' adds one, '-name' removes one (bootstrapsigner and tokencleaner are off by default)" },
+  controllers: { type: 'list', default: '*', help: "controllers to run: '*' the default ones, 'name' adds one, '-name' removes one (bootstrapsigner, tokencleaner and root-ca-cert-publisher are off by default)" },
   'resource-quota-sync-period': { type: 'duration', default: '5m', help: 'how often every quota\'s usage is recomputed in full' },
   'concurrent-resource-quota-syncs': { type: 'int', default: '5', help: 'quotas recomputed at once' },
+  'concurrent-job-syncs': { type: 'int', default: '5', help: 'Jobs synced at once' },
+  'concurrent-ttl-after-finished-syncs': { type: 'int', default: '5', help: 'finished Jobs deleted at once' },
+  'service-account-private-key-file': { type: 'string', default: '', help: "PEM private key that signs legacy service-account token Secrets (default: --data-dir's serving key, as the authn service signs with by default)" },
+  'root-ca-file': { type: 'string', default: '', help: "the cluster CA published in every namespace and in token Secrets (default: --data-dir's CA)" },
+  'leader-elect': { type: 'bool', default: 'true', help: 'run the controllers only while holding the leader Lease, so several controller-managers can run and one acts' },
+  'leader-elect-lease-duration': { type: 'duration', default: '15s', help: "how long a candidate waits after the leader's last renewal before taking the Lease over" },
+  'leader-elect-renew-deadline': { type: 'duration', default: '10s', help: 'how long the leader keeps trying to renew before it stops leading (and exits)' },
+  'leader-elect-retry-period': { type: 'duration', default: '2s', help: 'how often a candidate tries to take the Lease and the leader renews it' },
+  'leader-elect-resource-name': { type: 'string', default: CONTROLLER_MANAGER_NAME, help: 'the name of the leader Lease' },
+  'leader-elect-resource-namespace': { type: 'string', default: NAMESPACE_SYSTEM, help: 'the namespace of the leader Lease' },
 };
 
 export const SERVICE_FLAGS = {

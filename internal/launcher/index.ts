@@ -132,6 +132,9 @@ export async function launch(argv: string[]): Promise<Launched> {
   mkdirSync(dataDir, { recursive: true });
   const pki = await ensurePki(dataDir);
   if (!perService.authn.has('client-ca-file')) perService.authn.set('client-ca-file', pki.caCert);
+  // The token controller signs with the key the authn service verifies with.
+  const signingKey = perService.authn.get('service-account-signing-key-file') || perService.authn.get('tls-private-key-file');
+  if (signingKey && !perService['controller-manager'].has('service-account-private-key-file')) perService['controller-manager'].set('service-account-private-key-file', signingKey);
   const temporary = planServices(perService, dataDir);
   const children: Child[] = [];
   const byName = new Map<string, Child>();

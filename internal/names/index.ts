@@ -126,6 +126,9 @@ export const signerName = (name: string): string => `${DOMAIN}/${name}`;
 export const KUBE_APISERVER_CLIENT_SIGNER = wellKnownKey('kube-apiserver-client');
 /** The controller-manager's own identity (its client certificate's common name). */
 export const USER_KUBE_CONTROLLER_MANAGER = 'system:kube-controller-manager';
+/** The controller-manager as a component: its leader-election Lease in svc-system (upstream `kube-controller-manager`),
+ * the reporter of its own Events and the prefix of its user agents. */
+export const CONTROLLER_MANAGER_NAME = `${PRODUCT}-controller-manager`;
 export const USER_KUBE_SCHEDULER = 'system:kube-scheduler';
 export const USER_KUBE_PROXY = 'system:kube-proxy';
 export const GROUP_NODES = 'system:nodes';
@@ -157,6 +160,10 @@ export const LEGACY_TOKEN_INVALID_SINCE_LABEL = wellKnownKey('legacy-token-inval
 /** The issuer of Secret-based tokens and the claims they carry. */
 export const LEGACY_SERVICE_ACCOUNT_ISSUER = `${PRODUCT}/serviceaccount`;
 export const legacyServiceAccountClaim = (name: string): string => `${DOMAIN}/serviceaccount/${name}`;
+/** The key of the cluster CA in the root-CA ConfigMap and in legacy token Secrets. */
+export const ROOT_CA_KEY = 'ca.crt';
+/** What a system object is for, for people (`svc.io/description`). */
+export const DESCRIPTION_ANNOTATION = wellKnownKey('description');
 /** The extra keys of a service account's user info. */
 export const serviceAccountExtraKey = (name: string): string => labelKey(name, 'authentication');
 
@@ -168,6 +175,17 @@ export const BETA_STORAGE_CLASS_ANNOTATION = wellKnownKey('storage-class', 'volu
 export const STORAGE_CLASS_QUOTA_INFIX = `.storageclass.${group('storage')}/`;
 /** The StorageClass annotation that marks the default class. */
 export const DEFAULT_STORAGE_CLASS_ANNOTATION = wellKnownKey('is-default-class', 'storageclass');
+/** The default-class annotation's older (beta) spelling, still honoured. */
+export const BETA_DEFAULT_STORAGE_CLASS_ANNOTATION = wellKnownKey('is-default-class', 'storageclass.beta');
+/** The IngressClass annotation that marks the default class. */
+export const DEFAULT_INGRESS_CLASS_ANNOTATION = wellKnownKey('is-default-class', 'ingressclass');
+/** An Ingress's class as an annotation (before `spec.ingressClassName`), which counts as a class asked for. */
+export const INGRESS_CLASS_ANNOTATION = wellKnownKey('ingress.class');
+/** The taint a node carries until it reports Ready. */
+export const NODE_NOT_READY_TAINT = wellKnownKey('not-ready', 'node');
+/** Finalizers that keep a claim while a pod uses it and a volume while a claim is bound to it. */
+export const PVC_PROTECTION_FINALIZER = wellKnownKey('pvc-protection');
+export const PV_PROTECTION_FINALIZER = wellKnownKey('pv-protection');
 /** The prefix of node role labels, `node-role.svc.io/<role>` and `node-role.kubernetes.io/<role>`. */
 export const NODE_ROLE_LABEL_PREFIX = wellKnownKey('', 'node-role');
 /** An autoscaling/v1 HorizontalPodAutoscaler's annotation holding what only v2 can say. */
@@ -176,6 +194,14 @@ export const hpaV2Annotation = (name: string): WellKnown => wellKnownKey(name, '
 /** The labels the server puts on a Job's pods (besides the unprefixed `job-name` and `controller-uid`). */
 export const JOB_NAME_LABEL = wellKnownKey('job-name', 'batch');
 export const JOB_CONTROLLER_UID_LABEL = wellKnownKey('controller-uid', 'batch');
+/** The Job controller's finalizer on each pod it has not counted yet, so no pod is lost or counted twice. */
+export const JOB_TRACKING_FINALIZER = wellKnownKey('job-tracking', 'batch');
+/** An Indexed Job's pod index (annotation and label), and per-index failure counts (annotations). */
+export const JOB_COMPLETION_INDEX = wellKnownKey('job-completion-index', 'batch');
+export const JOB_INDEX_FAILURE_COUNT = wellKnownKey('job-index-failure-count', 'batch');
+export const JOB_INDEX_IGNORED_FAILURE_COUNT = wellKnownKey('job-index-ignored-failure-count', 'batch');
+/** A Job's `spec.managedBy` naming the built-in controller (`svc.io/job-controller`). */
+export const JOB_CONTROLLER_MANAGER = wellKnownKey('job-controller');
 
 /** Pod Security: the namespace labels and audit annotations (`pod-security.svc.io/<key>`), the group of its
  * configuration, and the annotations its checks read (AppArmor and seccomp before their fields existed). */
@@ -184,3 +210,18 @@ export const GROUP_POD_SECURITY_CONFIG = group('pod-security.admission.config');
 export const APPARMOR_CONTAINER_ANNOTATION_PREFIX = wellKnownKey('', 'container.apparmor.security.beta');
 export const SECCOMP_POD_ANNOTATION = wellKnownKey('pod', 'seccomp.security.alpha');
 export const SECCOMP_CONTAINER_ANNOTATION_PREFIX = wellKnownKey('', 'container.seccomp.security.alpha');
+/** Service-account admission: the annotation that limits a pod to its account's secrets, the prefix of the
+ * projected token volume, where it is mounted and the ConfigMap of the cluster's CA every namespace holds. */
+export const ENFORCE_MOUNTABLE_SECRETS_ANNOTATION = wellKnownKey('enforce-mountable-secrets');
+export const SERVICE_ACCOUNT_VOLUME_PREFIX = `${PRODUCT}-api-access`;
+export const SERVICE_ACCOUNT_MOUNT_PATH = `/var/run/secrets/${DOMAIN}/serviceaccount`;
+export const ROOT_CA_CONFIGMAP = `${PRODUCT}-root-ca.crt`;
+export const DEFAULT_SERVICE_ACCOUNT = 'default';
+/** The annotation LimitRanger writes on the pods it gave default resources. */
+export const LIMIT_RANGER_ANNOTATION = wellKnownKey('limit-ranger');
+/** The NoExecute taints of nodes that are not ready or unreachable, which pods tolerate for a while by default. */
+export const TAINT_NODE_NOT_READY = wellKnownKey('not-ready', 'node');
+export const TAINT_NODE_UNREACHABLE = wellKnownKey('unreachable', 'node');
+/** The scheduling group, whose PriorityClasses the server bootstraps. */
+export const GROUP_SCHEDULING = group('scheduling');
+export const GROUP_NODE = group('node');

@@ -4,6 +4,7 @@ export { applyJsonPatch } from './jsonpatch.js';
 export { mergePatch } from './merge.js';
 export { strategicMergePatch } from './strategic.js';
 export { rootType, typeOf, UNTYPED, type TypeNode } from './schema.js';
+export { merge as mergeApplied } from './fieldmanager/typed.js';
 export {
   apply, recordUpdate, managerName, validateManagerName, FieldSet, type ApplyOptions, type FieldManagerOptions,
 } from './fieldmanager/index.js';

@@ -3,7 +3,7 @@
 // and svc-public, with upstream's rules in the platform's group names.
 import type { ApiObject } from '../apimachinery/meta.js';
 import {
-  BOOTSTRAPPING_LABEL, BOOTSTRAPPING_RBAC_DEFAULTS, GROUP_AUTHENTICATED, GROUP_MASTERS, GROUP_RBAC, GROUP_MONITORING, GROUP_SERVICEACCOUNTS,
+  BOOTSTRAPPING_LABEL, CONTROLLER_MANAGER_NAME, BOOTSTRAPPING_RBAC_DEFAULTS, GROUP_AUTHENTICATED, GROUP_MASTERS, GROUP_RBAC, GROUP_MONITORING, GROUP_SERVICEACCOUNTS,
   GROUP_UNAUTHENTICATED, NAMESPACE_PUBLIC, NAMESPACE_SYSTEM, RBAC_AUTOUPDATE_ANNOTATION, USER_KUBE_CONTROLLER_MANAGER, USER_KUBE_PROXY,
   USER_KUBE_SCHEDULER, aggregateToLabel, group, signerName,
 } from '../names/index.js';
@@ -159,7 +159,7 @@ const CLUSTER_ROLES: DefaultRole[] = [
     name: 'system:kube-controller-manager', rules: [
       eventsRule,
       rule(['create'], [COORDINATION], ['leases']),
-      rule(['get', 'update'], [COORDINATION], ['leases'], ['kube-controller-manager']),
+      rule(['get', 'update'], [COORDINATION], ['leases'], [CONTROLLER_MANAGER_NAME]),
       rule(['create'], [CORE], ['secrets', 'serviceaccounts']),
       rule(['delete'], [CORE], ['secrets']),
       rule(['get'], [CORE], ['namespaces', 'secrets', 'serviceaccounts', 'configmaps']),
@@ -265,9 +265,25 @@ const CONTROLLER_ROLES: Record<string, PolicyRule[]> = {
     rule(['update'], [CORE], ['namespaces/finalize', 'namespaces/status']),
     rule(['get', 'list', 'watch', 'delete', 'deletecollection'], ['*'], ['*']),
   ],
+  // Drop the protection finalizer of a claim no pod uses and of a volume no claim is bound to.
+  'pv-protection-controller': [rule(['get', 'list', 'watch', 'update'], [CORE], ['persistentvolumes']), eventsRule],
+  'pvc-protection-controller': [
+    rule(['get', 'list', 'watch', 'update'], [CORE], ['persistentvolumeclaims']),
+    rule(['update'], [CORE], ['persistentvolumeclaims/status']),
+    rule(['get', 'list', 'watch'], [CORE], ['pods']),
+    eventsRule,
+  ],
   // Recomputes quota usage from lists of whatever quotas count.
   'resourcequota-controller': [rule(['list', 'watch'], ['*'], ['*']), rule(['update'], [CORE], ['resourcequotas/status']), eventsRule],
+  'root-ca-cert-publisher': [rule(['create', 'update'], [CORE], ['configmaps']), eventsRule],
+  'service-account-controller': [rule(['create'], [CORE], ['serviceaccounts']), eventsRule],
   'ttl-after-finished-controller': [rule(['get', 'list', 'watch', 'delete'], ['batch'], ['jobs']), eventsRule],
+  // Writes the type checking of each policy generation.
+  'validatingadmissionpolicy-status-controller': [
+    rule(READ, [group('admissionregistration')], ['validatingadmissionpolicies']),
+    rule(['get', 'patch', 'update'], [group('admissionregistration')], ['validatingadmissionpolicies/status']),
+    eventsRule,
+  ],
 };
 
 export const controllerRoleName = (controller: string): string => `system:controller:${controller}`;

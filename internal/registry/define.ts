@@ -32,6 +32,8 @@ export interface KindSpec {
   create?(obj: ApiObject, requester?: Requester): void;
   /** Server-set fields of a spec write, after the status is carried over and defaults applied. */
   update?(obj: ApiObject, old: ApiObject): void;
+  /** Server-set fields that follow from what mutating admission may change (a pod's QoS class). */
+  admitted?(obj: ApiObject): void;
   delete?(obj: ApiObject): void;
   /** The kind's rules for a create (old undefined) or spec write; run once the schema check found no type error. */
   validate?(obj: ApiObject, old?: ApiObject): StatusCause[];
@@ -79,6 +81,7 @@ export function defineKind(entry: ResourceEntry, spec: KindSpec = {}): KindDef {
     ...(entry.subresources.length ? { subresources: entry.subresources.map((s) => s.name), subresourceDefs: entry.subresources } : {}),
     statusSubresource, tracksGeneration, schema,
     ...pick(spec, ['nameRule', 'tableColumns', 'selectableFields', 'returnDeletedObject', 'deletionFinalizer', 'ephemeral', 'storageVersion', 'storageGroup', 'toStorage', 'fromStorage', 'spellGroups']),
+    ...(spec.admitted ? { afterAdmission: spec.admitted } : {}),
 
     prepareForCreate(obj, requester) {
       const report = normalize(obj);

@@ -8,6 +8,8 @@ import { resourceTable } from './resources.js';
 import { parseRuntimeConfig } from './runtimeconfig.js';
 import { kindSpecFor } from './kinds/index.js';
 import { GROUP_ORDER, versionPriority } from './order.js';
+import type { FeatureGates } from '../config/features.js';
+import { group } from '../names/index.js';
 
 export type { KindDef, TableColumn, SubresourceDef, NameRule, Requester } from './types.js';
 export { checkSchema, type SchemaCheckOptions, type SchemaReport } from './schemacheck.js';
@@ -97,11 +99,23 @@ export class Registry {
 export interface RegistryOptions {
   /** The `--runtime-config` flag: group versions and resources to serve or not besides the stable ones. */
   runtimeConfig?: string;
+  /** Feature gates: a resource behind a gate that is off is not served, whatever `runtimeConfig` says. */
+  features?: FeatureGates;
 }
 
-/** The kinds this server serves: every stable version of the resource table, as `runtimeConfig` adjusts. */
+/** Resources served only while their feature gate is on. */
+const GATED_RESOURCES: Record<string, string> = {
+  [`${group('admissionregistration')}/mutatingadmissionpolicies`]: 'MutatingAdmissionPolicy',
+  [`${group('admissionregistration')}/mutatingadmissionpolicybindings`]: 'MutatingAdmissionPolicy',
+};
+
+/** The kinds this server serves: every stable version of the resource table, as `runtimeConfig` and the gates adjust. */
 export function builtinRegistry(opts: RegistryOptions = {}): Registry {
   const table = resourceTable();
   const config = parseRuntimeConfig(opts.runtimeConfig ?? '', table);
-  return new Registry(table.filter((e) => config.serves(e)).map((e) => defineKind(e, kindSpecFor(e.group, e.version, e.resource))));
+  const gated = (e: { group: string; resource: string }) => {
+    const gate = GATED_RESOURCES[`${e.group}/${e.resource}`];
+    return gate !== undefined && !(opts.features?.(gate) ?? false);
+  };
+  return new Registry(table.filter((e) => config.serves(e) && !gated(e)).map((e) => defineKind(e, kindSpecFor(e.group, e.version, e.resource))));
 }

@@ -84,6 +84,8 @@ export interface KindDef {
   prepareForUpdate?(obj: ApiObject, old: ApiObject): SchemaReport | undefined;
   /** `/status` write: keeps everything of `old` but `status`; answers as prepareForCreate. */
   prepareForStatusUpdate?(obj: ApiObject, old: ApiObject): SchemaReport | undefined;
+  /** Recomputes server-set fields of a new object that mutating admission changed. */
+  afterAdmission?(obj: ApiObject): void;
   /** Sets what a delete held by finalizers changes besides deletionTimestamp (a namespace turns Terminating). */
   prepareForDelete?(obj: ApiObject): void;
   /** A finalizer the first delete adds, holding the object until its controller is done (a CRD's cleanup). */

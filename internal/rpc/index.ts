@@ -244,9 +244,24 @@ function plainUnary<Res>(client: grpc.Client, method: UnaryMethod, req: object, 
   });
 }
 
+/** How long a call waits for a peer that is not connected (a service restarting) before it is tried anyway. */
+const RECONNECT_WAIT_MS = 1_000;
+
+/** Resolves once the client's channel is connected, or the wait is over; at once when it is connected. A call made
+ * while the channel backs off between attempts would fail at once, though the peer may be back a moment later. */
+function connected(client: grpc.Client): Promise<void> | undefined {
+  if (client.getChannel().getConnectivityState(true) === grpc.connectivityState.READY) return undefined;
+  return new Promise((resolve) => client.waitForReady(Date.now() + RECONNECT_WAIT_MS, () => resolve()));
+}
+
 /** Calls a unary method and resolves with its answer; rejects with the ServiceError. Small calls go over the
  * peer's multiplex while it serves one. */
 export function unary<Res>(client: grpc.Client, method: UnaryMethod, req: object, timeoutMs = 30_000): Promise<Res> {
+  const waiting = connected(client);
+  return waiting ? waiting.then(() => dispatch<Res>(client, method, req, timeoutMs)) : dispatch<Res>(client, method, req, timeoutMs);
+}
+
+function dispatch<Res>(client: grpc.Client, method: UnaryMethod, req: object, timeoutMs: number): Promise<Res> {
   const def = method as unknown as { path?: string; requestSerialize(r: object): Buffer; responseDeserialize(b: Buffer): unknown };
   if (!def.path || BULK_METHOD.test(def.path)) return plainUnary(client, method, req, timeoutMs);
   const multiplexer = multiplexerOf(client);

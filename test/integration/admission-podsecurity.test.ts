@@ -73,7 +73,8 @@ describe('PodSecurity admission', function () {
     writeFileSync(join(dir, 'podsecurity.yaml'), POD_SECURITY_CONFIG);
     // The plugin's file is named relative to the admission configuration's directory.
     writeFileSync(join(dir, 'admission.yaml'), admissionConfig('  path: podsecurity.yaml\n'));
-    c = await new Cluster({ withoutControllerManager: true, flags: { admission: [`--admission-control-config-file=${join(dir, 'admission.yaml')}`] } }).start();
+    // Pods here run as no account: the ServiceAccount plugin, which needs the controllers' default accounts, is off.
+    c = await new Cluster({ withoutControllerManager: true, flags: { admission: [`--admission-control-config-file=${join(dir, 'admission.yaml')}`, '--disable-admission-plugins=ServiceAccount'] } }).start();
     const namespaces: Array<[string, Json]> = [
       ['ps-baseline', { [`${LABEL}/enforce`]: 'baseline' }],
       ['ps-restricted', { [`${LABEL}/enforce`]: 'restricted' }],

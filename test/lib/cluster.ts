@@ -43,6 +43,9 @@ export interface ClusterOptions {
 export class Cluster {
   readonly procs = new Map<Service, ChildProcess>();
   readonly logs = new Map<Service, string[]>();
+  /** Processes stopped on purpose (by kill or stop), which are not restarted. */
+  private readonly deliberate = new WeakSet<ChildProcess>();
+  private stopping = false;
   addresses = {} as Record<GrpcService, string>;
   port = 0;
   natsUrl = '';
@@ -86,9 +89,20 @@ export class Cluster {
       admission: [`--listen=${a.admission}`, `--storage-address=${a.storage}`, `--authz-address=${a.authz}`, `--nats-url=${this.natsUrl}`],
       gateway: [`--secure-port=${this.port}`, `--data-dir=${this.dataDir}`, `--nats-url=${this.natsUrl}`, `--storage-address=${a.storage}`,
         `--authn-address=${a.authn}`, `--authz-address=${a.authz}`, `--admission-address=${a.admission}`],
-      'controller-manager': [`--server=https://127.0.0.1:${this.port}`, `--data-dir=${this.dataDir}`],
+      'controller-manager': [`--server=https://127.0.0.1:${this.port}`, `--data-dir=${this.dataDir}`, ...this.controllerDefaults()],
     };
     return [...common[s], ...(this.opts.flags?.[s] ?? [])];
+  }
+
+  /** Unless a test sets its own: a short Lease (a restarted controller-manager waits less for the killed one's),
+   * and no root-CA ConfigMap in every namespace (tests count the ConfigMaps they make). */
+  private controllerDefaults(): string[] {
+    const own = this.opts.flags?.['controller-manager'] ?? [];
+    const lease = ['--leader-elect-lease-duration=4s', '--leader-elect-renew-deadline=3s', '--leader-elect-retry-period=500ms'];
+    return [
+      ...(own.some((f) => f.startsWith('--leader-elect')) ? [] : lease),
+      ...(own.some((f) => f.startsWith('--controllers')) ? [] : ['--controllers=*,-root-ca-cert-publisher']),
+    ];
   }
 
   /** Starts one service; waits for it to serve (the gateway: ready) unless `untilServing` is false. */
@@ -101,17 +115,27 @@ export class Cluster {
     proc.stdout!.on('data', (d) => log.push(String(d)));
     proc.stderr!.on('data', (d) => log.push(String(d)));
     this.procs.set(s, proc);
-    // One that exits is waited for no longer.
-    const exited = () => proc.exitCode !== null || proc.signalCode !== null;
+    if (s === 'controller-manager') this.restartOnExit(proc);
+    // One that exits is waited for no longer (a controller-manager is started again: its output may still say so).
+    const exited = () => s !== 'controller-manager' && (proc.exitCode !== null || proc.signalCode !== null);
     const bound = await waitFor(() => exited() || this.learnPort(s, log.slice(earlier).join('')), START_TIMEOUT_MS, 50) && !exited();
     const serving = async () => exited() || (s === 'gateway' ? this.ready() : s === 'controller-manager' ? true : checkHealth(this.addresses[s as GrpcService]));
     const ok = bound && (!untilServing || await waitFor(serving, START_TIMEOUT_MS)) && !exited();
     if (!ok) throw new Error(`${s} did not become healthy:\n${log.join('')}`);
   }
 
+  /** As the launcher does, a controller-manager that exits unasked (a leader that lost its Lease) is started again. */
+  private restartOnExit(proc: ChildProcess): void {
+    proc.once('exit', (code) => {
+      if (code === 2 || this.deliberate.has(proc) || this.procs.get('controller-manager') !== proc) return; // 2: flags refused
+      setTimeout(() => { if (!this.stopping && this.procs.get('controller-manager') === proc) void this.startService('controller-manager').catch(() => undefined); }, 1000);
+    });
+  }
+
   /** Reads the port a service announces, as the launcher does; the controller-manager serves none. */
   private learnPort(s: Service, output: string): boolean {
-    if (s === 'controller-manager') return output.includes('controller-manager running');
+    // A candidate waiting out a killed leader's Lease is up too: it runs the controllers once the Lease is its.
+    if (s === 'controller-manager') return output.includes('controller-manager running') || output.includes('controller-manager standing by');
     // Whole lines only: a port cut in two by a chunk boundary would be another port.
     const announced = output.split('\n').slice(0, -1).map(announcedAddress).find((a) => a !== undefined);
     if (!announced) return false;
@@ -145,12 +169,14 @@ export class Cluster {
   async kill(s: Service, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     const proc = this.procs.get(s);
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    this.deliberate.add(proc);
     await new Promise<void>((resolve) => { proc.once('exit', () => resolve()); proc.kill(signal); });
     this.procs.delete(s);
   }
 
   /** Stops every process, clients before their servers (a gRPC server that stops waits for its open calls to end). */
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.kill('controller-manager');
     await this.kill('gateway', 'SIGTERM');
     await Promise.all((['authn', 'authz', 'admission'] as const).map((s) => this.kill(s, 'SIGTERM')));

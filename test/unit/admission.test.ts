@@ -50,8 +50,8 @@ const store = () => new FakeNamespaces({
 /** What plugins are built from, over the fake store; nothing may ask the authorizer. */
 const pluginContext = () => ({
   store: store(), namespaces: new NamespaceCache(store(), { watch: false }), storage: store() as unknown as StorageClient,
-  pluginConfig: () => undefined,
-  authorize: async () => { throw new Error('no authorizer'); },
+  pluginConfig: () => undefined, tolerationSeconds: { notReady: 300, unreachable: 300 },
+  authorize: async () => { throw new Error('no authorizer'); }, gates: () => false,
 });
 
 function configMapRequest(operation: Operation, ns: string, name = 'cm'): AdmissionRequest {

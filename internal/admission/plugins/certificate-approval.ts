@@ -1,28 +1,10 @@
 // CertificateApproval: approving or denying a CertificateSigningRequest (its
 // `approval` sub-resource) needs `approve` on the `signers` resource for the
-// request's signer, as stored: a change of signerName in the same write does
-// not count.
-import { forbidden } from '../errors.js';
+// request's signer, as stored.
 import type { Authorize } from '../authz-client.js';
-import type { AdmissionPlugin, AdmissionRequest, Operation } from '../types.js';
-import { authorizedForSigner, onSigningRequests, signerNameOf } from './certificate-signers.js';
+import { SignerPermission } from './certificate-signers.js';
 
 export const CERTIFICATE_APPROVAL = 'CertificateApproval';
 
-export class CertificateApproval implements AdmissionPlugin {
-  readonly name = CERTIFICATE_APPROVAL;
-  readonly phase = 'validating' as const;
-
-  constructor(private readonly authorize: Authorize) {}
-
-  handles(operation: Operation): boolean {
-    return operation === 'UPDATE';
-  }
-
-  async admit(request: AdmissionRequest): Promise<void> {
-    if (!onSigningRequests(request, 'approval')) return;
-    const signer = signerNameOf(request.oldObject);
-    if (await authorizedForSigner(this.authorize, request.user, 'approve', signer)) return;
-    throw forbidden(request.resource, request.name, `user not permitted to approve requests with signerName ${JSON.stringify(signer)}`);
-  }
-}
+export const certificateApproval = (authorize: Authorize): SignerPermission =>
+  new SignerPermission(CERTIFICATE_APPROVAL, authorize, 'approval', 'approve');

@@ -2,10 +2,9 @@
 // certificate or the conditions) needs `sign` on the `signers` resource for the
 // request's stored signer. A status write that changes neither passes.
 import { isDeepStrictEqual } from 'node:util';
-import { forbidden } from '../errors.js';
 import type { Authorize } from '../authz-client.js';
-import type { AdmissionPlugin, AdmissionRequest, JsonObject, Operation } from '../types.js';
-import { authorizedForSigner, onSigningRequests, signerNameOf } from './certificate-signers.js';
+import type { AdmissionRequest, JsonObject } from '../types.js';
+import { SignerPermission } from './certificate-signers.js';
 
 export const CERTIFICATE_SIGNING = 'CertificateSigning';
 
@@ -19,20 +18,5 @@ function signs(request: AdmissionRequest): boolean {
   return (before.certificate || undefined) !== (after.certificate || undefined) || !isDeepStrictEqual(conditions(before), conditions(after));
 }
 
-export class CertificateSigning implements AdmissionPlugin {
-  readonly name = CERTIFICATE_SIGNING;
-  readonly phase = 'validating' as const;
-
-  constructor(private readonly authorize: Authorize) {}
-
-  handles(operation: Operation): boolean {
-    return operation === 'UPDATE';
-  }
-
-  async admit(request: AdmissionRequest): Promise<void> {
-    if (!onSigningRequests(request, 'status') || !signs(request)) return;
-    const signer = signerNameOf(request.oldObject);
-    if (await authorizedForSigner(this.authorize, request.user, 'sign', signer)) return;
-    throw forbidden(request.resource, request.name, `user not permitted to sign requests with signerName ${JSON.stringify(signer)}`);
-  }
-}
+export const certificateSigning = (authorize: Authorize): SignerPermission =>
+  new SignerPermission(CERTIFICATE_SIGNING, authorize, 'status', 'sign', signs);

@@ -5,7 +5,7 @@
 import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { GROUP_MASTERS, KUBE_APISERVER_CLIENT_SIGNER, isWellKnown } from '../../names/index.js';
-import { forbidden } from '../errors.js';
+import { forbiddenRequest } from '../errors.js';
 import type { AdmissionPlugin, AdmissionRequest, Operation } from '../types.js';
 import { onSigningRequests, signerNameOf } from './certificate-signers.js';
 
@@ -34,10 +34,10 @@ export class CertificateSubjectRestriction implements AdmissionPlugin {
     try {
       groups = organizations((request.object?.spec as { request?: unknown } | undefined)?.request);
     } catch (err) {
-      throw forbidden(request.resource, request.name, `failed to parse CSR: ${(err as Error).message}`);
+      throw forbiddenRequest(request, `failed to parse CSR: ${(err as Error).message}`);
     }
     if (groups.includes(GROUP_MASTERS)) {
-      throw forbidden(request.resource, request.name, `use of ${signer} signer with ${GROUP_MASTERS} group is not allowed`);
+      throw forbiddenRequest(request, `use of ${signer} signer with ${GROUP_MASTERS} group is not allowed`);
     }
   }
 }

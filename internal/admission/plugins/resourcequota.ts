@@ -27,6 +27,9 @@ interface Waiter {
   done: (outcome: AdmissionError | Error | null) => void;
 }
 
+/** Decides a waiting write once (later decisions are ignored). */
+type Decide = (w: Waiter, outcome: AdmissionError | Error | null) => void;
+
 const conflict = (name: string) => new AdmissionError(409, 'Conflict',
   `Operation cannot be fulfilled on resourcequotas "${name}": the object has been modified; please apply your changes to the latest version and try again`);
 
@@ -93,7 +96,11 @@ export class ResourceQuota implements AdmissionPlugin {
   }
 
   private async settle(namespace: string, batch: Waiter[]): Promise<void> {
-    const decide = (w: Waiter, outcome: AdmissionError | Error | null) => { if (w.outcome === undefined) { w.outcome = outcome; w.done(outcome); } };
+    const decide: Decide = (w, outcome) => {
+      if (w.outcome !== undefined) return;
+      w.outcome = outcome;
+      w.done(outcome);
+    };
     try {
       await this.charge(await this.store.inNamespace(namespace), batch, decide);
     } catch (err) {
@@ -102,26 +109,12 @@ export class ResourceQuota implements AdmissionPlugin {
   }
 
   /** Checks the open writes against the quotas and charges them; again against the quotas that changed meanwhile. */
-  private async charge(quotas: StoredQuota[], batch: Waiter[], decide: (w: Waiter, outcome: AdmissionError | Error | null) => void): Promise<void> {
+  private async charge(quotas: StoredQuota[], batch: Waiter[], decide: Decide): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       const open = batch.filter((w) => w.outcome === undefined);
       // Without quotas only limitedResources can refuse.
       if (open.length === 0 || (quotas.length === 0 && this.limited.length === 0)) break;
-      let running: Quota[] = quotas.map((q) => q.quota);
-      const charged = new Set<Waiter>();
-      for (const w of open) {
-        try {
-          const next = checkRequest(running, w.request, w.evaluator, this.limited, this.clock());
-          if (next.some((q, i) => !equalLists(q.used, running[i].used))) {
-            charged.add(w);
-            running = next;
-          } else {
-            decide(w, null);
-          }
-        } catch (err) {
-          decide(w, err as Error);
-        }
-      }
+      const { running, charged } = this.check(quotas.map((q) => q.quota), open, decide);
       const changed = quotas.filter((q, i) => !equalLists(q.quota.used, running[i].used));
       const landed = await Promise.all(changed.map((q) => this.store.charge(q, running[quotas.indexOf(q)].used)));
       const lost = changed.filter((_, i) => !landed[i]);
@@ -134,5 +127,26 @@ export class ResourceQuota implements AdmissionPlugin {
       quotas = (await Promise.all(lost.map((q) => this.store.reread(q.key)))).filter((q): q is StoredQuota => q !== undefined);
     }
     for (const w of batch) decide(w, null);
+  }
+
+  /** Checks each open write in turn against the running usage: a refusal or a write that charges nothing is decided now;
+   * the others wait for their charges to land. */
+  private check(quotas: Quota[], open: Waiter[], decide: Decide): { running: Quota[]; charged: Set<Waiter> } {
+    let running = quotas;
+    const charged = new Set<Waiter>();
+    for (const w of open) {
+      try {
+        const next = checkRequest(running, w.request, w.evaluator, this.limited, this.clock());
+        if (next.some((q, i) => !equalLists(q.used, running[i].used))) {
+          charged.add(w);
+          running = next;
+        } else {
+          decide(w, null);
+        }
+      } catch (err) {
+        decide(w, err as Error);
+      }
+    }
+    return { running, charged };
   }
 }

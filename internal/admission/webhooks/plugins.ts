@@ -1,13 +1,14 @@
 // The two webhook plugins. Mutating webhooks run one after the other in
 // dispatch order, each seeing the object as the previous left it, their JSON
-// patches applied; a webhook with reinvocationPolicy IfNeeded runs once more
-// when a later one changed the object. Validating webhooks run all at once on
-// the final object; the first refusal in dispatch order wins.
+// patches applied; in the chain's second pass only those reinvocation.ts marks
+// run again. Validating webhooks run all at once on the final object; the
+// first refusal in dispatch order wins.
 import { applyJsonPatch } from '../../patch/index.js';
 import { deepEqual } from '../../registry/values.js';
-import { AdmissionError, type AdmissionPlugin, type AdmissionRequest, type JsonObject, type PluginAnswer } from '../types.js';
+import { AdmissionError, type AdmissionPlugin, type AdmissionRequest, type JsonObject, type PluginAnswer, type Reinvocation } from '../types.js';
 import { forbidden, internalError } from '../errors.js';
-import { auditAnnotationsOf, dispatch, failedOpenKey, mutationKey, type DispatchDeps } from './dispatch.js';
+import { RequestReinvocation } from '../reinvocation.js';
+import { auditAnnotationsOf, dispatch, failedOpenKey, mutationKey, type Called, type DispatchDeps } from './dispatch.js';
 import type { Hook } from './hooks.js';
 
 export const MUTATING_ADMISSION_WEBHOOK = 'MutatingAdmissionWebhook';
@@ -36,6 +37,9 @@ function withGathered(err: unknown, warnings: string[], annotations: Record<stri
   return err;
 }
 
+/** A webhook's name in a request's reinvocation state (names are unique within a configuration). */
+const hookKey = (hook: Hook): string => `${hook.configuration}/${hook.name}`;
+
 function patched(hook: Hook, object: JsonObject, patch: unknown[]): JsonObject {
   try {
     return applyJsonPatch(object, patch);
@@ -55,42 +59,45 @@ export class MutatingWebhooks implements AdmissionPlugin {
     return true;
   }
 
-  async admit(original: AdmissionRequest): Promise<PluginAnswer> {
+  async admit(original: AdmissionRequest, reinvocation: Reinvocation = new RequestReinvocation()): Promise<PluginAnswer> {
     await synced(this.configurations, original);
     const hooks = this.configurations.hooks();
     const warnings: string[] = [];
     const auditAnnotations: Record<string, string> = {};
     const req = { ...original };
-    let changes = 0;
-    /** Per IfNeeded webhook called, the number of changes when it was last called. */
-    const seen = new Map<Hook, number>();
-    const run = async (round: number, hook: Hook, index: number) => {
-      const called = await dispatch(hook, req, this.deps, () => { auditAnnotations[failedOpenKey(true, round, index)] = hook.name; });
-      if (!called) return;
-      const { answer, invocation, object } = called;
+    const tracker = reinvocation.tracker(this.name);
+    const round = reinvocation.reinvoking ? 1 : 0;
+    let changed = false;
+    /** Applies what a called webhook answered; answers whether it changed the object. */
+    const take = async (hook: Hook, index: number, { answer, invocation, object }: Called): Promise<boolean> => {
       warnings.push(...answer.warnings);
       Object.assign(auditAnnotations, auditAnnotationsOf(hook, answer));
       const next = answer.patch?.length && object ? patched(hook, object, answer.patch) : undefined;
       // A patch that leaves the object as it was is no change (and calls for no reinvocation).
       const mutated = next !== undefined && !deepEqual(next, object);
-      if (mutated) {
-        req.object = invocation.convert ? await invocation.convert.back(next) : next;
-        changes++;
-      }
+      if (mutated) req.object = invocation.convert ? await invocation.convert.back(next) : next;
       auditAnnotations[mutationKey(round, index)] = JSON.stringify({ configuration: hook.configuration, webhook: hook.name, mutated });
-      if (hook.reinvocation === 'IfNeeded') seen.set(hook, changes);
+      return mutated;
+    };
+    const run = async (hook: Hook, index: number) => {
+      let failedOpen = false;
+      const called = await dispatch(hook, req, this.deps, () => {
+        failedOpen = true;
+        auditAnnotations[failedOpenKey(true, round, index)] = hook.name;
+      });
+      const mutated = called ? await take(hook, index, called) : false;
+      changed ||= mutated;
+      // A webhook skipped under Ignore counts as called; one its rules or conditions left out does not.
+      if (called || failedOpen) tracker.ran(hookKey(hook), mutated, hook.reinvocation === 'IfNeeded');
     };
     try {
-      for (const [index, hook] of hooks.entries()) await run(0, hook, index);
-      // Reinvoked once: the IfNeeded webhooks whose object a later webhook changed.
       for (const [index, hook] of hooks.entries()) {
-        const at = seen.get(hook);
-        if (at !== undefined && at < changes) await run(1, hook, index);
+        if (tracker.shouldRun(hookKey(hook))) await run(hook, index);
       }
     } catch (err) {
       throw withGathered(err, warnings, auditAnnotations);
     }
-    return { ...(changes ? { object: req.object } : {}), warnings, auditAnnotations };
+    return { ...(changed ? { object: req.object } : {}), warnings, auditAnnotations };
   }
 }
 

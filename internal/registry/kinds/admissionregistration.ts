@@ -1,4 +1,5 @@
-// The admissionregistration group (v1): webhook configurations and validating admission policies.
+// The admissionregistration group: webhook configurations and validating admission
+// policies (v1), mutating admission policies (v1alpha1, v1beta1; served behind their gate).
 import type { ApiObject } from '../../apimachinery/meta.js';
 import { ageColumn, column, nameColumn } from '../columns.js';
 import { duplicate, forbidden, invalid, oneOf, required, type Causes } from '../causes.js';
@@ -106,22 +107,22 @@ function defaultPolicy(obj: ApiObject): void {
   const spec = asObj(obj.spec);
   if (!spec) return;
   setDefault(spec, 'failurePolicy', 'Fail');
-  const constraints = asObj(spec.matchConstraints);
-  if (!constraints) return;
-  setDefault(constraints, 'matchPolicy', 'Equivalent');
-  setDefault(constraints, 'namespaceSelector', {});
-  setDefault(constraints, 'objectSelector', {});
-  defaultRules(constraints.resourceRules);
-  defaultRules(constraints.excludeResourceRules);
+  defaultMatchResources(spec.matchConstraints);
 }
 
-function validatePolicy(obj: ApiObject): Causes {
-  const spec = specOf(obj);
+function defaultMatchResources(value: unknown): void {
+  const resources = asObj(value);
+  if (!resources) return;
+  setDefault(resources, 'matchPolicy', 'Equivalent');
+  setDefault(resources, 'namespaceSelector', {});
+  setDefault(resources, 'objectSelector', {});
+  defaultRules(resources.resourceRules);
+  defaultRules(resources.excludeResourceRules);
+}
+
+/** What validating and mutating policies share: match constraints, failure policy, paramKind. */
+function policyCauses(spec: Obj): Causes {
   const causes: Causes = [];
-  if (asList(spec.validations).length === 0 && asList(spec.auditAnnotations).length === 0) {
-    causes.push(required('spec.validations', 'validations or auditAnnotations must contain at least one item'));
-  }
-  objects(spec.validations).forEach((v, i) => { if (!v.expression) causes.push(required(`spec.validations[${i}].expression`)); });
   const constraints = asObj(spec.matchConstraints);
   if (!constraints) causes.push(required('spec.matchConstraints'));
   else {
@@ -134,6 +135,16 @@ function validatePolicy(obj: ApiObject): Causes {
   return causes;
 }
 
+function validatePolicy(obj: ApiObject): Causes {
+  const spec = specOf(obj);
+  const causes: Causes = [];
+  if (asList(spec.validations).length === 0 && asList(spec.auditAnnotations).length === 0) {
+    causes.push(required('spec.validations', 'validations or auditAnnotations must contain at least one item'));
+  }
+  objects(spec.validations).forEach((v, i) => { if (!v.expression) causes.push(required(`spec.validations[${i}].expression`)); });
+  return [...causes, ...policyCauses(spec)];
+}
+
 const validatingadmissionpolicies: KindSpec = {
   categories: CATEGORIES,
   defaults: defaultPolicy,
@@ -143,6 +154,12 @@ const validatingadmissionpolicies: KindSpec = {
     column('ParamKind', 'string', 'The kind of the parameter resource.', (o) => { const p = asObj(specOf(o).paramKind); return p ? `${p.apiVersion}/${p.kind}` : '<unset>'; }),
     ageColumn],
 };
+
+function defaultBinding(obj: ApiObject): void {
+  const ref = asObj(specOf(obj).paramRef);
+  if (ref) setDefault(ref, 'parameterNotFoundAction', 'Deny');
+  defaultMatchResources(specOf(obj).matchResources);
+}
 
 const ACTIONS = ['Audit', 'Deny', 'Warn'];
 
@@ -158,28 +175,22 @@ function validatePolicyBinding(obj: ApiObject): Causes {
     seen.add(a);
   });
   if (seen.has('Deny') && seen.has('Warn')) causes.push(invalid('spec.validationActions', actions, 'must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)'));
+  return [...causes, ...paramRefCauses(spec)];
+}
+
+function paramRefCauses(spec: Obj): Causes {
   const ref = asObj(spec.paramRef);
-  if (ref) {
-    if (ref.name !== undefined && ref.selector !== undefined) causes.push(forbidden('spec.paramRef.name', 'name and selector are mutually exclusive'));
-    if (ref.name === undefined && ref.selector === undefined) causes.push(required('spec.paramRef', 'one of name or selector must be specified'));
-    causes.push(...oneOf('spec.paramRef.parameterNotFoundAction', ref.parameterNotFoundAction, ['Allow', 'Deny'], true));
-  }
+  if (!ref) return [];
+  const causes: Causes = [];
+  if (ref.name !== undefined && ref.selector !== undefined) causes.push(forbidden('spec.paramRef.name', 'name and selector are mutually exclusive'));
+  if (ref.name === undefined && ref.selector === undefined) causes.push(required('spec.paramRef', 'one of name or selector must be specified'));
+  causes.push(...oneOf('spec.paramRef.parameterNotFoundAction', ref.parameterNotFoundAction, ['Allow', 'Deny'], true));
   return causes;
 }
 
 const validatingadmissionpolicybindings: KindSpec = {
   categories: CATEGORIES,
-  defaults(obj) {
-    const ref = asObj(specOf(obj).paramRef);
-    if (ref) setDefault(ref, 'parameterNotFoundAction', 'Deny');
-    const resources = asObj(specOf(obj).matchResources);
-    if (resources) {
-      setDefault(resources, 'matchPolicy', 'Equivalent');
-      setDefault(resources, 'namespaceSelector', {});
-      setDefault(resources, 'objectSelector', {});
-      defaultRules(resources.resourceRules);
-    }
-  },
+  defaults: defaultBinding,
   validate: validatePolicyBinding,
   tableColumns: [nameColumn,
     column('PolicyName', 'string', 'The policy bound.', (o) => specOf(o).policyName ?? ''),
@@ -187,6 +198,45 @@ const validatingadmissionpolicybindings: KindSpec = {
     ageColumn],
 };
 
+const PATCH_TYPES = { ApplyConfiguration: 'applyConfiguration', JSONPatch: 'jsonPatch' } as const;
+
+function mutationCauses(m: Obj, i: number): Causes {
+  const field = `spec.mutations[${i}]`;
+  const causes = oneOf(`${field}.patchType`, m.patchType, Object.keys(PATCH_TYPES), true);
+  for (const [type, member] of Object.entries(PATCH_TYPES)) {
+    const value = asObj(m[member]);
+    if (m.patchType === type && !value?.expression) causes.push(required(`${field}.${member}.expression`));
+    if (m.patchType !== type && value) causes.push(forbidden(`${field}.${member}`, `must not be set when patchType is not ${type}`));
+  }
+  return causes;
+}
+
+function validateMutatingPolicy(obj: ApiObject): Causes {
+  const spec = specOf(obj);
+  const causes: Causes = asList(spec.mutations).length === 0 ? [required('spec.mutations', 'mutations must contain at least one item')] : [];
+  objects(spec.mutations).forEach((m, i) => causes.push(...mutationCauses(m, i)));
+  causes.push(...oneOf('spec.reinvocationPolicy', spec.reinvocationPolicy, ['Never', 'IfNeeded'], true));
+  return [...causes, ...policyCauses(spec)];
+}
+
+const mutatingadmissionpolicies: KindSpec = {
+  categories: CATEGORIES,
+  defaults: defaultPolicy,
+  validate: validateMutatingPolicy,
+  tableColumns: [nameColumn,
+    column('Mutations', 'integer', 'The number of mutations.', (o) => asList(specOf(o).mutations).length),
+    column('ParamKind', 'string', 'The kind of the parameter resource.', (o) => { const p = asObj(specOf(o).paramKind); return p ? `${p.apiVersion}/${p.kind}` : '<unset>'; }),
+    ageColumn],
+};
+
+const mutatingadmissionpolicybindings: KindSpec = {
+  categories: CATEGORIES,
+  defaults: defaultBinding,
+  validate: (obj) => [...(specOf(obj).policyName ? [] : [required('spec.policyName')]), ...paramRefCauses(specOf(obj))],
+  tableColumns: validatingadmissionpolicybindings.tableColumns,
+};
+
 export const admissionregistrationKinds: Record<string, KindSpec> = {
   mutatingwebhookconfigurations, validatingwebhookconfigurations, validatingadmissionpolicies, validatingadmissionpolicybindings,
+  mutatingadmissionpolicies, mutatingadmissionpolicybindings,
 };

@@ -44,6 +44,8 @@ const podColumns = [
   column('Readiness Gates', 'string', 'The readiness gates of the pod.', (o) => (asList(specOf(o).readinessGates).length ? String(asList(specOf(o).readinessGates).length) : '<none>'), 1),
 ];
 
+const setQosClass = (obj: ApiObject): void => { child(obj, 'status').qosClass = qosClass(specOf(obj)); };
+
 const pods: KindSpec = {
   returnDeletedObject: true,
   shortNames: ['po'], categories: ['all'],
@@ -65,9 +67,9 @@ const pods: KindSpec = {
     setDefault(spec, 'enableServiceLinks', true);
     defaultRequestsFromLimits(spec);
   },
-  create(obj) {
-    child(obj, 'status').qosClass = qosClass(specOf(obj));
-  },
+  create: setQosClass,
+  // LimitRanger may have given the containers resources: the class follows them, as upstream computes it after admission.
+  admitted: setQosClass,
   validate: (obj, old) => [...validatePodSpec('spec', obj.spec), ...(old ? validatePodSpecUpdate(obj.spec, old.spec) : [])],
   validateStatus: (obj) => oneOf('status.phase', statusOf(obj).phase, POD_PHASES),
   tableColumns: podColumns,

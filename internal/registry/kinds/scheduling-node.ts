@@ -5,6 +5,7 @@ import { dns1123Label, forbidden, invalid, labelMap, oneOf, required, type Cause
 import type { KindSpec } from '../define.js';
 import { parseQuantity } from '../quantity.js';
 import { asObj, setDefault } from '../values.js';
+import { systemClassProblem } from '../../admission/plugins/priority-classes.js';
 
 const MAX_USER_PRIORITY = 1_000_000_000;
 const SYSTEM_PREFIX = 'system-';
@@ -15,6 +16,10 @@ function validatePriorityClass(obj: ApiObject, old?: ApiObject): Causes {
   const name = obj.metadata?.name ?? '';
   if (typeof obj.value === 'number' && obj.value > MAX_USER_PRIORITY && !name.startsWith(SYSTEM_PREFIX)) {
     causes.push(forbidden('value', `maximum allowed value of a user defined priority is ${MAX_USER_PRIORITY}`));
+  }
+  const reserved = name.startsWith(SYSTEM_PREFIX) ? systemClassProblem(name, obj.value, obj.globalDefault) : undefined;
+  if (reserved) {
+    causes.push(forbidden('metadata.name', `priority class names with '${SYSTEM_PREFIX}' prefix are reserved for system use only. error: ${reserved}`));
   }
   if (old) {
     if (obj.value !== old.value) causes.push(forbidden('value', 'may not be changed in an update.'));
