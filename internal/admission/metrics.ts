@@ -1,6 +1,8 @@
 // The admission chain's histograms, named and labelled as the platform's:
 // one observation per phase of a request (step) and per plugin (controller).
-import { Histogram, type Registry } from 'prom-client';
+// Each label set's series is bound once: the chain observes once per plugin.
+import type { Registry } from 'prom-client';
+import { BoundHistogram, type BoundSeries } from '../metrics/histogram.js';
 import type { Phase } from './types.js';
 
 const BUCKETS = [0.005, 0.025, 0.1, 0.5, 1.0, 2.5];
@@ -9,27 +11,36 @@ const BUCKETS = [0.005, 0.025, 0.1, 0.5, 1.0, 2.5];
 export const stepType = (phase: Phase): string => (phase === 'mutating' ? 'admit' : 'validate');
 
 export class ChainMetrics {
-  private readonly step: Histogram;
-  private readonly controller: Histogram;
+  private readonly step: BoundHistogram<'type' | 'operation' | 'rejected'>;
+  private readonly controller: BoundHistogram<'name' | 'type' | 'operation' | 'rejected'>;
+  private readonly bound = new Map<string, BoundSeries>();
 
   constructor(registry: Registry) {
-    this.step = new Histogram({
-      name: 'apiserver_admission_step_admission_duration_seconds', registers: [registry], buckets: BUCKETS,
-      help: 'Admission sub-step latency histogram in seconds, broken out for each operation and API resource and step type (validate or admit).',
-      labelNames: ['type', 'operation', 'rejected'],
-    });
-    this.controller = new Histogram({
-      name: 'apiserver_admission_controller_admission_duration_seconds', registers: [registry], buckets: BUCKETS,
-      help: 'Admission controller latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).',
-      labelNames: ['name', 'type', 'operation', 'rejected'],
-    });
+    this.step = new BoundHistogram('apiserver_admission_step_admission_duration_seconds',
+      'Admission sub-step latency histogram in seconds, broken out for each operation and API resource and step type (validate or admit).',
+      ['type', 'operation', 'rejected'], BUCKETS, registry);
+    this.controller = new BoundHistogram('apiserver_admission_controller_admission_duration_seconds',
+      'Admission controller latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).',
+      ['name', 'type', 'operation', 'rejected'], BUCKETS, registry);
   }
 
   observeStep(phase: Phase, operation: string, rejected: boolean, seconds: number): void {
-    this.step.observe({ type: stepType(phase), operation, rejected: String(rejected) }, seconds);
+    this.series('', phase, operation, rejected).observe(seconds);
   }
 
   observePlugin(name: string, phase: Phase, operation: string, rejected: boolean, seconds: number): void {
-    this.controller.observe({ name, type: stepType(phase), operation, rejected: String(rejected) }, seconds);
+    this.series(name, phase, operation, rejected).observe(seconds);
+  }
+
+  /** The series of a plugin (`name`), or of the step when `name` is empty. */
+  private series(name: string, phase: Phase, operation: string, rejected: boolean): BoundSeries {
+    const key = `${name}\0${phase}\0${operation}\0${rejected}`;
+    let series = this.bound.get(key);
+    if (!series) {
+      const labels = { type: stepType(phase), operation, rejected: String(rejected) };
+      series = name ? this.controller.labels({ name, ...labels }) : this.step.labels(labels);
+      this.bound.set(key, series);
+    }
+    return series;
   }
 }

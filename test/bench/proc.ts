@@ -17,12 +17,31 @@ function read(pid: number, file: string): string {
   }
 }
 
-/** CPU time the process has used so far, in ms. */
-export function cpuMs(pid: number): number {
+/** Clock ticks the process has spent so far in user and in kernel mode. */
+function ticks(pid: number): { user: number; kernel: number } {
   const stat = read(pid, 'stat');
   // The command name may hold spaces: count fields after its closing parenthesis (field 3 on).
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime (14), stime (15)
+  return { user: Number(fields[11]), kernel: Number(fields[12]) }; // utime (14), stime (15)
+}
+
+/** CPU time the process has used so far, in ms. */
+export function cpuMs(pid: number): number {
+  const { user, kernel } = ticks(pid);
+  return (user + kernel) * TICK_MS;
+}
+
+export type TickSample = Map<string, { user: number; kernel: number }>;
+
+export const sampleTicks = (pids: Pids): TickSample => new Map([...pids].map(([name, pid]) => [name, ticks(pid)]));
+
+/** The share of each process's CPU since `before` spent in the kernel (system calls, the network stack). */
+export function kernelShares(before: TickSample, pids: Pids): Record<string, number> {
+  return Object.fromEntries([...sampleTicks(pids)].map(([name, { user, kernel }]) => {
+    const then = before.get(name) ?? { user, kernel };
+    const k = kernel - then.kernel;
+    return [name, k / Math.max(1, k + user - then.user)];
+  }));
 }
 
 function statusField(pid: number, field: string): number {

@@ -59,6 +59,11 @@ if (process.env.BENCH === 'watch') {
   await import('./watch.js').then((m) => m.benchWatchAlone());
   process.exit(0);
 }
+if (process.env.BENCH === 'create') {
+  // Creates alone, on a cluster of their own: a quick loop for work on the write path.
+  await import('./creates.js').then((m) => m.benchCreatesAlone());
+  process.exit(0);
+}
 const etcd = await run<EtcdFigures>(PEER);
 const api = await run<ApiFigures>(API);
 const parts: Array<[string, Row[]]> = [];

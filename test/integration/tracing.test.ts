@@ -104,10 +104,11 @@ describe('tracing: one create is one trace across every service, NATS and watch 
   async function restartWith(sampler: string, arg?: string, gatewayExports = true): Promise<void> {
     for (const s of ['controller-manager', 'gateway', 'admission', 'authz', 'authn', 'storage'] as const) await c.kill(s, 'SIGTERM');
     Object.assign(env, { OTEL_TRACES_SAMPLER: sampler, OTEL_TRACES_SAMPLER_ARG: arg ?? '' });
-    for (const s of ['storage', 'authn', 'authz', 'admission'] as const) {
-      c.addresses[s] = '127.0.0.1:0';
-      await c.startService(s);
-    }
+    for (const s of ['storage', 'authn', 'authz', 'admission'] as const) c.addresses[s] = '127.0.0.1:0';
+    // Each once the peers it is given the (announced) address of serve: storage, then authn and authz side by side, then admission.
+    await c.startService('storage');
+    await Promise.all((['authn', 'authz'] as const).map((s) => c.startService(s)));
+    await c.startService('admission');
     if (!gatewayExports) delete env.OTEL_EXPORTER_OTLP_ENDPOINT;
     await c.startService('gateway');
     env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.endpoint;

@@ -18,6 +18,8 @@ const GRPC_SERVICES = ['storage', 'authn', 'authz', 'admission'] as const;
 type GrpcService = typeof GRPC_SERVICES[number];
 type Service = GrpcService | 'gateway' | 'controller-manager';
 
+/** Bounds each service's start: generous, as several test files share a loaded machine. */
+const START_TIMEOUT_MS = 60_000;
 const entry = (s: string) => fileURLToPath(new URL(`../../cmd/${s}/main.js`, import.meta.url));
 
 export interface Response {
@@ -65,7 +67,10 @@ export class Cluster {
       this.natsUrl = this.nats.url;
       // A socket of its own for each gRPC service; the gateway binds a free port itself and says which.
       for (const s of GRPC_SERVICES) this.addresses[s] = `unix://${join(this.socketDir, `${s}.sock`)}`;
-      for (const s of GRPC_SERVICES) await this.startService(s);
+      // In the launcher's stages: storage, then the services that need only it side by side, then the gateway.
+      await this.startService('storage');
+      const peers = await Promise.allSettled((['authn', 'authz', 'admission'] as const).map((s) => this.startService(s)));
+      for (const p of peers) if (p.status === 'rejected') throw p.reason;
       await this.startService('gateway');
       if (!this.opts.withoutControllerManager) await this.startService('controller-manager');
       return this;
@@ -111,9 +116,11 @@ export class Cluster {
     proc.stderr!.on('data', (d) => log.push(String(d)));
     this.procs.set(s, proc);
     if (s === 'controller-manager') this.restartOnExit(proc);
-    const bound = await waitFor(() => this.learnPort(s, log.slice(earlier).join('')), 20_000, 50);
-    const serving = () => (s === 'gateway' ? this.ready() : s === 'controller-manager' ? true : checkHealth(this.addresses[s as GrpcService]));
-    const ok = bound && (!untilServing || await waitFor(serving, 20_000));
+    // One that exits is waited for no longer (a controller-manager is started again: its output may still say so).
+    const exited = () => s !== 'controller-manager' && (proc.exitCode !== null || proc.signalCode !== null);
+    const bound = await waitFor(() => exited() || this.learnPort(s, log.slice(earlier).join('')), START_TIMEOUT_MS, 50) && !exited();
+    const serving = async () => exited() || (s === 'gateway' ? this.ready() : s === 'controller-manager' ? true : checkHealth(this.addresses[s as GrpcService]));
+    const ok = bound && (!untilServing || await waitFor(serving, START_TIMEOUT_MS)) && !exited();
     if (!ok) throw new Error(`${s} did not become healthy:\n${log.join('')}`);
   }
 
@@ -167,9 +174,13 @@ export class Cluster {
     this.procs.delete(s);
   }
 
+  /** Stops every process, clients before their servers (a gRPC server that stops waits for its open calls to end). */
   async stop(): Promise<void> {
     this.stopping = true;
-    for (const s of ['gateway', ...GRPC_SERVICES].reverse() as Service[]) await this.kill(s, 'SIGTERM');
+    await this.kill('controller-manager');
+    await this.kill('gateway', 'SIGTERM');
+    await Promise.all((['authn', 'authz', 'admission'] as const).map((s) => this.kill(s, 'SIGTERM')));
+    await this.kill('storage', 'SIGTERM');
     for (const s of [...this.procs.keys()]) await this.kill(s);
     await this.nats?.stop();
     if (this.ownsDataDir) rmSync(this.dataDir, { recursive: true, force: true });
@@ -216,8 +227,8 @@ export class Cluster {
     });
   }
 
-  /** Opens a watch and collects its events until `until` is satisfied, the stream ends, or the timeout. */
-  watch(path: string, opts: { until?: (events: any[]) => boolean; timeoutMs?: number; headers?: Record<string, string> } = {}): Promise<{ status: number; events: any[]; ended: boolean }> {
+  /** Opens a watch and collects its events until `until` is satisfied, the stream ends, the timeout or `signal` aborts it. */
+  watch(path: string, opts: { until?: (events: any[]) => boolean; timeoutMs?: number; headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<{ status: number; events: any[]; ended: boolean }> {
     const tls = this.tls();
     return new Promise((resolve, reject) => {
       const events: any[] = [];
@@ -232,6 +243,7 @@ export class Cluster {
         resolve({ status, events, ended });
       };
       const timer = setTimeout(() => finish(false), opts.timeoutMs ?? 10_000);
+      opts.signal?.addEventListener('abort', () => finish(false), { once: true });
       const req = https.request({ host: '127.0.0.1', port: this.port, method: 'GET', path, ca: tls.ca, cert: tls.cert, key: tls.key, headers: opts.headers }, (res) => {
         status = res.statusCode ?? 0;
         res.on('data', (chunk) => {

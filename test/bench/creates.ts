@@ -1,0 +1,48 @@
+// Creates alone, on a cluster of their own: a quick loop for work on the write path.
+// BENCH_ROUNDS rounds of 32 clients creating ConfigMaps, each printed with the CPU ms
+// per create of every server process and the share of it spent in the kernel.
+// BENCH_CPU_PROF=<dir> profiles every service; BENCH_NODE_ARGS adds Node options
+// (e.g. --perf-basic-prof for `perf record`); BENCH_LOGS=<dir> keeps their output.
+import type https from 'node:https';
+import { writeFileSync } from 'node:fs';
+import { Cluster } from '../lib/cluster.js';
+import { adminTls, expectStatus, keepAlive, send } from './https.js';
+import { measure, type Measured } from './load.js';
+import { kernelShares, sampleTicks, waitQuiet } from './proc.js';
+import { createBody } from './objects.js';
+
+const NAMESPACE = 'bench';
+const CLIENTS = 32;
+const ROUND_MS = 5_000;
+const WARM_UP = 300;
+
+const line = (label: string, m: Measured): string =>
+  `${label}: ${m.opsPerSec.toFixed(0)}/s, p50 ${m.p50Ms.toFixed(1)} ms, p99 ${m.p99Ms.toFixed(1)} ms, CPU ${m.cpuMsPerOp.toFixed(3)} ms/create (`
+  + Object.entries(m.cpuMsPerOpByProcess).map(([p, ms]) => `${p} ${ms.toFixed(3)}`).join(', ') + `; client ${m.clientCpuMsPerOp.toFixed(3)})`;
+
+export async function benchCreatesAlone(): Promise<void> {
+  const profDir = process.env.BENCH_CPU_PROF;
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+  const nodeArgs = [...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [])];
+  const cluster = new Cluster({ nodeArgs });
+  try {
+    await cluster.start();
+    const pids = cluster.pids();
+    expectStatus(201, 'create namespace')((await cluster.request('POST', '/api/v1/namespaces', { body: { metadata: { name: NAMESPACE } } })).status);
+    const agent: https.Agent = keepAlive(adminTls(cluster.dataDir), CLIENTS);
+    const create = (prefix: string) => async (i: number) =>
+      expectStatus(201, 'create')(await send(agent, cluster.port, 'POST', `/api/v1/namespaces/${NAMESPACE}/configmaps`, createBody(`${prefix}-${i}`)));
+    await measure(pids, 8, ROUND_MS, create('warm'), WARM_UP);
+    await waitQuiet(pids, 100, 10_000);
+    for (let r = 0; r < rounds; r++) {
+      const before = sampleTicks(pids);
+      console.log(line(`round ${r + 1}`, await measure(pids, CLIENTS, ROUND_MS, create(`r${r}`))));
+      console.log(`  kernel share: ${Object.entries(kernelShares(before, pids)).map(([p, share]) => `${p} ${Math.round(share * 100)}%`).join(', ')}`);
+    }
+    agent.destroy();
+    const logDir = process.env.BENCH_LOGS;
+    if (logDir) for (const [s, log] of cluster.logs) writeFileSync(`${logDir}/${s}.log`, log.join(''));
+  } finally {
+    await cluster.stop();
+  }
+}
