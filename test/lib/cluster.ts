@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { checkHealth } from '../../internal/rpc/index.js';
 import { pkiPaths } from '../../internal/pki/index.js';
 import { announcedAddress, portOf } from '../../internal/launcher/announce.js';
-import { SERVICE_NODE_ARGS } from '../../internal/config/services.js';
+import { serviceNodeArgs } from '../../internal/config/services.js';
 import { startNats, type RunningNats } from './nats.js';
 
 const GRPC_SERVICES = ['storage', 'authn', 'authz', 'admission'] as const;
@@ -108,7 +108,7 @@ export class Cluster {
   /** Starts one service; waits for it to serve (the gateway: ready) unless `untilServing` is false. */
   async startService(s: Service, untilServing = true): Promise<void> {
     if (s === 'authn' || s === 'gateway') await import('../../internal/pki/index.js').then((m) => m.ensurePki(this.dataDir));
-    const proc = spawn(process.execPath, [...SERVICE_NODE_ARGS, ...(this.opts.nodeArgs ?? []), entry(s), ...this.args(s)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.opts.env } });
+    const proc = spawn(process.execPath, [...serviceNodeArgs(s), ...(this.opts.nodeArgs ?? []), entry(s), ...this.args(s)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.opts.env } });
     const log: string[] = this.logs.get(s) ?? [];
     this.logs.set(s, log);
     const earlier = log.length; // a restarted service announces itself anew
