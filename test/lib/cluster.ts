@@ -94,13 +94,13 @@ export class Cluster {
     return [...common[s], ...(this.opts.flags?.[s] ?? [])];
   }
 
-  /** Unless a test sets its own: a short Lease (a restarted controller-manager waits less for the killed one's),
-   * and no root-CA ConfigMap in every namespace (tests count the ConfigMaps they make). */
+  /** Unless a test sets its own: no leader election (one controller-manager; renewing a Lease would move the
+   * store's revision on its own and a restarted one would wait out the killed one's Lease), and no root-CA
+   * ConfigMap in every namespace (tests count the ConfigMaps they make). */
   private controllerDefaults(): string[] {
     const own = this.opts.flags?.['controller-manager'] ?? [];
-    const lease = ['--leader-elect-lease-duration=4s', '--leader-elect-renew-deadline=3s', '--leader-elect-retry-period=500ms'];
     return [
-      ...(own.some((f) => f.startsWith('--leader-elect')) ? [] : lease),
+      ...(own.some((f) => f.startsWith('--leader-elect')) ? [] : ['--leader-elect=false']),
       ...(own.some((f) => f.startsWith('--controllers')) ? [] : ['--controllers=*,-root-ca-cert-publisher']),
     ];
   }
