@@ -153,8 +153,14 @@ export const SERVICE_FLAGS = {
 export type ServiceName = keyof typeof SERVICE_FLAGS;
 
 /**
- * Node options of every service process. V8 lets the young generation of a busy
+ * Node options of each service process. V8 lets the young generation of a busy
  * process grow to 128 MB and keeps it; capped at 4 MB semi-spaces, the services grow
- * about half as much per 100k objects written, at the same CPU time.
+ * about half as much per 100k objects written, at the same CPU time. The gateway is
+ * the exception: 32 concurrent creates keep each request's objects alive across its
+ * calls to admission and storage, so with 4 MB they outlive two scavenges, are
+ * promoted and are found again by full collections (14-15% of its CPU under creates);
+ * 16 MB semi-spaces bring that to about 5% for some 35-70 MB more resident memory.
  */
-export const SERVICE_NODE_ARGS = ['--max-semi-space-size=4'];
+export function serviceNodeArgs(service: ServiceName): string[] {
+  return [`--max-semi-space-size=${service === 'gateway' ? 16 : 4}`];
+}

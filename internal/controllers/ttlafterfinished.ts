@@ -6,6 +6,7 @@
 import type { ApiObject } from '../apimachinery/meta.js';
 import type { ApiClient } from '../client/index.js';
 import { Informer } from '../client/informer.js';
+import { resourceServed } from './served.js';
 import { WorkQueue } from './workqueue.js';
 
 const JOBS = '/apis/batch/v1/jobs';
@@ -41,6 +42,7 @@ const slim = (job: ApiObject): ApiObject => ({
 export class TtlAfterFinishedController {
   private readonly informer: Informer;
   private readonly queue: WorkQueue;
+  private stopped = false;
 
   constructor(private readonly client: ApiClient, private readonly clock: () => number = Date.now, workers = 5) {
     this.queue = new WorkQueue('ttl-after-finished', (key) => this.process(key), { workers });
@@ -50,11 +52,17 @@ export class TtlAfterFinishedController {
     }, { transform: slim });
   }
 
-  start(): Promise<void> {
-    return this.informer.start();
+  /** With batch/v1 not served (--runtime-config) it stays idle. */
+  async start(): Promise<void> {
+    if (!(await resourceServed(this.client, '/apis/batch/v1', 'jobs', () => this.stopped))) {
+      console.log('ttl-after-finished: batch/v1 jobs are not served; not started');
+      return;
+    }
+    await this.informer.start();
   }
 
   stop(): void {
+    this.stopped = true;
     this.informer.stop();
     this.queue.stop();
   }

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FlagError, flagArgs, parseDuration, recordFlag, splitArgs, type FlagSet } from '../config/flags.js';
-import { SERVICE_FLAGS, SERVICE_NODE_ARGS, type ServiceName } from '../config/services.js';
+import { SERVICE_FLAGS, serviceNodeArgs, type ServiceName } from '../config/services.js';
 import { checkHealth } from '../rpc/index.js';
 import { ensurePki, adminKubeconfigPath, type PkiPaths } from '../pki/index.js';
 import { Child } from './child.js';
@@ -160,7 +160,7 @@ export async function launch(argv: string[]): Promise<Launched> {
   };
   const serviceChild = (s: ServiceName, healthy: (address: string | undefined, child: Child) => Promise<boolean>, optional = false): Child => {
     const child: Child = new Child({
-      name: s, command: process.execPath, args: (address) => [...SERVICE_NODE_ARGS, entryPoint(s), ...serviceArgs(s, perService, byName, address)],
+      name: s, command: process.execPath, args: (address) => [...serviceNodeArgs(s), entryPoint(s), ...serviceArgs(s, perService, byName, address)],
       healthy: (address) => healthy(address, child), announces: s !== 'controller-manager', optional,
     });
     return child;

@@ -1,6 +1,7 @@
 // Creates alone, on a cluster of their own: a quick loop for work on the write path.
 // BENCH_ROUNDS rounds of 32 clients creating ConfigMaps, each printed with the CPU ms
-// per create of every server process and the share of it spent in the kernel.
+// per create of every server process and the share of it spent in the kernel, then
+// the processes' resident memory.
 // BENCH_CPU_PROF=<dir> profiles every service; BENCH_NODE_ARGS adds Node options
 // (e.g. --perf-basic-prof for `perf record`); BENCH_LOGS=<dir> keeps their output.
 import type https from 'node:https';
@@ -8,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { Cluster } from '../lib/cluster.js';
 import { adminTls, expectStatus, keepAlive, send } from './https.js';
 import { measure, type Measured } from './load.js';
-import { kernelShares, sampleTicks, waitQuiet } from './proc.js';
+import { kernelShares, rssKb, sampleTicks, waitQuiet } from './proc.js';
 import { createBody } from './objects.js';
 
 const NAMESPACE = 'bench';
@@ -40,6 +41,7 @@ export async function benchCreatesAlone(): Promise<void> {
       console.log(`  kernel share: ${Object.entries(kernelShares(before, pids)).map(([p, share]) => `${p} ${Math.round(share * 100)}%`).join(', ')}`);
     }
     agent.destroy();
+    console.log(`resident memory after the rounds: ${[...pids].map(([p, pid]) => `${p} ${Math.round(rssKb(pid) / 1024)} MiB`).join(', ')}`);
     const logDir = process.env.BENCH_LOGS;
     if (logDir) for (const [s, log] of cluster.logs) writeFileSync(`${logDir}/${s}.log`, log.join(''));
   } finally {

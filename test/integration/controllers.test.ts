@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Cluster, waitFor } from '../lib/cluster.js';
-import { SERVICE_NODE_ARGS } from '../../internal/config/services.js';
+import { serviceNodeArgs } from '../../internal/config/services.js';
 import { pkiPaths } from '../../internal/pki/index.js';
 
 const LEASE_FLAGS = ['--leader-elect-lease-duration=6s', '--leader-elect-renew-deadline=4s', '--leader-elect-retry-period=1s', '--controllers=*,root-ca-cert-publisher'];
@@ -183,7 +183,7 @@ describe('controllers: service accounts, root CA, tokens, TTL after finished, le
 
     it('a second controller-manager stands by; the leader killed, it takes over within the lease duration and acts', async () => {
       const entry = fileURLToPath(new URL('../../cmd/controller-manager/main.js', import.meta.url));
-      standby = spawn(process.execPath, [...SERVICE_NODE_ARGS, entry, `--server=https://127.0.0.1:${c.port}`, `--data-dir=${c.dataDir}`, ...LEASE_FLAGS], { stdio: ['ignore', 'pipe', 'pipe'] });
+      standby = spawn(process.execPath, [...serviceNodeArgs('controller-manager'), entry, `--server=https://127.0.0.1:${c.port}`, `--data-dir=${c.dataDir}`, ...LEASE_FLAGS], { stdio: ['ignore', 'pipe', 'pipe'] });
       standby.stdout!.on('data', (d) => { standbyLog += String(d); });
       standby.stderr!.on('data', (d) => { standbyLog += String(d); });
       expect(await waitFor(() => standbyLog.includes('standing by'), 15_000), standbyLog).to.equal(true);

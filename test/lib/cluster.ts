@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { checkHealth } from '../../internal/rpc/index.js';
 import { pkiPaths } from '../../internal/pki/index.js';
 import { announcedAddress, portOf } from '../../internal/launcher/announce.js';
-import { SERVICE_NODE_ARGS } from '../../internal/config/services.js';
+import { serviceNodeArgs } from '../../internal/config/services.js';
 import { startNats, type RunningNats } from './nats.js';
 
 const GRPC_SERVICES = ['storage', 'authn', 'authz', 'admission'] as const;
@@ -94,13 +94,13 @@ export class Cluster {
     return [...common[s], ...(this.opts.flags?.[s] ?? [])];
   }
 
-  /** Unless a test sets its own: a short Lease (a restarted controller-manager waits less for the killed one's),
-   * and no root-CA ConfigMap in every namespace (tests count the ConfigMaps they make). */
+  /** Unless a test sets its own: no leader election (one controller-manager; renewing a Lease would move the
+   * store's revision on its own and a restarted one would wait out the killed one's Lease), and no root-CA
+   * ConfigMap in every namespace (tests count the ConfigMaps they make). */
   private controllerDefaults(): string[] {
     const own = this.opts.flags?.['controller-manager'] ?? [];
-    const lease = ['--leader-elect-lease-duration=4s', '--leader-elect-renew-deadline=3s', '--leader-elect-retry-period=500ms'];
     return [
-      ...(own.some((f) => f.startsWith('--leader-elect')) ? [] : lease),
+      ...(own.some((f) => f.startsWith('--leader-elect')) ? [] : ['--leader-elect=false']),
       ...(own.some((f) => f.startsWith('--controllers')) ? [] : ['--controllers=*,-root-ca-cert-publisher']),
     ];
   }
@@ -108,7 +108,7 @@ export class Cluster {
   /** Starts one service; waits for it to serve (the gateway: ready) unless `untilServing` is false. */
   async startService(s: Service, untilServing = true): Promise<void> {
     if (s === 'authn' || s === 'gateway') await import('../../internal/pki/index.js').then((m) => m.ensurePki(this.dataDir));
-    const proc = spawn(process.execPath, [...SERVICE_NODE_ARGS, ...(this.opts.nodeArgs ?? []), entry(s), ...this.args(s)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.opts.env } });
+    const proc = spawn(process.execPath, [...serviceNodeArgs(s), ...(this.opts.nodeArgs ?? []), entry(s), ...this.args(s)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.opts.env } });
     const log: string[] = this.logs.get(s) ?? [];
     this.logs.set(s, log);
     const earlier = log.length; // a restarted service announces itself anew

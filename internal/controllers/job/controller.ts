@@ -12,6 +12,7 @@ import { selectorMatches } from '../../registry/values.js';
 import { referenceTo, type EventRecorder } from '../events.js';
 import { ControllerRefManager, controllerRefOf } from '../refmanager.js';
 import { WorkQueue } from '../workqueue.js';
+import { resourceServed } from '../served.js';
 import { isFinished, managedElsewhere } from './conditions.js';
 import { PodExpectations } from './expectations.js';
 import { hasTrackingFinalizer } from './pods.js';
@@ -85,7 +86,7 @@ export class JobController {
 
   /** Starts once both informers have listed; with batch/v1 not served (--runtime-config) it stays idle, as upstream. */
   async start(): Promise<void> {
-    if (!(await this.jobsServed())) {
+    if (!(await resourceServed(this.client, '/apis/batch/v1', 'jobs', () => this.stopped))) {
       console.log('job controller: batch/v1 jobs are not served; not started');
       return;
     }
@@ -99,15 +100,6 @@ export class JobController {
     for (const key of this.jobs.store.keys()) this.queue.add(key);
     for (const [key, p] of this.pods.store) if (hasTrackingFinalizer(p as Pod)) this.orphans.add(key);
     void this.releaseOrphans();
-  }
-
-  private async jobsServed(): Promise<boolean> {
-    for (;;) {
-      const res = await this.client.request('GET', '/apis/batch/v1').catch(() => ({ status: 0, body: undefined }));
-      if (res.status === 200) return (res.body?.resources ?? []).some((r: { name?: string }) => r.name === 'jobs');
-      if (res.status === 404 || this.stopped) return false;
-      await new Promise((r) => setTimeout(r, RETRY_MS));
-    }
   }
 
   stop(): void {
