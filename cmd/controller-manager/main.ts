@@ -48,6 +48,8 @@ const clientFor = (name: string) => {
   const own = ownClientFor(name);
   if (!flags.bool('use-service-account-credentials')) return own;
   const token = new ServiceAccountToken(client, NAMESPACE_SYSTEM, name);
+  // Asked for while the controller's informers list, so its first write does not wait for it (a failure is asked again then).
+  token.token().catch(() => undefined);
   return new ApiClient({ server, ca: credentials.ca, token, informers: own, userAgent: `${CONTROLLER_MANAGER_NAME}/${name}` });
 };
 const resources = discovered(client);
