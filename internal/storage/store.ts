@@ -117,6 +117,8 @@ export class Store {
   private readonly commitListeners = new Set<(batch: CommittedEvent[]) => void>();
   private readonly windowMs: number;
   private readonly markIntervalMs: number;
+  /** The newest commit, marked or not: a write too close to the last mark must still age out of the window. */
+  private lastCommit?: Mark;
   private readonly compactionTimer?: NodeJS.Timeout;
   private closing?: Promise<void>;
 
@@ -338,7 +340,7 @@ export class Store {
   }
 
   private async commit(writes: QueuedWrite[]): Promise<void> {
-    const { ops, applied, refused, revision, mark } = this.plan(writes);
+    const { ops, applied, refused, revision, mark, time } = this.plan(writes);
     if (applied.length > 0) {
       try {
         await withSpan('storage commit', () => ({ 'storage.writes': applied.length, 'storage.revision': revision }), (span) => {
@@ -354,6 +356,7 @@ export class Store {
         return;
       }
       if (mark) this.marks.push(mark);
+      this.lastCommit = { time, revision };
       const superseded = this.view;
       this.view = new ReadView(this.db.snapshot(), revision);
       superseded.supersede();
@@ -401,7 +404,7 @@ export class Store {
     const due = this.windowMs > 0 && applied.length > 0 && (!last || now - last.time >= this.markIntervalMs);
     const mark = due ? { time: now, revision } : undefined;
     if (mark) ops.push({ type: 'put', key: markKey(mark.time), value: uint64(revision) });
-    return { ops, applied, refused, revision, mark };
+    return { ops, applied, refused, revision, mark, time: now };
   }
 
   /** A key's committed value: only the writer changes current values, so the newest state is the view's. */
@@ -473,7 +476,8 @@ export class Store {
       if (mark.time > cutoff) break;
       revision = mark.revision;
     }
-    return revision;
+    const last = this.lastCommit;
+    return last && last.time <= cutoff ? Math.max(revision, last.revision) : revision;
   }
 
   private async dropHistory(target: number): Promise<void> {

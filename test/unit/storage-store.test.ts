@@ -209,6 +209,16 @@ describe('storage store', () => {
     expect((await store.get('core/a/ns/x', 2)).kv.value.toString()).to.equal('2');
   });
 
+  it('ages out a write committed too soon after the last mark, with no later write', async () => {
+    await store.close();
+    store = await open({ historyWindowMs: 300 });
+    await store.create('core/a/ns/x', v('1'), 'x');
+    await store.update('core/a/ns/x', v('2')); // within the mark granularity of the create
+    await sleep(400);
+    expect(await store.compact()).to.equal(2);
+    await rpcError(store.get('core/a/ns/x', 1), grpc.status.OUT_OF_RANGE);
+  });
+
   it('keeps data and continues revisions after a restart', async () => {
     await store.create('core/services/ns/s', v('1'), 'us');
     await store.update('core/services/ns/s', v('2'));
