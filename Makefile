@@ -21,7 +21,7 @@ STAMP := node_modules/.stamp-$(NODE_VERSION)
 PROTOS := $(shell find proto -name '*.proto')
 GEN := internal/rpc/gen/.stamp
 
-.PHONY: all deps nats build run test fuzz bench clean
+.PHONY: all deps nats etcd build run test fuzz bench clean
 all: build
 
 deps: $(STAMP) nats
@@ -47,6 +47,13 @@ nats:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nats-server) >/dev/null \
 	  || { echo "could not install nats-server: run 'apt-get install nats-server' as root"; exit 1; }; }
 
+# Debian's etcd-server: the tests and benchmarks of the etcd storage backend start their own members.
+etcd:
+	@command -v etcd >/dev/null 2>&1 || { \
+	  echo "installing etcd-server"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server) >/dev/null \
+	  || { echo "could not install etcd-server: run 'apt-get install etcd-server' as root"; exit 1; }; }
+
 $(GEN): $(PROTOS) $(STAMP)
 	$(NODE) scripts/gen-proto-types.mjs
 	@touch $@
@@ -58,7 +65,7 @@ build: deps $(GEN)
 run: build
 	$(NODE) dist/cmd/svc-apiserver/main.js $(ARGS)
 
-test: build
+test: build etcd
 	$(NODE) dist/test/run.js $(TESTS)
 
 FUZZ_COUNT ?= 25000
@@ -66,7 +73,7 @@ FUZZ_SEED ?= random
 fuzz: build
 	FUZZ_COUNT=$(FUZZ_COUNT) FUZZ_SEED=$(FUZZ_SEED) $(NODE) dist/test/run.js integration/fuzz.test
 
-bench: build
+bench: build etcd
 	$(NODE) dist/test/bench/run.js
 
 clean:

@@ -29,7 +29,9 @@ if (backend === 'etcd3') {
   const etcd = await EtcdStore.open({
     servers: flags.list('etcd-servers').join(','), prefix: flags.string('etcd-prefix'), log,
     caFile: flags.string('etcd-cafile') || undefined, certFile: flags.string('etcd-certfile') || undefined, keyFile: flags.string('etcd-keyfile') || undefined,
-    compactionIntervalMs: compactionGiven ? flags.duration('etcd-compaction-interval') : undefined,
+    // The history window is what an interval of compaction gives on etcd (history lives one to two intervals).
+    compactionIntervalMs: compactionGiven ? flags.duration('etcd-compaction-interval')
+      : flags.given.has('history-window') ? flags.duration('history-window') : undefined,
   }).catch((err: Error) => fail(`cannot reach etcd at ${flags.list('etcd-servers').join(',')}: ${err.message}`));
   store = etcd;
   startRevision = (await etcd.currentRevision()).revision;

@@ -14,7 +14,7 @@ export const DEFAULT_PORTS = { storage: 7001, authn: 7002, authz: 7003, admissio
 
 export const storageFlags: FlagSet = {
   ...listen(DEFAULT_PORTS.storage), ...natsUrl, ...dataDir,
-  'history-window': { type: 'duration', default: '5m', help: 'how long history is kept for watches, older reads and continue tokens (leveldb)' },
+  'history-window': { type: 'duration', default: '5m', help: 'how long history is kept for watches, older reads and continue tokens (etcd3: the compaction interval, unless --etcd-compaction-interval is given)' },
   'storage-backend': { type: 'string', default: 'leveldb', help: 'where objects are kept: leveldb (embedded, under --data-dir) or etcd3 (--etcd-servers)' },
   'etcd-servers': { type: 'list', default: '', help: 'etcd servers (etcd3): http(s)://host:port,...' },
   'etcd-prefix': { type: 'string', default: '/registry', help: 'prefix of every key in etcd (etcd3)' },
