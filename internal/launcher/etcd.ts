@@ -47,7 +47,7 @@ export function etcdChildren(binary: string, dataDir: string, members: EtcdMembe
       `--listen-client-urls=${client}`, `--advertise-client-urls=${client}`,
       `--listen-peer-urls=${peer}`, `--initial-advertise-peer-urls=${peer}`,
       `--initial-cluster=${initialCluster}`, '--initial-cluster-state=new', `--initial-cluster-token=${CLUSTER_TOKEN}`,
-      '--logger=zap', '--log-level=warn',
+      '--logger=zap', '--log-level=error',
     ];
     return new Child({ name: m.name, command: binary, args: () => args, healthy: () => etcdHealthy(m.clientPort), address: `127.0.0.1:${m.clientPort}` });
   });
