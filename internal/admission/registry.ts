@@ -31,7 +31,7 @@ import { PRIORITY, Priority, PriorityClassGuard, priorityClassCache } from './pl
 import { DEFAULT_TOLERATION_SECONDS, DefaultTolerationSeconds, type TolerationSeconds } from './plugins/defaulttolerationseconds.js';
 import { RUNTIME_CLASS, RuntimeClassDefaults, RuntimeClassOverhead, runtimeClassCache } from './plugins/runtimeclass.js';
 import type { FeatureGates } from '../config/features.js';
-import { PolicyMetrics } from './policies/metrics.js';
+import { MutatingPolicyMetrics, PolicyMetrics } from './policies/metrics.js';
 import { VALIDATING_ADMISSION_POLICY, ValidatingAdmissionPolicyPlugin } from './policies/validating.js';
 import { inertMutatingAdmissionPolicy, MUTATING_ADMISSION_POLICY, MutatingAdmissionPolicyPlugin } from './policies/mutating.js';
 
@@ -102,7 +102,7 @@ export const ADMISSION_PLUGINS: Registration[] = [
     // Enabled, but inert unless its feature gate is on.
     name: MUTATING_ADMISSION_POLICY, enabledByDefault: true,
     create: (ctx) => (ctx.gates('MutatingAdmissionPolicy')
-      ? new MutatingAdmissionPolicyPlugin(ctx.storage, ctx.namespaces, ctx.authorize) : inertMutatingAdmissionPolicy),
+      ? new MutatingAdmissionPolicyPlugin(ctx.storage, ctx.namespaces, ctx.authorize, ctx.metrics && new MutatingPolicyMetrics(ctx.metrics)) : inertMutatingAdmissionPolicy),
   },
   { name: MUTATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: mutatingWebhooks },
   {

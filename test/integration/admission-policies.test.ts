@@ -312,6 +312,13 @@ describe('admission policies: ValidatingAdmissionPolicy and its bindings', funct
       const admitted = await tryCreate(cm('m-err', 'm-broken-ignore', { a: '1' }));
       expect(admitted.status).to.equal(201);
       expect(admitted.body.data).to.deep.equal({ a: '1' });
+      const metrics = (await c.request('GET', '/metrics')).text;
+      const checks = (policy: string, errorType: string) => sampleSum(metrics, 'apiserver_mutating_admission_policy_check_total',
+        { policy, policy_binding: policy, error_type: errorType });
+      expect(checks('m-broken-fail', 'invalid_error')).to.be.at.least(1);
+      expect(checks('m-broken-ignore', 'invalid_error')).to.be.at.least(1);
+      expect(checks('b-stamp', 'no_error')).to.be.at.least(1);
+      expect(checks('b-stamp', 'invalid_error')).to.equal(0);
     });
 
     describe('with a mutating webhook after the policies', () => {
