@@ -4,6 +4,7 @@ import { parseArgsOrExit } from '../../internal/config/flags.js';
 import { storageFlags } from '../../internal/config/services.js';
 import { api, runServer } from '../../internal/rpc/index.js';
 import type { StorageBackend } from '../../internal/storage/backend.js';
+import { runReplica } from '../../internal/storage/etcd/replica.js';
 import { EtcdStore } from '../../internal/storage/etcd/store.js';
 import { EventPublisher } from '../../internal/storage/publisher.js';
 import { storageHandlers } from '../../internal/storage/service.js';
@@ -20,7 +21,7 @@ const fail = (message: string): never => {
   process.exit(2);
 };
 
-/** The backend the flags name, and the revision its change stream starts after. */
+/** The backend the flags name, and the revision its change stream starts after (on LevelDB). */
 async function openBackend(): Promise<{ store: StorageBackend; start: number }> {
   const backend = flags.string('storage-backend');
   const compactionGiven = flags.given.has('etcd-compaction-interval');
@@ -48,9 +49,10 @@ store.onCommit((batch) => publisher.publish(batch));
 store.onProgress((revision, gap) => publisher.progress(revision, gap));
 // Writes before the first NATS connection would be left out of the chain; give NATS a moment.
 if (!(await publisher.connected(NATS_STARTUP_WAIT_MS))) log(`storage: NATS at ${flags.string('nats-url')} not reachable yet; serving anyway`);
-if (store instanceof EtcdStore) store.startPublishing(start);
+// On etcd, any number of storage processes serve; the elected one publishes.
+const replica = store instanceof EtcdStore ? await runReplica(store, publisher, log) : undefined;
 
-// Closing the store first ends watch streams at once, so the server can stop.
+// Closing the store first ends watch streams at once, so the server can stop; a publishing replica hands over first.
 await runServer('storage', flags.string('listen'), [
   { name: 'svc.storage.v1.Storage', definition: api.svc.storage.v1.Storage.service, handlers: storageHandlers(store) },
-], { beforeStop: () => store.close(), afterStop: () => publisher.close() });
+], { beforeStop: async () => { await replica?.stop(); await store.close(); }, afterStop: () => publisher.close() });

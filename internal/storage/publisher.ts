@@ -4,7 +4,7 @@
 // left out of the chain, so subscribers see the gap.
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { SpanKind, injectContext, withSpanSync } from '../tracing/index.js';
-import { PREV_REVISION_HEADER, PROGRESS_SUBJECT, REVISION_HEADER, eventSubject } from './events.js';
+import { PREV_REVISION_HEADER, PROGRESS_SUBJECT, REVISION_HEADER, eventSubject, subscriptionSubject } from './events.js';
 import type { CommittedEvent } from './backend.js';
 
 const DRAIN_TIMEOUT_MS = 2000;
@@ -27,6 +27,25 @@ export class EventPublisher {
     await Promise.race([this.connecting, timeout]);
     clearTimeout(timer);
     return this.nc !== undefined;
+  }
+
+  /** Starts the chain after a revision (a replica taking over publishing): the next message names it as predecessor. */
+  resume(prevRevision: number): void {
+    this.prevRevision = prevRevision;
+  }
+
+  /** Calls listener with the revision of every message on the stream, this process's or another publisher's, from
+   * the time the subscription is made (resolves then, or once NATS is found unreachable). */
+  async follow(listener: (revision: number) => void): Promise<void> {
+    await this.connecting;
+    if (!this.nc || this.closed) return;
+    this.nc.subscribe(subscriptionSubject(''), {
+      callback: (err, msg) => {
+        const revision = Number(msg?.headers?.get(REVISION_HEADER));
+        if (!err && Number.isFinite(revision)) listener(revision);
+      },
+    });
+    await this.nc.flush();
   }
 
   /** Publishes one commit's events; failures are logged once per commit. */

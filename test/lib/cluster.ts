@@ -17,7 +17,9 @@ import { startEtcd, type RunningEtcd } from './etcd.js';
 
 const GRPC_SERVICES = ['storage', 'authn', 'authz', 'admission'] as const;
 type GrpcService = typeof GRPC_SERVICES[number];
-type Service = GrpcService | 'gateway' | 'controller-manager';
+/** Storage processes after the first (etcd3 only): `storage-2`, ... */
+type StorageReplica = `storage-${number}`;
+type Service = GrpcService | StorageReplica | 'gateway' | 'controller-manager';
 
 /** Bounds each service's start: generous, as several test files share a loaded machine. */
 const START_TIMEOUT_MS = 60_000;
@@ -41,6 +43,9 @@ export interface ClusterOptions {
   nodeArgs?: string[];
   /** Where storage keeps objects: leveldb (default, or TEST_STORAGE_BACKEND) or etcd3, a one-member etcd of the cluster's own. */
   storageBackend?: 'leveldb' | 'etcd3';
+  /** How many storage processes serve the etcd (etcd3): `storage`, then `storage-2`, ... The first starts alone, so it
+   * publishes; the other services are given the last one's address. */
+  storageReplicas?: number;
 }
 
 export class Cluster {
@@ -49,7 +54,7 @@ export class Cluster {
   /** Processes stopped on purpose (by kill or stop), which are not restarted. */
   private readonly deliberate = new WeakSet<ChildProcess>();
   private stopping = false;
-  addresses = {} as Record<GrpcService, string>;
+  addresses = {} as Record<GrpcService, string> & Partial<Record<StorageReplica, string>>;
   port = 0;
   natsUrl = '';
   private nats?: RunningNats;
@@ -77,6 +82,11 @@ export class Cluster {
       for (const s of GRPC_SERVICES) this.addresses[s] = `unix://${join(this.socketDir, `${s}.sock`)}`;
       // In the launcher's stages: storage, then the services that need only it side by side, then the gateway.
       await this.startService('storage');
+      for (let i = 2; i <= (this.opts.storageReplicas ?? 1); i++) {
+        const replica: StorageReplica = `storage-${i}`;
+        this.addresses[replica] = `unix://${join(this.socketDir, `${replica}.sock`)}`;
+        await this.startService(replica);
+      }
       const peers = await Promise.allSettled((['authn', 'authz', 'admission'] as const).map((s) => this.startService(s)));
       for (const p of peers) if (p.status === 'rejected') throw p.reason;
       await this.startService('gateway');
@@ -88,10 +98,19 @@ export class Cluster {
     }
   }
 
+  /** The storage address the other services are given. */
+  get storageAddress(): string {
+    const n = this.opts.storageReplicas ?? 1;
+    return n > 1 ? this.addresses[`storage-${n}`]! : this.addresses.storage;
+  }
+
   private args(s: Service): string[] {
-    const a = this.addresses;
-    const common: Record<Service, string[]> = {
-      storage: [`--listen=${a.storage}`, `--nats-url=${this.natsUrl}`, `--data-dir=${this.dataDir}`, ...this.storageBackendArgs()],
+    const a = { ...this.addresses, storage: this.storageAddress };
+    if (s.startsWith('storage-')) {
+      return [`--listen=${this.addresses[s as StorageReplica]}`, `--nats-url=${this.natsUrl}`, `--data-dir=${this.dataDir}`, ...this.storageBackendArgs(), ...(this.opts.flags?.storage ?? [])];
+    }
+    const common: Record<Exclude<Service, StorageReplica>, string[]> = {
+      storage: [`--listen=${this.addresses.storage}`, `--nats-url=${this.natsUrl}`, `--data-dir=${this.dataDir}`, ...this.storageBackendArgs()],
       authn: [`--listen=${a.authn}`, `--storage-address=${a.storage}`, `--nats-url=${this.natsUrl}`, `--client-ca-file=${pkiPaths(this.dataDir).caCert}`, `--data-dir=${this.dataDir}`],
       authz: [`--listen=${a.authz}`, `--storage-address=${a.storage}`, `--nats-url=${this.natsUrl}`],
       admission: [`--listen=${a.admission}`, `--storage-address=${a.storage}`, `--authz-address=${a.authz}`, `--nats-url=${this.natsUrl}`],
@@ -99,7 +118,7 @@ export class Cluster {
         `--authn-address=${a.authn}`, `--authz-address=${a.authz}`, `--admission-address=${a.admission}`],
       'controller-manager': [`--server=https://127.0.0.1:${this.port}`, `--data-dir=${this.dataDir}`, ...this.controllerDefaults()],
     };
-    return [...common[s], ...(this.opts.flags?.[s] ?? [])];
+    return [...common[s as Exclude<Service, StorageReplica>], ...(this.opts.flags?.[s] ?? [])];
   }
 
   private storageBackendArgs(): string[] {
@@ -120,7 +139,8 @@ export class Cluster {
   /** Starts one service; waits for it to serve (the gateway: ready) unless `untilServing` is false. */
   async startService(s: Service, untilServing = true): Promise<void> {
     if (s === 'authn' || s === 'gateway') await import('../../internal/pki/index.js').then((m) => m.ensurePki(this.dataDir));
-    const proc = spawn(process.execPath, [...serviceNodeArgs(s), ...(this.opts.nodeArgs ?? []), entry(s), ...this.args(s)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.opts.env } });
+    const program = s.startsWith('storage') ? 'storage' : s as Exclude<Service, StorageReplica>;
+    const proc = spawn(process.execPath, [...serviceNodeArgs(program), ...(this.opts.nodeArgs ?? []), entry(program), ...this.args(s)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.opts.env } });
     const log: string[] = this.logs.get(s) ?? [];
     this.logs.set(s, log);
     const earlier = log.length; // a restarted service announces itself anew
@@ -131,7 +151,7 @@ export class Cluster {
     // One that exits is waited for no longer (a controller-manager is started again: its output may still say so).
     const exited = () => s !== 'controller-manager' && (proc.exitCode !== null || proc.signalCode !== null);
     const bound = await waitFor(() => exited() || this.learnPort(s, log.slice(earlier).join('')), START_TIMEOUT_MS, 50) && !exited();
-    const serving = async () => exited() || (s === 'gateway' ? this.ready() : s === 'controller-manager' ? true : checkHealth(this.addresses[s as GrpcService]));
+    const serving = async () => exited() || (s === 'gateway' ? this.ready() : s === 'controller-manager' ? true : checkHealth(this.addresses[s as GrpcService | StorageReplica]!));
     const ok = bound && (!untilServing || await waitFor(serving, START_TIMEOUT_MS)) && !exited();
     if (!ok) throw new Error(`${s} did not become healthy:\n${log.join('')}`);
   }
@@ -193,7 +213,7 @@ export class Cluster {
     await this.kill('controller-manager');
     await this.kill('gateway', 'SIGTERM');
     await Promise.all((['authn', 'authz', 'admission'] as const).map((s) => this.kill(s, 'SIGTERM')));
-    await this.kill('storage', 'SIGTERM');
+    await Promise.all([...this.procs.keys()].filter((s) => s.startsWith('storage')).map((s) => this.kill(s, 'SIGTERM')));
     for (const s of [...this.procs.keys()]) await this.kill(s);
     await this.nats?.stop();
     await this.etcd?.stop();

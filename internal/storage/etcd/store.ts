@@ -45,6 +45,7 @@ export class EtcdStore implements StorageBackend {
   private readonly progressListeners = new Set<ProgressListener>();
   /** The newest revision the change stream is known to have reached (published, or seen published). */
   private streamRevision = 0;
+  private streamTracked = false;
   /** The newest revision readers were told, which the change stream must reach. */
   private owed = 0;
   private progressTimer?: NodeJS.Timeout;
@@ -97,7 +98,12 @@ export class EtcdStore implements StorageBackend {
 
   /** Whether this process knows where the change stream is: it publishes, or follows what is published. */
   private get streamFollowed(): boolean {
-    return this.feed !== undefined;
+    return this.feed !== undefined || this.streamTracked;
+  }
+
+  /** Says this process follows what the publisher publishes, and tells noteStreamRevision. */
+  trackStream(): void {
+    this.streamTracked = true;
   }
 
   /** The change stream (this process's feed, or the publishing replica's as seen on NATS) reached a revision. */
