@@ -41,6 +41,8 @@ export interface ClusterOptions {
   withoutControllerManager?: boolean;
   /** Options of the node runtime of every service (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
   nodeArgs?: string[];
+  /** Members of the cluster's etcd (etcd3): 1 unless set. */
+  etcdMembers?: number;
   /** Where storage keeps objects: leveldb (default, or TEST_STORAGE_BACKEND) or etcd3, a one-member etcd of the cluster's own. */
   storageBackend?: 'leveldb' | 'etcd3';
   /** How many storage processes serve the etcd (etcd3): `storage`, then `storage-2`, ... The first starts alone, so it
@@ -77,7 +79,7 @@ export class Cluster {
     try {
       this.nats = await startNats();
       this.natsUrl = this.nats.url;
-      if (this.storageBackend === 'etcd3') this.etcd = await startEtcd();
+      if (this.storageBackend === 'etcd3') this.etcd = await startEtcd({ members: this.opts.etcdMembers });
       // A socket of its own for each gRPC service; the gateway binds a free port itself and says which.
       for (const s of GRPC_SERVICES) this.addresses[s] = `unix://${join(this.socketDir, `${s}.sock`)}`;
       // In the launcher's stages: storage, then the services that need only it side by side, then the gateway.
