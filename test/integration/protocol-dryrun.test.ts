@@ -23,6 +23,7 @@ describe('protocol: dry run', function () {
   };
   const current = async (name: string) => c.request('GET', `${CMS}/${name}`);
   const revision = async () => Number((await c.request('GET', CMS)).body.metadata.resourceVersion);
+  const objects = async () => (await c.request('GET', CMS)).body.items.map((o: any) => `${o.metadata.name}@${o.metadata.resourceVersion}`);
   const mergePatch = (path: string, body: unknown) => c.request('PATCH', path, { body, headers: { 'Content-Type': 'application/merge-patch+json' } });
 
   before(async () => {
@@ -36,6 +37,7 @@ describe('protocol: dry run', function () {
 
   it('create, update, patch, delete and deletecollection with dryRun=All: normal status codes, nothing stored, no watch event', async () => {
     const before = await revision();
+    const objectsBefore = await objects();
     const watching = c.watch(`${CMS}?watch=1&resourceVersion=${before}`, {
       timeoutMs: 15_000, until: (evs) => evs.some((e) => e.object?.metadata?.name === 'sentinel'),
     });
@@ -72,7 +74,9 @@ describe('protocol: dry run', function () {
     const now = await current('real');
     expect(now.status).to.equal(200);
     expect(now.body).to.deep.equal(stored);
-    expect(await revision(), 'no write reached storage').to.equal(before);
+    expect(await objects(), 'no object changed').to.deep.equal(objectsBefore);
+    // On etcd the revision also moves with keys outside the objects (progress marks): only LevelDB's stays put.
+    if (c.storageBackend === 'leveldb') expect(await revision(), 'no write reached storage').to.equal(before);
 
     expect((await c.request('POST', CMS, { body: { metadata: { name: 'sentinel' } } })).status).to.equal(201);
     const { events } = await watching;

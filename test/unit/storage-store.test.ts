@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { RpcError, grpc } from '../../internal/rpc/index.js';
 import { Store, type StoreOptions } from '../../internal/storage/store.js';
 import type { StorageEvent } from '../../internal/storage/events.js';
+import type { EtcdStore } from '../../internal/storage/etcd/store.js';
 import { BACKENDS, testBackend, type TestStore } from '../lib/backends.js';
 
 const v = (s: string): Buffer => Buffer.from(s);
@@ -382,4 +383,38 @@ describe('storage store (leveldb only)', () => {
     expect((await store.list('core/services/', { revision: 3 })).items.map((kv) => kv.value.toString())).to.deep.equal(['2', '1']);
   });
 
+});
+
+describe('storage store (etcd only)', function () {
+  this.timeout(20_000);
+  const backend = testBackend('etcd3');
+  let store: EtcdStore;
+  beforeEach(async () => { store = await backend.open() as EtcdStore; });
+  afterEach(async () => { await store.close(); });
+
+  it('ends the history of a watch at a revision another user of etcd took', async () => {
+    const base = (await store.currentRevision()).revision;
+    await store.create('core/cm/ns/a', v('1'), 'ua');
+    await store.client.put(Buffer.from('/elsewhere/x'), v('x'));
+    const events: StorageEvent[] = [];
+    for await (const e of store.watch('core/cm/', base)) events.push(e);
+    expect(events.map((e) => [e.type, e.revision])).to.deep.equal([['PUT', base + 1]]);
+  });
+
+  it('hands changes to commit listeners and revisions of its own keys, or owed to readers, to progress listeners', async () => {
+    const batches: number[][] = [];
+    const progress: number[] = [];
+    store.onCommit((batch) => batches.push(batch.map((c) => c.event.revision)));
+    store.onProgress((revision) => progress.push(revision));
+    store.startPublishing((await store.currentRevision()).revision);
+    const { revision } = await store.create('core/cm/ns/a', v('1'), 'ua');
+    await store.compact(); // the schedule's first turn writes the compaction key
+    const foreign = (await store.client.put(Buffer.from('/elsewhere/y'), v('y'))).header.revision;
+    expect((await store.currentRevision()).revision).to.equal(foreign); // a reader told this revision: the stream owes it
+    const deadline = Date.now() + 5000;
+    while (!progress.some((p) => p > foreign) && Date.now() < deadline) await sleep(20);
+    expect(batches).to.deep.equal([[revision]]);
+    expect(progress[0]).to.equal(revision + 1);
+    expect(progress.some((p) => p > foreign), `progress past ${foreign}: ${progress.join(', ')}`).to.equal(true);
+  });
 });

@@ -25,6 +25,8 @@ export class ChangeFeed {
   private stopped = false;
   private readonly abort = new AbortController();
   private readonly contexts = new Map<number, Context>();
+  /** Trace contexts of this process's writes under way, by key: their change may come before their answer. */
+  private readonly writing = new Map<string, Context>();
 
   constructor(private readonly client: EtcdClient, private readonly keys: EtcdKeys, private after: number,
     private readonly listener: FeedListener, private readonly log: (line: string) => void) {
@@ -41,6 +43,12 @@ export class ChangeFeed {
     if (revision <= this.after) return;
     if (this.contexts.size >= MAX_CONTEXTS) this.contexts.delete(this.contexts.keys().next().value!);
     this.contexts.set(revision, context);
+  }
+
+  /** Notes a write of this process under way; call the result once it is answered. */
+  expect(key: string, context: Context): () => void {
+    this.writing.set(key, context);
+    return () => { if (this.writing.get(key) === context) this.writing.delete(key); };
   }
 
   stop(): void {
@@ -83,8 +91,9 @@ export class ChangeFeed {
           this.listener.progress(revision);
           continue;
         }
-        const event = toStorageEvent(this.keys.storageKey(e.kv.key), e);
-        const context = this.contexts.get(revision) ?? ROOT_CONTEXT;
+        const key = this.keys.storageKey(e.kv.key);
+        const event = toStorageEvent(key, e);
+        const context = this.contexts.get(revision) ?? this.writing.get(key) ?? ROOT_CONTEXT;
         this.contexts.delete(revision);
         batch.push({ event, payload: encodeEvent(event), context });
         this.after = revision;

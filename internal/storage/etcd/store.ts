@@ -153,7 +153,9 @@ export class EtcdStore implements StorageBackend {
     this.checkWrite(key, uid);
     const context = activeContext();
     const etcdKey = this.keys.etcdKey(key);
-    const res = await this.client.txn([{ key: etcdKey, target: 'CREATE', createRevision: 0 }], [{ requestPut: { key: etcdKey, value: encodeValue(uid, value) } }]);
+    const answered = this.feed?.expect(key, context);
+    const res = await this.client.txn([{ key: etcdKey, target: 'CREATE', createRevision: 0 }], [{ requestPut: { key: etcdKey, value: encodeValue(uid, value) } }])
+      .finally(answered);
     if (!res.succeeded) throw new RpcError(grpc.status.ALREADY_EXISTS, `"${key}" already exists`);
     const revision = res.header.revision;
     this.feed?.remember(revision, context);
@@ -182,7 +184,8 @@ export class EtcdStore implements StorageBackend {
       const op: RequestOp = write.op === 'update'
         ? { requestPut: { key: etcdKey, value: encodeValue(current!.uid, write.value) } }
         : { requestDeleteRange: { key: etcdKey } };
-      const res = await this.client.txn([{ key: etcdKey, target: 'MOD', modRevision: current!.modRevision }], [op]);
+      const answered = this.feed?.expect(write.key, context);
+      const res = await this.client.txn([{ key: etcdKey, target: 'MOD', modRevision: current!.modRevision }], [op]).finally(answered);
       if (!res.succeeded) continue;
       const revision = res.header.revision;
       this.feed?.remember(revision, context);
@@ -214,7 +217,7 @@ export class EtcdStore implements StorageBackend {
     options.signal?.addEventListener('abort', abort);
     this.aborts.add(aborted);
     try {
-      const upTo = afterRevision < revision ? yield* this.replay(prefix, afterRevision, aborted.signal) : afterRevision;
+      const upTo = afterRevision < revision ? yield* this.replay(prefix, afterRevision, revision, aborted.signal) : afterRevision;
       if (options.follow && !aborted.signal.aborted) {
         yield { type: 'PROGRESS', kv: null, prevKv: null, revision: upTo };
         yield* this.follow(prefix, upTo, aborted.signal);
@@ -229,24 +232,27 @@ export class EtcdStore implements StorageBackend {
     if (this.closed && !options.signal?.aborted) throw unavailable();
   }
 
-  /** The changes under a prefix after a revision up to now: a watch of every key under the root, ended by the
-   * write of the progress key made once it was created (what came before that write came before it). Resolves
-   * the progress key's revision. */
-  private async *replay(prefix: string, after: number, signal: AbortSignal): AsyncGenerator<StorageEvent, number> {
+  /** The changes under a prefix after a revision up to `upTo` (etcd's revision when the watch began): a watch of
+   * every key under the root, ended by the first change at or past `upTo`. The change at `upTo` itself falls under
+   * the root unless it was another user's of etcd: then a write of the progress key, made when the history is slow
+   * to get there, provides one past it. Resolves `upTo`. */
+  private async *replay(prefix: string, after: number, upTo: number, signal: AbortSignal): AsyncGenerator<StorageEvent, number> {
     const { root } = this.keys;
     const watch = await openWatch(this.client, { key: root, rangeEnd: prefixEnd(root), startRevision: after + 1 }, signal);
+    const marker = setTimeout(() => { this.markProgress().catch(() => undefined); }, PROGRESS_GRACE_MS);
     try {
-      const upTo = await this.markProgress();
       for await (const events of watch.responses) {
         for (const e of events) {
-          if (e.kv.modRevision >= upTo) return upTo;
-          const key = this.keys.isOwn(e.kv.key) ? undefined : this.keys.storageKey(e.kv.key);
+          const revision = e.kv.modRevision;
+          const key = revision > upTo || this.keys.isOwn(e.kv.key) ? undefined : this.keys.storageKey(e.kv.key);
           if (key?.startsWith(prefix)) yield toStorageEvent(key, e);
+          if (revision >= upTo) return upTo;
         }
       }
       return upTo; // aborted
     } finally {
-      await watch.responses.return(0);
+      clearTimeout(marker);
+      await watch.responses.return(undefined);
     }
   }
 
