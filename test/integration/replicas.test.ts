@@ -1,13 +1,20 @@
-// Services run as several processes: the gateway given two authn addresses
+// Services run as several processes, on one cluster: two authn, two gateways and
+// a NATS cluster of three nodes. The gateway given two authn addresses
 // (--authn-address=a,b) keeps authenticating when the one it calls is killed,
-// calls it again once it is back, and answers 503 at once while none serves.
-// Requests with a bearer token no authenticator knows are refused by authn (401)
-// and never kept by the gateway's cache: each one is a call to authn.
+// calls it again once it is back, and answers 503 at once while none serves
+// (requests with a bearer token no authenticator knows are refused by authn, 401,
+// and never kept by the gateway's cache: each one is a call to authn). A write
+// through one gateway is seen through the other, which serves on when the first
+// is killed. Killing the NATS node a gateway is connected to ends its watches with
+// an error or leaves them whole, never silent, and writes go on.
 import { expect } from 'chai';
 import { Cluster, waitFor } from '../lib/cluster.js';
 import { MetricsScraper } from '../../internal/metrics/index.js';
 
-describe('replicas: two authn processes behind one gateway', function () {
+const CONFIGMAPS = '/api/v1/namespaces/default/configmaps';
+const configMap = (name: string, labels: Record<string, string> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels }, data: { k: name } });
+
+describe('replicas: authn, gateways and NATS run as several processes', function () {
   this.timeout(120_000);
   let c: Cluster;
   let token = 0;
@@ -21,7 +28,7 @@ describe('replicas: two authn processes behind one gateway', function () {
   };
 
   before(async () => {
-    c = await new Cluster({ replicas: { authn: 1 }, withoutControllerManager: true }).start();
+    c = await new Cluster({ replicas: { authn: 1, gateway: 1 }, natsNodes: 3, withoutControllerManager: true }).start();
   });
 
   after(async () => {
@@ -70,5 +77,64 @@ describe('replicas: two authn processes behind one gateway', function () {
     expect(Date.now() - started, 'five refusals (ms)').to.be.below(1000);
     await c.startReplica('authn-2');
     expect(await waitFor(async () => (await probe()) === 401, 10_000, 50)).to.equal(true);
+  });
+
+  it('shows a write through one gateway to a watch and a consistent read through the other, which serves on when the first is killed', async () => {
+    const other = c.replicas.get('gateway-2')!.port;
+    const listed = await c.request('GET', CONFIGMAPS, { port: other });
+    expect(listed.status).to.equal(200);
+    const watching = c.watch(`${CONFIGMAPS}?watch=1&resourceVersion=${listed.body.metadata.resourceVersion}`, {
+      port: other, until: (events) => events.some((e) => e.object?.metadata?.name === 'through-one'),
+    });
+    const created = await c.request('POST', CONFIGMAPS, { body: configMap('through-one') });
+    expect(created.status).to.equal(201);
+    const read = await c.request('GET', `${CONFIGMAPS}/through-one`, { port: other });
+    expect([read.status, read.body.metadata?.resourceVersion]).to.deep.equal([200, created.body.metadata.resourceVersion]);
+    const watched = await watching;
+    expect(watched.events.map((e) => [e.type, e.object.metadata.name, e.object.metadata.resourceVersion]))
+      .to.deep.equal([['ADDED', 'through-one', created.body.metadata.resourceVersion]]);
+
+    await c.kill('gateway');
+    for (let i = 0; i < 5; i++) {
+      expect((await c.request('POST', CONFIGMAPS, { port: other, body: configMap(`through-two-${i}`) })).status).to.equal(201);
+      expect((await c.request('GET', `${CONFIGMAPS}/through-two-${i}`, { port: other })).status).to.equal(200);
+    }
+    // Back on its port, the first sees what was written through the second.
+    await c.startService('gateway');
+    expect((await c.request('GET', `${CONFIGMAPS}/through-two-4`)).status).to.equal(200);
+  });
+
+  it('keeps watches whole or ends them, never silent, when the NATS node a gateway is connected to is killed; writes go on', async () => {
+    const nats = c.natsCluster!;
+    const node = await nats.nodeOf(`svc-gateway-${c.procs.get('gateway')!.pid}`);
+    expect(node).to.be.a('number');
+    const selector = 'labelSelector=fault%3Dnats';
+    const rv = (await c.request('GET', `${CONFIGMAPS}?${selector}`)).body.metadata.resourceVersion;
+    const names = Array.from({ length: 20 }, (_, i) => `nats-fault-${i}`);
+    // One watch through each gateway, from before the first write.
+    const watches = [c.port, c.replicas.get('gateway-2')!.port].map((port) => c.watch(`${CONFIGMAPS}?watch=1&${selector}&resourceVersion=${rv}`, {
+      port, timeoutMs: 20_000, until: (events) => events.filter((e) => e.type === 'ADDED').length === names.length,
+    }));
+    const statuses: number[] = [];
+    for (const [i, name] of names.entries()) {
+      if (i === 5) await nats.kill(node!);
+      statuses.push((await c.request('POST', CONFIGMAPS, { body: configMap(name, { fault: 'nats' }) })).status);
+    }
+    expect(statuses).to.deep.equal(names.map(() => 201));
+    for (const watched of await Promise.all(watches)) {
+      const added = watched.events.filter((e) => e.type === 'ADDED').map((e) => e.object.metadata.name);
+      // In order, without gap or duplicate, up to where the watch was ended (with an ERROR event or not).
+      expect(added).to.deep.equal(names.slice(0, added.length));
+      const whole = added.length === names.length;
+      expect(whole || watched.ended, `a watch neither whole nor ended: ${JSON.stringify(watched.events.map((e) => e.type))}`).to.equal(true);
+      const others = watched.events.filter((e) => e.type !== 'ADDED');
+      expect(others.every((e) => e.type === 'ERROR') && others.length <= 1).to.equal(true);
+    }
+    // New watches through the gateway that lost its node see new writes.
+    const now = (await c.request('GET', `${CONFIGMAPS}?${selector}`)).body.metadata.resourceVersion;
+    const fresh = c.watch(`${CONFIGMAPS}?watch=1&${selector}&resourceVersion=${now}`, { until: (events) => events.length > 0 });
+    expect((await c.request('POST', CONFIGMAPS, { body: configMap('nats-fault-after', { fault: 'nats' }) })).status).to.equal(201);
+    expect((await fresh).events.map((e) => [e.type, e.object.metadata.name])).to.deep.equal([['ADDED', 'nats-fault-after']]);
+    await nats.restart(node!);
   });
 });

@@ -13,6 +13,7 @@ import { pkiPaths } from '../../internal/pki/index.js';
 import { announcedAddress, portOf } from '../../internal/launcher/announce.js';
 import { serviceNodeArgs } from '../../internal/config/services.js';
 import { startNats, type RunningNats } from './nats.js';
+import { NatsCluster } from './natscluster.js';
 
 const GRPC_SERVICES = ['storage', 'authn', 'authz', 'admission'] as const;
 type GrpcService = typeof GRPC_SERVICES[number];
@@ -41,6 +42,8 @@ export interface ClusterOptions {
   /** More processes of a service beside the first (`{ authn: 1 }`: two authn), started with it as `authn-2`, ...:
    * a gRPC service's each on a socket of its own, every peer given all their addresses; a gateway's on a free port. */
   replicas?: Partial<Record<GrpcService | 'gateway', number>>;
+  /** A NATS cluster of this many nodes instead of one nats-server; every process is given all their URLs. */
+  natsNodes?: number;
 }
 
 /** A process of a service beside its first (Cluster.startReplica). */
@@ -64,6 +67,8 @@ export class Cluster {
   port = 0;
   natsUrl = '';
   private nats?: RunningNats;
+  /** The NATS cluster, with the natsNodes option. */
+  natsCluster?: NatsCluster;
   private ownsDataDir: boolean;
   readonly dataDir: string;
   /** Where the gRPC services' sockets are: short, as a socket path must be. */
@@ -77,8 +82,13 @@ export class Cluster {
   /** Starts everything; on failure stops what did start before rethrowing, so nothing is left behind. */
   async start(): Promise<this> {
     try {
-      this.nats = await startNats();
-      this.natsUrl = this.nats.url;
+      if (this.opts.natsNodes) {
+        this.natsCluster = await new NatsCluster().start(this.opts.natsNodes);
+        this.natsUrl = this.natsCluster.urls;
+      } else {
+        this.nats = await startNats();
+        this.natsUrl = this.nats.url;
+      }
       // A socket of its own for each gRPC service; the gateway binds a free port itself and says which.
       for (const s of GRPC_SERVICES) this.addresses[s] = `unix://${join(this.socketDir, `${s}.sock`)}`;
       // In the launcher's stages: storage, then the services that need only it side by side, then the gateway.
@@ -247,6 +257,7 @@ export class Cluster {
     await Promise.all([this.kill('storage', 'SIGTERM'), ...replicasOf('storage')]);
     for (const s of [...this.procs.keys()]) await this.kill(s);
     await this.nats?.stop();
+    await this.natsCluster?.stop();
     if (this.ownsDataDir) rmSync(this.dataDir, { recursive: true, force: true });
     rmSync(this.socketDir, { recursive: true, force: true });
   }
