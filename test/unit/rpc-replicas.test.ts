@@ -3,11 +3,16 @@
 // stops or says NOT_SERVING and come back when it serves again; a read in flight
 // when its replica goes is repeated on another, a write never is; with no replica
 // serving a call fails UNAVAILABLE at once, and the client recovers by itself.
+// The gateway's watch hub trusts its stream while one storage replica serves.
 import { expect } from 'chai';
 import { api, grpc, replicaSetOf, replicated, serve, unary, type RunningServer } from '../../internal/rpc/index.js';
 import type { AuthorizationClient } from '../../internal/rpc/gen/svc/authz/v1/Authorization.js';
 import type { AdmissionClient } from '../../internal/rpc/gen/svc/admission/v1/Admission.js';
 import type { PolicyStatusResponse__Output } from '../../internal/rpc/gen/svc/authz/v1/PolicyStatusResponse.js';
+import { connect } from '@nats-io/transport-node';
+import { StorageClient } from '../../internal/storage/client.js';
+import { WatchHub } from '../../gateway/hub.js';
+import { startNats } from '../lib/nats.js';
 
 const AUTHZ = 'svc.authz.v1.Authorization';
 
@@ -163,5 +168,40 @@ describe('rpc: clients of several replicas', function () {
     for (const release of a.held) release();
     expect(await inFlight).to.equal('a');
     await stopped;
+  });
+});
+
+describe('rpc: the watch hub on storage replicas', function () {
+  this.timeout(20_000);
+
+  it('keeps its watches while one storage replica serves, ends them when none does, and is ready again when one is back', async () => {
+    const nats = await startNats();
+    const nc = await connect({ servers: nats.url });
+    const storage = (port = 0) => serve(`127.0.0.1:${port}`, [{
+      name: 'svc.storage.v1.Storage', definition: api.svc.storage.v1.Storage.service, handlers: { CurrentRevision: async () => ({ revision: 7 }) },
+    }]);
+    let [a, b] = await Promise.all([storage(), storage()]);
+    const client = new StorageClient(`127.0.0.1:${a.port},127.0.0.1:${b.port}`);
+    const hub = new WatchHub(nc, client);
+    const failures: string[] = [];
+    try {
+      await hub.start();
+      await until(() => hub.ready);
+      expect(hub.currentRevision).to.equal(7);
+      hub.register('/registry/configmaps/', { onEvent: () => undefined, onFail: (reason) => failures.push(reason) });
+      a.server.forceShutdown();
+      await until(() => replicaSetOf(client.raw)!.members[0].health === 'down');
+      expect([hub.ready, failures]).to.deep.equal([true, []]);
+      b.server.forceShutdown();
+      await until(() => !hub.ready);
+      expect(failures).to.deep.equal(['the storage service is unavailable']);
+      b = await storage(b.port);
+      await until(() => hub.ready);
+    } finally {
+      hub.close();
+      client.close();
+      await nc.close();
+      await Promise.all([a.stop(), b.stop(), nats.stop()]);
+    }
   });
 });
