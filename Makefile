@@ -1,4 +1,5 @@
 # make run   installs what is missing, builds, starts every service (ARGS="--flag=value ...")
+# make run-ha  the same, replicated on this machine: 3 etcd members, 3 NATS nodes, 2 of every service, gateways on 6443 and 6444
 # make test  builds and runs every test (TESTS="substring ..." for some); make bench runs the benchmarks
 # make fuzz  runs the fuzz tests with many more requests and a random seed (FUZZ_SEED / FUZZ_COUNT override)
 SHELL := /bin/bash
@@ -21,7 +22,7 @@ STAMP := node_modules/.stamp-$(NODE_VERSION)
 PROTOS := $(shell find proto -name '*.proto')
 GEN := internal/rpc/gen/.stamp
 
-.PHONY: all deps nats build run test fuzz bench clean
+.PHONY: all deps nats etcd build run run-ha test fuzz bench clean
 all: build
 
 deps: $(STAMP) nats
@@ -47,6 +48,13 @@ nats:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nats-server) >/dev/null \
 	  || { echo "could not install nats-server: run 'apt-get install nats-server' as root"; exit 1; }; }
 
+# Debian's etcd-server backs the etcd3 storage of run-ha; install it when absent.
+etcd:
+	@command -v etcd >/dev/null 2>&1 || { \
+	  echo "installing etcd-server"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server) >/dev/null \
+	  || { echo "could not install etcd-server: run 'apt-get install etcd-server' as root"; exit 1; }; }
+
 $(GEN): $(PROTOS) $(STAMP)
 	$(NODE) scripts/gen-proto-types.mjs
 	@touch $@
@@ -57,6 +65,10 @@ build: deps $(GEN)
 
 run: build
 	$(NODE) dist/cmd/svc-apiserver/main.js $(ARGS)
+
+HA_ARGS := --replicas=2 --etcd-members=3 --nats-nodes=3
+run-ha: build etcd
+	$(NODE) dist/cmd/svc-apiserver/main.js $(HA_ARGS) $(ARGS)
 
 test: build
 	$(NODE) dist/test/run.js $(TESTS)

@@ -31,6 +31,7 @@ import { PRIORITY, Priority, PriorityClassGuard, priorityClassCache } from './pl
 import { DEFAULT_TOLERATION_SECONDS, DefaultTolerationSeconds, type TolerationSeconds } from './plugins/defaulttolerationseconds.js';
 import { RUNTIME_CLASS, RuntimeClassDefaults, RuntimeClassOverhead, runtimeClassCache } from './plugins/runtimeclass.js';
 import type { FeatureGates } from '../config/features.js';
+import { MutatingPolicyMetrics, PolicyMetrics } from './policies/metrics.js';
 import { VALIDATING_ADMISSION_POLICY, ValidatingAdmissionPolicyPlugin } from './policies/validating.js';
 import { inertMutatingAdmissionPolicy, MUTATING_ADMISSION_POLICY, MutatingAdmissionPolicyPlugin } from './policies/mutating.js';
 
@@ -101,12 +102,12 @@ export const ADMISSION_PLUGINS: Registration[] = [
     // Enabled, but inert unless its feature gate is on.
     name: MUTATING_ADMISSION_POLICY, enabledByDefault: true,
     create: (ctx) => (ctx.gates('MutatingAdmissionPolicy')
-      ? new MutatingAdmissionPolicyPlugin(ctx.storage, ctx.namespaces, ctx.authorize) : inertMutatingAdmissionPolicy),
+      ? new MutatingAdmissionPolicyPlugin(ctx.storage, ctx.namespaces, ctx.authorize, ctx.metrics && new MutatingPolicyMetrics(ctx.metrics)) : inertMutatingAdmissionPolicy),
   },
   { name: MUTATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: mutatingWebhooks },
   {
     name: VALIDATING_ADMISSION_POLICY, enabledByDefault: true,
-    create: (ctx) => new ValidatingAdmissionPolicyPlugin(ctx.storage, ctx.namespaces, ctx.authorize),
+    create: (ctx) => new ValidatingAdmissionPolicyPlugin(ctx.storage, ctx.namespaces, ctx.authorize, ctx.metrics && new PolicyMetrics(ctx.metrics)),
   },
   { name: VALIDATING_ADMISSION_WEBHOOK, enabledByDefault: true, create: validatingWebhooks },
   { name: RESOURCE_QUOTA, enabledByDefault: true, create: (ctx) => new ResourceQuota(ctx.storage, limitedResources(ctx.pluginConfig(RESOURCE_QUOTA))) },

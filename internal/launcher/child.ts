@@ -21,6 +21,8 @@ export interface ChildSpec {
   announces?: boolean;
   /** Nothing waits for it: an exit before it served is restarted too, not a start-up failure. */
   optional?: boolean;
+  /** Where it serves when that is fixed by its arguments rather than announced (an etcd member). */
+  address?: string;
 }
 
 /** The first restart waits this long; each quick one after it twice as long, up to the maximum. */
@@ -56,7 +58,9 @@ export class Child {
   /** Whether the current process announced its address yet. */
   private announced = false;
 
-  constructor(readonly spec: ChildSpec) {}
+  constructor(readonly spec: ChildSpec) {
+    this.address = spec.address;
+  }
 
   get pid(): number | undefined {
     return this.proc?.pid;

@@ -13,7 +13,7 @@ import { createCa, issueLeaf, loadCa, type IssuedPem, type KeyPair, type LeafSpe
 import { ADMIN_USER, pkiPaths, type PkiPaths } from './paths.js';
 
 export { ADMIN_USER, pkiPaths, adminKubeconfigPath, type PkiPaths } from './paths.js';
-export { writeKubeconfig, writeAdminKubeconfig, clusterInfoKubeconfig, type KubeconfigOptions } from './kubeconfig.js';
+export { writeKubeconfig, writeAdminKubeconfig, writeAdminKubeconfigOf, clusterInfoKubeconfig, type KubeconfigOptions } from './kubeconfig.js';
 
 export interface PkiOptions {
   /** Further IP addresses or DNS names the serving certificate must cover. */

@@ -34,9 +34,28 @@ export async function writeKubeconfig(path: string, opts: KubeconfigOptions): Pr
     'current-context': opts.context,
     preferences: {},
   };
+  await writeConfig(path, config);
+}
+
+async function writeConfig(path: string, config: object): Promise<void> {
   const tmp = `${path}.${process.pid}.tmp`;
   await writeFile(tmp, YAML.stringify(config, { lineWidth: 0 }), { mode: 0o600 });
   await rename(tmp, path);
+}
+
+/** Writes a configuration of the admin certificate of ensurePki reaching several servers (replicas of the API):
+ * one cluster and one context per server, both named as given, the first context current. */
+export async function writeAdminKubeconfigOf(path: string, servers: Array<{ name: string; server: string }>, paths: PkiPaths): Promise<void> {
+  const [ca, cert, key] = await Promise.all([paths.caCert, paths.adminCert, paths.adminKey].map(base64File));
+  await writeConfig(path, {
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: servers.map(({ name, server }) => ({ name, cluster: { server, 'certificate-authority-data': ca } })),
+    users: [{ name: ADMIN_USER, user: { 'client-certificate-data': cert, 'client-key-data': key } }],
+    contexts: servers.map(({ name }) => ({ name, context: { cluster: name, user: ADMIN_USER } })),
+    'current-context': servers[0].name,
+    preferences: {},
+  });
 }
 
 /** Writes <dataDir>/admin.kubeconfig for the admin certificate of ensurePki;

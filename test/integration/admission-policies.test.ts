@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { Cluster, waitFor, type Response } from '../lib/cluster.js';
 import { AdmissionWebhook } from '../lib/admissionwebhook.js';
+import { sampleSum } from '../lib/metrics.js';
 import { group, labelKey } from '../../internal/names/index.js';
 import { api, clientOptions, grpc, unary } from '../../internal/rpc/index.js';
 import type { AdmitResponse__Output } from '../../internal/rpc/gen/svc/admission/v1/AdmitResponse.js';
@@ -145,6 +146,18 @@ describe('admission policies: ValidatingAdmissionPolicy and its bindings', funct
       const again = await tryCreate(cm('bad', 'warn'));
       expect(admitted.status).to.equal(201);
       expect(String(again.headers.warning)).to.include("Validation failed for ValidatingAdmissionPolicy 'name-prefix' with binding 'name-warn': name bad is not ok");
+    });
+
+    it('failed checks are counted by policy, binding and action in the platform\'s metrics', async () => {
+      const metrics = (await c.request('GET', '/metrics')).text;
+      const checks = (binding: string, action: string) => sampleSum(metrics, 'apiserver_validating_admission_policy_check_total',
+        { policy: 'name-prefix', policy_binding: binding, error_type: 'no_error', enforcement_action: action });
+      expect(checks('name-deny', 'deny')).to.be.at.least(1);
+      expect(checks('name-warn', 'warn')).to.be.at.least(1);
+      expect(checks('name-warn', 'audit')).to.be.at.least(1);
+      expect(checks('name-warn', 'deny')).to.equal(0);
+      expect(sampleSum(metrics, 'apiserver_validating_admission_policy_check_duration_seconds_count',
+        { policy: 'name-prefix', policy_binding: 'name-deny', enforcement_action: 'deny' })).to.be.at.least(1);
     });
 
     it('audit annotations and the Audit action\'s failures travel in the admission service\'s answer', async () => {
@@ -299,6 +312,13 @@ describe('admission policies: ValidatingAdmissionPolicy and its bindings', funct
       const admitted = await tryCreate(cm('m-err', 'm-broken-ignore', { a: '1' }));
       expect(admitted.status).to.equal(201);
       expect(admitted.body.data).to.deep.equal({ a: '1' });
+      const metrics = (await c.request('GET', '/metrics')).text;
+      const checks = (policy: string, errorType: string) => sampleSum(metrics, 'apiserver_mutating_admission_policy_check_total',
+        { policy, policy_binding: policy, error_type: errorType });
+      expect(checks('m-broken-fail', 'invalid_error')).to.be.at.least(1);
+      expect(checks('m-broken-ignore', 'invalid_error')).to.be.at.least(1);
+      expect(checks('b-stamp', 'no_error')).to.be.at.least(1);
+      expect(checks('b-stamp', 'invalid_error')).to.equal(0);
     });
 
     describe('with a mutating webhook after the policies', () => {

@@ -1,10 +1,18 @@
 // The launcher's pieces without the services: how an announced address is read,
-// and a supervised child that binds its own port, is checked there and comes
-// back on it after a crash.
+// a supervised child that binds its own port, is checked there and comes back on
+// it after a crash, the topology flags, and a local NATS cluster.
 import { expect } from 'chai';
 import net from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from '@nats-io/transport-node';
 import { announcedAddress } from '../../internal/launcher/announce.js';
 import { Child } from '../../internal/launcher/child.js';
+import { readTopology } from '../../internal/launcher/topology.js';
+import { etcdServers, planEtcd } from '../../internal/launcher/etcd.js';
+import { natsChildren } from '../../internal/launcher/nats.js';
+import { LAUNCHER_FLAGS } from '../../internal/launcher/index.js';
 import { waitFor } from '../lib/cluster.js';
 
 /** A program that binds `port` (0: any) and announces it as a gRPC service does, or exits 1 saying it cannot. */
@@ -81,5 +89,73 @@ describe('launcher: a supervised child that binds its own port', function () {
       await new Promise((resolve) => squatter.close(resolve));
     }
     expect(await waitFor(async () => child!.current.some((l) => l === `fake listening on ${address}`), 15_000), child.tail.join('\n')).to.equal(true);
+  });
+});
+
+describe('launcher: topology flags', () => {
+  const topology = (flags: Record<string, string>, storage: Record<string, string> = {}) =>
+    readTopology((n) => flags[n] ?? LAUNCHER_FLAGS[n].default!, new Map(Object.entries(storage)));
+
+  it('runs one of each by default, and storage replicated only on etcd3', () => {
+    expect(topology({})).to.deep.equal({ replicas: 1, storageReplicas: 1, natsNodes: 1, etcdMembers: 0, etcdPort: 12379 });
+    expect(topology({ replicas: '2' })).to.include({ replicas: 2, storageReplicas: 1 });
+    expect(topology({ replicas: '2' }, { 'storage-backend': 'etcd3' })).to.include({ storageReplicas: 2 });
+    expect(topology({ replicas: '2', 'etcd-members': '3', 'nats-nodes': '3' })).to.include({ storageReplicas: 2, etcdMembers: 3, natsNodes: 3 });
+    expect(topology({}, { 'nats-url': 'nats://a:4222' })).to.include({ natsNodes: 0 });
+  });
+
+  it('refuses counts out of range and flags that contradict it, naming them', () => {
+    expect(() => topology({ replicas: '0' })).to.throw('invalid value "0" for --replicas: an integer of at least 1');
+    expect(() => topology({ 'etcd-members': 'x' })).to.throw('--etcd-members');
+    expect(() => topology({ 'etcd-members': '3' }, { 'etcd-servers': 'http://a:2379' })).to.throw('give either it or --etcd-servers');
+    expect(() => topology({ 'etcd-members': '3' }, { 'storage-backend': 'leveldb' })).to.throw('--etcd-members needs --storage-backend=etcd3');
+    expect(() => topology({ 'nats-nodes': '3' }, { 'nats-url': 'nats://a:4222' })).to.throw('give either it or --nats-url');
+    expect(() => topology({ replicas: '2' }, { listen: '127.0.0.1:7000' })).to.throw('--listen names one address');
+  });
+
+  it('gives etcd member N the client port --etcd-port+2(N-1) and the peer port after it', async () => {
+    const members = await planEtcd(3, 12379);
+    expect(members).to.deep.equal([
+      { name: 'etcd-1', clientPort: 12379, peerPort: 12380 },
+      { name: 'etcd-2', clientPort: 12381, peerPort: 12382 },
+      { name: 'etcd-3', clientPort: 12383, peerPort: 12384 },
+    ]);
+    expect(etcdServers(members)).to.equal('http://127.0.0.1:12379,http://127.0.0.1:12381,http://127.0.0.1:12383');
+    const free = (await planEtcd(2, 0)).flatMap((m) => [m.clientPort, m.peerPort]);
+    expect(new Set(free).size).to.equal(4);
+  });
+});
+
+describe('launcher: a local NATS cluster', function () {
+  this.timeout(30_000);
+  let dir = '';
+  let nodes: Child[] = [];
+  after(async () => {
+    await Promise.all(nodes.map((n) => n.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('routes a message published on one node to a subscriber on another, also after that node restarts', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'launcher-nats-'));
+    nodes = await natsChildren('nats-server', dir, 3);
+    expect(nodes.map((n) => n.spec.name)).to.deep.equal(['nats-1', 'nats-2', 'nats-3']);
+    for (const n of nodes) n.start();
+    for (const n of nodes) expect(await n.waitHealthy(10_000), n.tail.join('\n')).to.equal(true);
+    const [first, , last] = nodes;
+    const sub = await connect({ servers: `nats://${last.address}` });
+    const pub = await connect({ servers: `nats://${first.address}`, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+    try {
+      const received: string[] = [];
+      sub.subscribe('launcher.test', { callback: (_err, msg) => { received.push(msg.string()); } });
+      await sub.flush();
+      // Routes form after the nodes serve: publish until the subscription reached the first node.
+      expect(await waitFor(async () => { pub.publish('launcher.test', 'before'); await pub.flush(); return received.includes('before'); }, 10_000, 100)).to.equal(true);
+      const pid = first.pid!;
+      process.kill(pid, 'SIGKILL');
+      expect(await waitFor(() => first.pid !== pid && first.current.some((l) => l.includes(`Listening for client connections on ${first.address}`)), 10_000), first.tail.join('\n')).to.equal(true);
+      expect(await waitFor(async () => { pub.publish('launcher.test', 'after'); await pub.flush(); return received.includes('after'); }, 10_000, 100)).to.equal(true);
+    } finally {
+      await Promise.all([sub.close(), pub.close()]);
+    }
   });
 });

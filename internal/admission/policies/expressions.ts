@@ -30,20 +30,28 @@ export function compileExpression(expression: string, typed: Readonly<Record<str
   }
 }
 
+/** Why an expression failed, as the policy metrics label it. */
+export type ExpressionErrorType = 'compile_error' | 'invalid_error' | 'out_of_budget';
+
 /** An expression's failure at run time, in the platform's words. */
-export class ExpressionError extends Error {}
+export class ExpressionError extends Error {
+  constructor(message: string, readonly errorType: ExpressionErrorType = 'invalid_error') {
+    super(message);
+  }
+}
 
 /** The cost budget of one policy's evaluation for one request: every expression draws on it. */
 export const policyBudget = (): CostBudget => new CostBudget(RUNTIME_CEL_COST_BUDGET, 'runtime cost budget');
 
 /** Evaluates one compiled expression; throws ExpressionError (naming the expression) on any failure. */
 export function run(c: Compiled, activation: Readonly<Record<string, unknown>>, budget: CostBudget): unknown {
-  if (!c.program) throw new ExpressionError(`expression '${c.expression}' resulted in error: ${c.error}`);
+  if (!c.program) throw new ExpressionError(`expression '${c.expression}' resulted in error: ${c.error}`, 'compile_error');
   try {
     return budget.evaluate(c.program, activation).value;
   } catch (err) {
     if (err instanceof EvalError || err instanceof CostLimitError) {
-      throw new ExpressionError(`expression '${c.expression}' resulted in error: ${err.message}`);
+      const type = err instanceof CostLimitError ? 'out_of_budget' : 'invalid_error';
+      throw new ExpressionError(`expression '${c.expression}' resulted in error: ${err.message}`, type);
     }
     throw err;
   }

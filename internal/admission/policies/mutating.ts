@@ -15,6 +15,7 @@ import { RequestReinvocation } from '../reinvocation.js';
 import { AdmissionError, type AdmissionPlugin, type AdmissionRequest, type JsonObject, type Operation, type PluginAnswer, type Reinvocation } from '../types.js';
 import { ConstructionError, rewriteConstructions } from './construction.js';
 import { compileExpression, ExpressionError, policyBudget, run, type Compiled } from './expressions.js';
+import type { CheckErrorType, MutatingPolicyMetrics } from './metrics.js';
 import { ParamError, ParamSource } from './params.js';
 import {
   applies, compileCore, composeVariables, isExempt, matchConditions, paramsFor, PolicySet, requestContext,
@@ -116,7 +117,8 @@ export class MutatingAdmissionPolicyPlugin implements AdmissionPlugin {
   private readonly policies: PolicySet<MutatingPolicy>;
   private readonly params: ParamSource;
 
-  constructor(storage: StorageClient, private readonly namespaces: NamespaceCache, private readonly authorize?: Authorize) {
+  constructor(storage: StorageClient, private readonly namespaces: NamespaceCache, private readonly authorize?: Authorize,
+    private readonly metrics?: MutatingPolicyMetrics) {
     this.params = new ParamSource(storage);
     this.policies = new PolicySet(storage, { policies: 'mutatingadmissionpolicies', bindings: 'mutatingadmissionpolicybindings' },
       compileMutatingPolicy, this.params).start();
@@ -170,32 +172,39 @@ export class MutatingAdmissionPolicyPlugin implements AdmissionPlugin {
   private async invoke(invocation: Invocation, object: JsonObject, ctx: RequestContext, failures: Failure[]): Promise<{ result: JsonObject; matched: boolean }> {
     const { policy, param } = invocation;
     // Evaluated again while the authorizer learns answers: only the last round's failures count.
-    const { result, matched, errors } = await ctx.authorizer.settle(() => {
+    const { result, matched, errors, checks } = await ctx.authorizer.settle(() => {
       const errors: string[] = [];
+      const checks: Array<[CheckErrorType, number]> = [];
       const fail = (err: unknown) => {
         if (!(err instanceof ExpressionError)) throw err;
         errors.push(err.message);
+        return err.errorType;
       };
       const budget = policyBudget();
       const activation: Record<string, unknown> = { ...ctx.activation, object: fromJson(object), params: fromJson(param) };
       try {
-        if (!matchConditions(policy, activation, budget)) return { result: object, matched: false, errors };
+        if (!matchConditions(policy, activation, budget)) return { result: object, matched: false, errors, checks };
       } catch (err) {
         fail(err);
-        return { result: object, matched: false, errors };
+        return { result: object, matched: false, errors, checks };
       }
       composeVariables(policy, activation, budget);
       let current = object;
       for (const m of policy.mutations) {
+        const started = performance.now();
+        let errorType: CheckErrorType = 'no_error';
         try {
           current = mutate(m, current, activation, budget);
           activation.object = fromJson(current);
         } catch (err) {
-          fail(err);
+          errorType = fail(err);
         }
+        checks.push([errorType, (performance.now() - started) / 1000]);
       }
-      return { result: current, matched: true, errors };
+      return { result: current, matched: true, errors, checks };
     });
+    // As the platform counts: every mutation evaluated, by its outcome.
+    for (const [errorType, seconds] of checks) this.metrics?.observe(policy.name, invocation.binding.name, errorType, seconds);
     failures.push(...errors.map((message) => ({ invocation, message, reason: 'Invalid' })));
     return { result, matched };
   }

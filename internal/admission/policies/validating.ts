@@ -11,7 +11,8 @@ import { forbidden } from '../errors.js';
 import type { NamespaceCache } from '../namespaces.js';
 import { AdmissionError, type AdmissionPlugin, type AdmissionRequest, type Operation, type PluginAnswer } from '../types.js';
 import type { Authorize } from '../authz-client.js';
-import { compileExpression, ExpressionError, policyBudget, run, runBool, type Compiled } from './expressions.js';
+import { compileExpression, ExpressionError, policyBudget, run, runBool, type Compiled, type ExpressionErrorType } from './expressions.js';
+import type { CheckErrorType, EnforcementAction, PolicyMetrics } from './metrics.js';
 import { ParamError, ParamSource } from './params.js';
 import {
   applies, compileCore, composeVariables, isExempt, matchConditions, paramsFor, PolicySet, requestContext,
@@ -50,7 +51,7 @@ export function compileValidatingPolicy(obj: ApiObject): ValidatingPolicy {
 }
 
 /** A failed validation (or an expression error under Fail). */
-interface Failure { message: string; reason: string; index?: number }
+interface Failure { message: string; reason: string; index?: number; errorType: CheckErrorType }
 
 /** The HTTP status of a refusal with the validation's reason, as the platform maps it. */
 export function reasonCode(reason: string): number {
@@ -74,14 +75,17 @@ function failureMessage(v: Validation, activation: Readonly<Record<string, unkno
   return v.message ?? `failed expression: ${v.check.expression.trim()}`;
 }
 
-/** One evaluation of a policy: its failures and its audit annotations. */
-function evaluate(policy: ValidatingPolicy, base: Readonly<Record<string, unknown>>, params: ApiObject | null): { failures: Failure[]; annotations: Record<string, string> } {
-  const out = { failures: [] as Failure[], annotations: {} as Record<string, string> };
+/** One evaluation of a policy: its failures, the expression errors it ignored (failurePolicy Ignore) and its audit annotations. */
+interface Evaluation { failures: Failure[]; ignored: ExpressionErrorType[]; annotations: Record<string, string> }
+
+function evaluate(policy: ValidatingPolicy, base: Readonly<Record<string, unknown>>, params: ApiObject | null): Evaluation {
+  const out: Evaluation = { failures: [], ignored: [], annotations: {} };
   const budget = policyBudget();
   const activation: Record<string, unknown> = { ...base, params: fromJson(params) };
   const onError = (err: unknown, index?: number) => {
     if (!(err instanceof ExpressionError)) throw err;
-    if (policy.failurePolicy === 'Fail') out.failures.push({ message: err.message, reason: '', index });
+    if (policy.failurePolicy === 'Fail') out.failures.push({ message: err.message, reason: '', index, errorType: err.errorType });
+    else out.ignored.push(err.errorType);
   };
   try {
     if (!matchConditions(policy, activation, budget)) return out;
@@ -92,7 +96,9 @@ function evaluate(policy: ValidatingPolicy, base: Readonly<Record<string, unknow
   composeVariables(policy, activation, budget);
   policy.validations.forEach((v, index) => {
     try {
-      if (!runBool(v.check, activation, budget)) out.failures.push({ message: failureMessage(v, activation, budget), reason: v.reason, index });
+      if (!runBool(v.check, activation, budget)) {
+        out.failures.push({ message: failureMessage(v, activation, budget), reason: v.reason, index, errorType: 'no_error' });
+      }
     } catch (err) {
       onError(err, index);
     }
@@ -115,6 +121,12 @@ class Outcome {
   readonly audited: Obj[] = [];
   readonly annotations: Record<string, string> = {};
 
+  /** The enforcement actions of a binding, as the metrics name them. */
+  static actions(binding: Binding): EnforcementAction[] {
+    const actions: string[] = Array.isArray(binding.spec.validationActions) ? binding.spec.validationActions : [];
+    return actions.map((a) => a.toLowerCase()).filter((a): a is EnforcementAction => a === 'deny' || a === 'warn' || a === 'audit');
+  }
+
   record(policy: string, binding: Binding, failure: Failure): void {
     const actions: string[] = Array.isArray(binding.spec.validationActions) ? binding.spec.validationActions : [];
     if (actions.includes('Deny')) this.denial ??= { policy, binding: binding.name, failure };
@@ -126,7 +138,7 @@ class Outcome {
 
   /** A binding that could not be evaluated (its parameters) refuses under Fail whatever its actions. */
   configError(policy: string, binding: Binding, message: string): void {
-    this.denial ??= { policy, binding: binding.name, failure: { message: `failed to configure binding: ${message}`, reason: '' } };
+    this.denial ??= { policy, binding: binding.name, failure: { message: `failed to configure binding: ${message}`, reason: '', errorType: 'invalid_error' } };
   }
 
   answer(request: AdmissionRequest): PluginAnswer {
@@ -150,7 +162,8 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
   private readonly policies: PolicySet<ValidatingPolicy>;
   private readonly params: ParamSource;
 
-  constructor(storage: StorageClient, private readonly namespaces: NamespaceCache, private readonly authorize?: Authorize) {
+  constructor(storage: StorageClient, private readonly namespaces: NamespaceCache, private readonly authorize?: Authorize,
+    private readonly metrics?: PolicyMetrics) {
     this.params = new ParamSource(storage);
     this.policies = new PolicySet(storage, { policies: 'validatingadmissionpolicies', bindings: 'validatingadmissionpolicybindings' },
       compileValidatingPolicy, this.params).start();
@@ -184,10 +197,20 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
       return;
     }
     for (const param of params) {
+      const started = performance.now();
       const result = await ctx.authorizer.settle(() => evaluate(policy, ctx.activation, param));
+      this.observe(policy.name, binding, result, (performance.now() - started) / 1000);
       Object.assign(outcome.annotations, result.annotations);
       for (const failure of result.failures) outcome.record(policy.name, binding, failure);
     }
+  }
+
+  /** As the platform counts: each failure once per action its binding takes, each ignored error as allowed. */
+  private observe(policy: string, binding: Binding, result: Evaluation, seconds: number): void {
+    if (!this.metrics || (result.failures.length === 0 && result.ignored.length === 0)) return;
+    const actions = Outcome.actions(binding);
+    for (const failure of result.failures) for (const action of actions) this.metrics.observe(policy, binding.name, failure.errorType, action, seconds);
+    for (const errorType of result.ignored) this.metrics.observe(policy, binding.name, errorType, 'allow', seconds);
   }
 
   stop(): void {
