@@ -14,6 +14,7 @@ import { announcedAddress, portOf } from '../../internal/launcher/announce.js';
 import { serviceNodeArgs } from '../../internal/config/services.js';
 import { startNats, type RunningNats } from './nats.js';
 import { NatsCluster } from './natscluster.js';
+import { startEtcd, type RunningEtcd } from './etcd.js';
 
 const GRPC_SERVICES = ['storage', 'authn', 'authz', 'admission'] as const;
 type GrpcService = typeof GRPC_SERVICES[number];
@@ -44,6 +45,8 @@ export interface ClusterOptions {
   replicas?: Partial<Record<GrpcService | 'gateway', number>>;
   /** A NATS cluster of this many nodes instead of one nats-server; every process is given all their URLs. */
   natsNodes?: number;
+  /** Where storage keeps objects: leveldb (default, or TEST_STORAGE_BACKEND) or etcd3, a one-member etcd of the cluster's own. */
+  storageBackend?: 'leveldb' | 'etcd3';
 }
 
 /** A process of a service beside its first (Cluster.startReplica). */
@@ -69,6 +72,9 @@ export class Cluster {
   private nats?: RunningNats;
   /** The NATS cluster, with the natsNodes option. */
   natsCluster?: NatsCluster;
+  /** The cluster's etcd, with the etcd3 storage backend. */
+  etcd?: RunningEtcd;
+  readonly storageBackend: 'leveldb' | 'etcd3';
   private ownsDataDir: boolean;
   readonly dataDir: string;
   /** Where the gRPC services' sockets are: short, as a socket path must be. */
@@ -76,6 +82,7 @@ export class Cluster {
 
   constructor(private readonly opts: ClusterOptions = {}) {
     this.ownsDataDir = !opts.dataDir;
+    this.storageBackend = opts.storageBackend ?? (process.env.TEST_STORAGE_BACKEND === 'etcd3' ? 'etcd3' : 'leveldb');
     this.dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-it-'));
   }
 
@@ -89,6 +96,7 @@ export class Cluster {
         this.nats = await startNats();
         this.natsUrl = this.nats.url;
       }
+      if (this.storageBackend === 'etcd3') this.etcd = await startEtcd();
       // A socket of its own for each gRPC service; the gateway binds a free port itself and says which.
       for (const s of GRPC_SERVICES) this.addresses[s] = `unix://${join(this.socketDir, `${s}.sock`)}`;
       // In the launcher's stages: storage, then the services that need only it side by side, then the gateway.
@@ -119,7 +127,7 @@ export class Cluster {
   private args(s: Service): string[] {
     const a = { storage: this.peer('storage'), authn: this.peer('authn'), authz: this.peer('authz'), admission: this.peer('admission') };
     const common: Record<Service, string[]> = {
-      storage: [`--listen=${this.addresses.storage}`, `--nats-url=${this.natsUrl}`, `--data-dir=${this.dataDir}`],
+      storage: [`--listen=${this.addresses.storage}`, `--nats-url=${this.natsUrl}`, `--data-dir=${this.dataDir}`, ...this.storageBackendArgs()],
       authn: [`--listen=${this.addresses.authn}`, `--storage-address=${a.storage}`, `--nats-url=${this.natsUrl}`, `--client-ca-file=${pkiPaths(this.dataDir).caCert}`, `--data-dir=${this.dataDir}`],
       authz: [`--listen=${this.addresses.authz}`, `--storage-address=${a.storage}`, `--nats-url=${this.natsUrl}`],
       admission: [`--listen=${this.addresses.admission}`, `--storage-address=${a.storage}`, `--authz-address=${a.authz}`, `--nats-url=${this.natsUrl}`],
@@ -128,6 +136,10 @@ export class Cluster {
       'controller-manager': [`--server=https://127.0.0.1:${this.port}`, `--data-dir=${this.dataDir}`, ...this.controllerDefaults()],
     };
     return [...common[s], ...(this.opts.flags?.[s] ?? [])];
+  }
+
+  private storageBackendArgs(): string[] {
+    return this.etcd ? ['--storage-backend=etcd3', `--etcd-servers=${this.etcd.servers}`] : [];
   }
 
   /** Unless a test sets its own: no leader election (one controller-manager; renewing a Lease would move the
@@ -217,9 +229,10 @@ export class Cluster {
     return true;
   }
 
-  /** The PID of every process the cluster runs, nats-server included, by name. */
+  /** The PID of every process the cluster runs, nats-server (and etcd) included, by name. */
   pids(): Map<string, number> {
     const pids = new Map<string, number>(this.nats ? [['nats-server', this.nats.pid]] : []);
+    if (this.etcd) pids.set('etcd', this.etcd.pid);
     for (const [s, proc] of this.procs) if (proc.pid !== undefined && proc.exitCode === null) pids.set(s, proc.pid);
     return pids;
   }
@@ -258,6 +271,7 @@ export class Cluster {
     for (const s of [...this.procs.keys()]) await this.kill(s);
     await this.nats?.stop();
     await this.natsCluster?.stop();
+    await this.etcd?.stop();
     if (this.ownsDataDir) rmSync(this.dataDir, { recursive: true, force: true });
     rmSync(this.socketDir, { recursive: true, force: true });
   }
