@@ -45,6 +45,8 @@ export interface ClusterOptions {
   replicas?: Partial<Record<GrpcService | 'gateway', number>>;
   /** A NATS cluster of this many nodes instead of one nats-server; every process is given all their URLs. */
   natsNodes?: number;
+  /** Members of the cluster's etcd (etcd3): 1 unless set. */
+  etcdMembers?: number;
   /** Where storage keeps objects: leveldb (default, or TEST_STORAGE_BACKEND) or etcd3, a one-member etcd of the cluster's own. */
   storageBackend?: 'leveldb' | 'etcd3';
 }
@@ -96,7 +98,7 @@ export class Cluster {
         this.nats = await startNats();
         this.natsUrl = this.nats.url;
       }
-      if (this.storageBackend === 'etcd3') this.etcd = await startEtcd();
+      if (this.storageBackend === 'etcd3') this.etcd = await startEtcd({ members: this.opts.etcdMembers });
       // A socket of its own for each gRPC service; the gateway binds a free port itself and says which.
       for (const s of GRPC_SERVICES) this.addresses[s] = `unix://${join(this.socketDir, `${s}.sock`)}`;
       // In the launcher's stages: storage, then the services that need only it side by side, then the gateway.
