@@ -11,8 +11,8 @@ describe('storage on etcd', function () {
   let c: Cluster;
   let etcd: EtcdClient;
   before(async () => {
-    // Two storage processes: the first publishes, the others are given the second.
-    c = await new Cluster({ storageBackend: 'etcd3', storageReplicas: 2, withoutControllerManager: true }).start();
+    // Two storage processes, every client given both: the first publishes (it starts alone).
+    c = await new Cluster({ storageBackend: 'etcd3', replicas: { storage: 1 }, withoutControllerManager: true }).start();
     etcd = new EtcdClient({ servers: c.etcd!.servers });
   });
   after(async () => {
