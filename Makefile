@@ -48,7 +48,8 @@ nats:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nats-server) >/dev/null \
 	  || { echo "could not install nats-server: run 'apt-get install nats-server' as root"; exit 1; }; }
 
-# Debian's etcd-server backs the etcd3 storage of run-ha; install it when absent.
+# Debian's etcd-server backs the etcd3 storage of run-ha, and the tests and benchmarks of that backend start
+# their own members; install it when absent.
 etcd:
 	@command -v etcd >/dev/null 2>&1 || { \
 	  echo "installing etcd-server"; \
@@ -70,7 +71,7 @@ HA_ARGS := --replicas=2 --etcd-members=3 --nats-nodes=3
 run-ha: build etcd
 	$(NODE) dist/cmd/svc-apiserver/main.js $(HA_ARGS) $(ARGS)
 
-test: build
+test: build etcd
 	$(NODE) dist/test/run.js $(TESTS)
 
 FUZZ_COUNT ?= 25000
@@ -78,7 +79,7 @@ FUZZ_SEED ?= random
 fuzz: build
 	FUZZ_COUNT=$(FUZZ_COUNT) FUZZ_SEED=$(FUZZ_SEED) $(NODE) dist/test/run.js integration/fuzz.test
 
-bench: build
+bench: build etcd
 	$(NODE) dist/test/bench/run.js
 
 clean:

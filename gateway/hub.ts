@@ -134,6 +134,7 @@ export class WatchHub implements RevisionFeed {
     if (this.revision > 0 && prev > this.revision) this.failAll(`watch stream skipped revisions ${this.revision + 1}..${prev}`);
     if (revision <= this.revision) return;
     this.advance(revision);
+    if (msg.data.length === 0) return; // a progress mark: a revision reached without a change
     const key = keyOfSubject(msg.subject);
     const targets = this.targetsOf(key);
     if (targets.length === 0) return; // decoded only when someone watches

@@ -29,20 +29,34 @@ const wanted = process.argv.slice(2);
 const files = suites.flatMap((s) => walk(join(root, s))).filter((f) => f.endsWith('.test.js'))
   .filter((f) => wanted.length === 0 || wanted.some((w) => f.includes(w)));
 const jobs = Math.max(1, Number(process.env.TEST_JOBS) || availableParallelism());
+/** Files run a second time with storage on etcd (TEST_STORAGE_BACKEND=etcd3), unless the variable is set already. */
+const ON_BOTH_BACKENDS = ['integration/protocol-'];
+const etcdAgain = process.env.TEST_STORAGE_BACKEND ? [] : files.filter((f) => ON_BOTH_BACKENDS.some((b) => f.includes(`/${b}`)));
+
+interface Group { files: string[]; alone: boolean; env?: Record<string, string> }
+const ETCD_ENV = { TEST_STORAGE_BACKEND: 'etcd3' };
 
 /** Groups of files, each run by one worker: files to run alone first, then the integration and e2e files (the
  * larger first, as they take longer: the small ones and the unit files fill the end), then the unit files. */
-function plan(): Array<{ files: string[]; alone: boolean }> {
-  const alone = files.filter((f) => ALONE.some((a) => f.endsWith(`/${a}.test.js`)));
-  const clusters = files.filter((f) => !f.includes('/unit/') && !alone.includes(f)).sort((a, b) => statSync(b).size - statSync(a).size);
+function plan(): Group[] {
+  const isAlone = (f: string): boolean => ALONE.some((a) => f.endsWith(`/${a}.test.js`));
+  const alone = files.filter(isAlone);
+  const bySize = (a: Group, b: Group): number => statSync(b.files[0]).size - statSync(a.files[0]).size;
+  const clusters = [
+    ...files.filter((f) => !f.includes('/unit/') && !isAlone(f)).map((f) => ({ files: [f], alone: false })),
+    ...etcdAgain.filter((f) => !isAlone(f)).map((f) => ({ files: [f], alone: false, env: ETCD_ENV })),
+  ].sort(bySize);
   const units = files.filter((f) => f.includes('/unit/') && !alone.includes(f)).sort();
   const n = Math.ceil(units.length / UNIT_FILES_PER_WORKER);
   const unitGroups = Array.from({ length: n }, (_, i) => units.filter((_f, j) => j % n === i));
-  return [...alone.map((f) => ({ files: [f], alone: true })), ...clusters.map((f) => ({ files: [f], alone: false })), ...unitGroups.map((g) => ({ files: g, alone: false }))];
+  return [
+    ...alone.map((f) => ({ files: [f], alone: true })), ...etcdAgain.filter(isAlone).map((f) => ({ files: [f], alone: true, env: ETCD_ENV })),
+    ...clusters, ...unitGroups.map((g) => ({ files: g, alone: false })),
+  ];
 }
 
 /** Runs one worker over its files; its output is kept and printed whole when it ends. */
-function runWorker(group: string[], env: NodeJS.ProcessEnv): Promise<WorkerResult> {
+function runWorker(group: string[], env: NodeJS.ProcessEnv, label = ''): Promise<WorkerResult> {
   const started = performance.now();
   const child = fork(join(root, 'run-worker.js'), group, { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env });
   const output: Buffer[] = [];
@@ -51,16 +65,20 @@ function runWorker(group: string[], env: NodeJS.ProcessEnv): Promise<WorkerResul
   let result: WorkerResult | undefined;
   child.on('message', (m) => { result = m as WorkerResult; });
   return new Promise((resolve) => child.on('close', (code, signal) => {
-    const names = group.map((f) => f.slice(root.length)).join(', ');
+    const names = group.map((f) => f.slice(root.length)).join(', ') + label;
     const cpu = result ? `, ${(result.cpuMs / 1000).toFixed(1)} s CPU` : '';
     process.stdout.write(`\n── ${names} (${((performance.now() - started) / 1000).toFixed(1)} s${cpu})\n${Buffer.concat(output).toString('utf8')}`);
+    if (result && label) {
+      result.failures = result.failures.map((f) => `${f}${label}`);
+      result.fileMs = result.fileMs.map(([f, ms]) => [`${f}${label}`, ms]);
+    }
     // A worker that died before it reported counts as one failure.
     resolve(result ?? { passed: 0, failed: 1, failures: [`${names}: worker exited (${signal ?? `code ${code}`}) before reporting`], fileMs: [], cpuMs: 0 });
   }));
 }
 
 /** Runs the groups, `jobs` at a time; one to run alone waits for the others to end and has the machine to itself. */
-function runAll(groups: Array<{ files: string[]; alone: boolean }>, env: NodeJS.ProcessEnv): Promise<WorkerResult[]> {
+function runAll(groups: Group[], env: NodeJS.ProcessEnv): Promise<WorkerResult[]> {
   const results: WorkerResult[] = [];
   let running = 0;
   let alone = false;
@@ -71,7 +89,8 @@ function runAll(groups: Array<{ files: string[]; alone: boolean }>, env: NodeJS.
         const group = groups.shift()!;
         running++;
         alone = group.alone;
-        void runWorker(group.files, env).then((r) => {
+        const label = group.env ? ` [${Object.entries(group.env).map(([k, v]) => `${k}=${v}`).join(' ')}]` : '';
+        void runWorker(group.files, { ...env, ...group.env }, label).then((r) => {
           results.push(r);
           running--;
           alone = false;

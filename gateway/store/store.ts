@@ -2,6 +2,7 @@
 // (server fields, defaults, validation, the update rules of the registry), the
 // checks a write must pass (escalation, admission), claims shared values (a
 // Service's IPs and ports), and writes through the typed storage client.
+import { isDeepStrictEqual } from 'node:util';
 import type { ApiObject } from '../../internal/apimachinery/meta.js';
 import { generateName } from '../../internal/apimachinery/meta.js';
 import { StatusError, alreadyExists, notFound } from '../../internal/apimachinery/status.js';
@@ -205,10 +206,22 @@ export class Store {
     }))!;
     if (admitted !== next) validateObject(this.def, admitted, current, rules);
     const encoded = await this.objects.storedForm(admitted);
-    if (encoded.equals(kv.value)) return current;
+    if (sameStoredObject(encoded, kv.value)) return current;
     if (opts.dryRun) return admitted;
     const written = await this.objects.update(admitted, kv.modRevision, encoded);
     if (isFinalized(written)) await this.objects.removeIfAt(written);
     return written;
+  }
+}
+
+/** Whether two stored encodings are one object: the same bytes, or the same JSON with its keys in another order
+ * (a merge may reorder them; equal lengths first, so a real change is rarely parsed). */
+function sameStoredObject(a: Buffer, b: Uint8Array): boolean {
+  if (a.equals(b)) return true;
+  if (a.length !== b.length) return false;
+  try {
+    return isDeepStrictEqual(JSON.parse(a.toString('utf8')), JSON.parse(Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8')));
+  } catch {
+    return false;
   }
 }

@@ -57,6 +57,7 @@ export function prepareCreate(def: KindDef, obj: ApiObject, requester: Requester
   Object.assign(meta, { uid: newUid(), creationTimestamp: nowTimestamp() });
   for (const f of ['resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) delete meta[f];
   if (!meta.name && meta.generateName) meta.name = generateName(meta.generateName);
+  dropEmptyCollections(meta);
   return findingsOf(def.prepareForCreate?.(obj, requester));
 }
 
@@ -80,6 +81,16 @@ function carryServerFields(next: ApiObject, current: ApiObject): void {
   if (old.generation !== undefined) meta.generation = old.generation;
   for (const f of ['deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'resourceVersion'] as const) {
     if (meta[f] === undefined) delete meta[f];
+  }
+  dropEmptyCollections(meta);
+}
+
+/** Empty lists and maps of metadata are not stored, as the platform's encoding omits them (a patch that
+ * removes the last finalizer leaves no `finalizers: []`). */
+function dropEmptyCollections(meta: NonNullable<ApiObject['metadata']>): void {
+  for (const f of ['labels', 'annotations', 'finalizers', 'ownerReferences'] as const) {
+    const v = meta[f];
+    if (v !== undefined && (Array.isArray(v) ? v.length === 0 : isObject(v) && Object.keys(v).length === 0)) delete meta[f];
   }
 }
 

@@ -25,6 +25,14 @@ export interface InformerOptions {
 const RETRY_MS = 1000;
 const nameKey = (o: ApiObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
+/** A transform that keeps the object's resourceVersion, by which a list taken again tells what changed. */
+const keepingVersion = (transform: (obj: ApiObject) => ApiObject) => (obj: ApiObject): ApiObject => {
+  const kept = transform(obj);
+  const version = obj.metadata?.resourceVersion;
+  if (version && kept.metadata && kept.metadata.resourceVersion === undefined) kept.metadata.resourceVersion = version;
+  return kept;
+};
+
 export class Informer {
   readonly store = new Map<string, ApiObject>();
   /** The first list has been taken in. */
@@ -43,7 +51,7 @@ export class Informer {
   constructor(client: ApiClient, private readonly path: string, private readonly handlers: InformerHandlers, opts: InformerOptions = {}) {
     this.client = client.informerClient;
     this.as = opts.as ?? 'object';
-    this.transform = opts.transform ?? ((obj) => obj);
+    this.transform = opts.transform ? keepingVersion(opts.transform) : (obj) => obj;
     this.keyOf = opts.key ?? nameKey;
   }
 
@@ -72,7 +80,7 @@ export class Informer {
       seen.add(key);
       const old = this.store.get(key);
       this.store.set(key, obj);
-      if (old?.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.handlers.upsert(obj, old);
+      if (!old || old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.handlers.upsert(obj, old);
     }
     for (const [key, obj] of [...this.store]) {
       if (seen.has(key)) continue;

@@ -14,8 +14,14 @@ export const DEFAULT_PORTS = { storage: 7001, authn: 7002, authz: 7003, admissio
 
 export const storageFlags: FlagSet = {
   ...listen(DEFAULT_PORTS.storage), ...natsUrl, ...dataDir,
-  'history-window': { type: 'duration', default: '5m', help: 'how long history is kept for watches, older reads and continue tokens' },
-  'etcd-compaction-interval': { type: 'duration', default: '', help: 'alias of --history-window' },
+  'history-window': { type: 'duration', default: '5m', help: 'how long history is kept for watches, older reads and continue tokens (etcd3: the compaction interval, unless --etcd-compaction-interval is given)' },
+  'storage-backend': { type: 'string', default: 'leveldb', help: 'where objects are kept: leveldb (embedded, under --data-dir) or etcd3 (--etcd-servers)' },
+  'etcd-servers': { type: 'list', default: '', help: 'etcd servers (etcd3): http(s)://host:port,...' },
+  'etcd-prefix': { type: 'string', default: '/registry', help: 'prefix of every key in etcd (etcd3)' },
+  'etcd-cafile': { type: 'string', default: '', help: 'CA bundle that verifies the etcd servers (etcd3, https)' },
+  'etcd-certfile': { type: 'string', default: '', help: 'client certificate presented to etcd (etcd3, https)' },
+  'etcd-keyfile': { type: 'string', default: '', help: 'key of --etcd-certfile' },
+  'etcd-compaction-interval': { type: 'duration', default: '', help: 'etcd3: how often etcd is compacted (default 5m, 0: never); leveldb: alias of --history-window' },
 };
 
 // Authn reads it too (anonymous access is off when AlwaysAllow is among the modes), and admission

@@ -17,6 +17,10 @@ export const REVISION_HEADER = 'Svc-Revision';
  * has not seen this revision has missed messages. */
 export const PREV_REVISION_HEADER = 'Svc-Prev-Revision';
 
+/** Subject of the empty messages that say the stream reached the revision in their headers without a change
+ * (one token under the prefix: no object key has a single segment). */
+export const PROGRESS_SUBJECT = `${NATS_EVENTS_PREFIX}.progress`;
+
 const protoFile = fileURLToPath(new URL('../../../proto/svc/storage/v1/storage.proto', import.meta.url));
 const EventMessage = protobuf.loadSync(protoFile).lookupType('svc.storage.v1.Event');
 const TYPE_NUMBER = { PUT: 0, DELETE: 1, PROGRESS: 2 } as const;

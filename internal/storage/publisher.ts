@@ -4,10 +4,11 @@
 // left out of the chain, so subscribers see the gap.
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { SpanKind, injectContext, withSpanSync } from '../tracing/index.js';
-import { PREV_REVISION_HEADER, REVISION_HEADER, eventSubject } from './events.js';
-import type { CommittedEvent } from './store.js';
+import { PREV_REVISION_HEADER, PROGRESS_SUBJECT, REVISION_HEADER, eventSubject } from './events.js';
+import type { CommittedEvent } from './backend.js';
 
 const DRAIN_TIMEOUT_MS = 2000;
+const EMPTY = new Uint8Array(0);
 
 export class EventPublisher {
   private nc?: NatsConnection;
@@ -42,6 +43,21 @@ export class EventPublisher {
     if (failed.length === 0) return;
     const revisions = failed.length === 1 ? `${failed[0][0]}` : `${failed[0][0]}..${failed[failed.length - 1][0]}`;
     this.log(`storage: could not publish ${failed.length} event(s) at revision ${revisions} on NATS: ${(failed[0][1] as Error)?.message}`);
+  }
+
+  /**
+   * Tells subscribers the stream reached a revision that is no change's (on etcd, one taken by a key outside the
+   * objects), so reads waiting for it go on: an empty message outside the chain (the next change still names the
+   * last one as its predecessor). With gap, changes before it were lost: the chain restarts at it, and subscribers
+   * see the gap.
+   */
+  progress(revision: number, gap = false): void {
+    if (gap) this.prevRevision = revision;
+    if (!this.nc || this.closed) return;
+    const h = headers();
+    h.set(REVISION_HEADER, String(revision));
+    h.set(PREV_REVISION_HEADER, String(this.prevRevision));
+    this.nc.publish(PROGRESS_SUBJECT, EMPTY, { headers: h });
   }
 
   /** Runs inside its span, so the message carries the span's trace context. */

@@ -1,6 +1,6 @@
 // The Storage gRPC service over a store.
 import { RpcError, grpc, type Handlers } from '../rpc/index.js';
-import type { Store } from './store.js';
+import type { StorageBackend } from './backend.js';
 import type { GetRequest__Output as GetRequest } from '../rpc/gen/svc/storage/v1/GetRequest.js';
 import type { ListRequest__Output as ListRequest } from '../rpc/gen/svc/storage/v1/ListRequest.js';
 import type { CreateRequest__Output as CreateRequest } from '../rpc/gen/svc/storage/v1/CreateRequest.js';
@@ -31,7 +31,7 @@ function endWithError(call: grpc.ServerWritableStream<unknown, unknown>, err: un
   });
 }
 
-async function watch(store: Store, call: grpc.ServerWritableStream<WatchRequest, unknown>): Promise<void> {
+async function watch(store: StorageBackend, call: grpc.ServerWritableStream<WatchRequest, unknown>): Promise<void> {
   const { prefix, afterRevision, follow } = call.request;
   const aborted = new AbortController();
   const abort = (): void => aborted.abort();
@@ -51,7 +51,7 @@ async function watch(store: Store, call: grpc.ServerWritableStream<WatchRequest,
   }
 }
 
-export function storageHandlers(store: Store): Handlers {
+export function storageHandlers(store: StorageBackend): Handlers {
   return {
     Get: (req: GetRequest) => store.get(req.key, req.revision, { allowCached: req.allowCached }),
     List: (req: ListRequest) => store.list(req.prefix, {
@@ -61,7 +61,7 @@ export function storageHandlers(store: Store): Handlers {
     Update: (req: UpdateRequest) => store.update(req.key, req.value, req.preconditions ?? {}),
     Delete: (req: DeleteRequest) => store.delete(req.key, req.preconditions ?? {}),
     Watch: (call: grpc.ServerWritableStream<WatchRequest, unknown>) => watch(store, call),
-    CurrentRevision: async () => ({ revision: store.revision, compactedRevision: store.compactedRevision }),
+    CurrentRevision: () => store.currentRevision(),
     Compact: async (req: CompactRequest) => ({ compactedRevision: await store.compact(req.revision) }),
   };
 }

@@ -12,7 +12,10 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { RpcError, grpc } from '../rpc/index.js';
 import { activeContext, trace, withSpan, type Context } from '../tracing/index.js';
-import { STORAGE_ERROR_KEY, type StorageErrorKind } from './client.js';
+import type {
+  CommitListener, GetResult, ListOptions, ListResult, Preconditions, ReadOptions, Revisions, StorageBackend, WatchOptions, WriteResult,
+} from './backend.js';
+import { checkKey, checkList, checkRevision, checkWatch, invalid, notFound, outOfRange, unavailable } from './checks.js';
 import { change, refusal, type Write } from './changes.js';
 import { decodeEvent, encodeEvent, type KeyValue, type StorageEvent } from './events.js';
 import { LiveFeed } from './feed.js';
@@ -36,26 +39,6 @@ export interface StoreOptions {
   log?: (line: string) => void;
 }
 
-export interface GetResult { kv: KeyValue; revision: number }
-export interface WriteResult { kv: KeyValue; revision: number }
-export interface ListResult { items: KeyValue[]; revision: number; more: boolean; remaining: number }
-export interface ReadOptions {
-  /** Any state at least as new as the revision (0: the newest) will do, even one past compaction: the newest is read. */
-  allowCached?: boolean;
-}
-/** allowCached is ignored with continueAfter: a later page is read at exactly its revision. */
-export interface ListOptions extends ReadOptions { revision?: number; limit?: number; continueAfter?: string }
-export interface WatchOptions { follow?: boolean; signal?: AbortSignal }
-
-/** A committed change, as commit listeners (the NATS publisher) receive it. */
-export interface CommittedEvent {
-  event: StorageEvent;
-  /** The `Event` message bytes. */
-  payload: Uint8Array;
-  /** The trace context of the write. */
-  context: Context;
-}
-
 interface QueuedWrite extends Write {
   context: Context;
   resolve(result: WriteResult): void;
@@ -65,21 +48,7 @@ interface QueuedWrite extends Write {
 const DEFAULT_WINDOW_MS = 5 * 60_000;
 const HISTORY_CHUNK = 1000;
 
-const invalid = (message: string): RpcError => new RpcError(grpc.status.INVALID_ARGUMENT, message);
-const outOfRange = (kind: StorageErrorKind, message: string): RpcError =>
-  new RpcError(grpc.status.OUT_OF_RANGE, message, { [STORAGE_ERROR_KEY]: kind });
-const unavailable = (): RpcError => new RpcError(grpc.status.UNAVAILABLE, 'the store is shutting down');
-const notFound = (key: string): RpcError => new RpcError(grpc.status.NOT_FOUND, `"${key}" not found`);
 const clamp = (n: number, min: number, max: number): number => Math.min(max, Math.max(min, n));
-
-function checkKey(key: string): void {
-  if (!key) throw invalid('empty key');
-  if (key.includes('\0')) throw invalid('key contains a NUL character');
-}
-
-function checkRevision(revision: number, what = 'revision'): void {
-  if (!Number.isSafeInteger(revision) || revision < 0) throw invalid(`invalid ${what} ${revision}`);
-}
 
 /** A snapshot of the store at one revision, closed once superseded and no longer read. */
 class ReadView {
@@ -105,7 +74,7 @@ class ReadView {
 /** When a revision was committed: the newest revision at about `time`. */
 interface Mark { time: number; revision: number }
 
-export class Store {
+export class Store implements StorageBackend {
   private view: ReadView;
   private compacted: number;
   private queue: QueuedWrite[] = [];
@@ -114,7 +83,7 @@ export class Store {
   /** History at or below this revision is deleted; 0 after open, so leftovers of an interrupted compaction go too. */
   private droppedUpTo = 0;
   private readonly feeds = new Set<LiveFeed>();
-  private readonly commitListeners = new Set<(batch: CommittedEvent[]) => void>();
+  private readonly commitListeners = new Set<CommitListener>();
   private readonly windowMs: number;
   private readonly markIntervalMs: number;
   /** The newest commit, marked or not: a write too close to the last mark must still age out of the window. */
@@ -167,9 +136,18 @@ export class Store {
   }
 
   /** Calls listener after every commit, in revision order, once the writes are acknowledged. */
-  onCommit(listener: (batch: CommittedEvent[]) => void): () => void {
+  onCommit(listener: CommitListener): () => void {
     this.commitListeners.add(listener);
     return () => this.commitListeners.delete(listener);
+  }
+
+  /** Every revision is a change's here: there is no progress to report. */
+  onProgress(): () => void {
+    return () => undefined;
+  }
+
+  async currentRevision(): Promise<Revisions> {
+    return { revision: this.revision, compactedRevision: this.compacted };
   }
 
   // ---- reads
@@ -198,9 +176,7 @@ export class Store {
   /** The keys under a prefix (ending in `/`) as of one revision, a page at a time. */
   async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
     const { revision = 0, limit = 0, continueAfter = '' } = options;
-    if (!prefix.endsWith('/')) throw invalid(`prefix "${prefix}" does not end with "/"`);
-    if (!Number.isSafeInteger(limit) || limit < 0) throw invalid(`invalid limit ${limit}`);
-    if (continueAfter && !continueAfter.startsWith(prefix)) throw invalid(`continue key "${continueAfter}" is not under "${prefix}"`);
+    checkList(prefix, limit, continueAfter);
     const view = this.readView().acquire();
     try {
       const at = this.readableRevision(revision, options.allowCached && !continueAfter);
@@ -306,11 +282,11 @@ export class Store {
     return this.enqueue({ op: 'create', key, value: asBuffer(value), uid, preconditions: normalize({}) });
   }
 
-  update(key: string, value: Uint8Array, preconditions: { modRevision?: number; uid?: string } = {}): Promise<WriteResult> {
+  update(key: string, value: Uint8Array, preconditions: Preconditions = {}): Promise<WriteResult> {
     return this.enqueue({ op: 'update', key, value: asBuffer(value), uid: '', preconditions: normalize(preconditions) });
   }
 
-  delete(key: string, preconditions: { modRevision?: number; uid?: string } = {}): Promise<WriteResult> {
+  delete(key: string, preconditions: Preconditions = {}): Promise<WriteResult> {
     return this.enqueue({ op: 'delete', key, value: TOMBSTONE, uid: '', preconditions: normalize(preconditions) });
   }
 
@@ -418,8 +394,7 @@ export class Store {
   /** The events under a prefix ("" or ending in `/`) after a revision, in revision
    * order; with follow, then a PROGRESS event and the changes as they commit. */
   async *watch(prefix: string, afterRevision: number, options: WatchOptions = {}): AsyncGenerator<StorageEvent> {
-    if (prefix && !prefix.endsWith('/')) throw invalid(`prefix "${prefix}" does not end with "/"`);
-    checkRevision(afterRevision, 'after_revision');
+    checkWatch(prefix, afterRevision);
     const upTo = this.readView().revision;
     if (afterRevision > upTo) throw outOfRange('future', `revision ${afterRevision} is newer than the store (${upTo})`);
     if (afterRevision < this.compacted) throw outOfRange('compacted', `revision ${afterRevision} is compacted (oldest watchable: ${this.compacted})`);
@@ -519,7 +494,7 @@ export class Store {
 const asBuffer = (bytes: Uint8Array): Buffer =>
   (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 
-function normalize(p: { modRevision?: number; uid?: string }): Write['preconditions'] {
+function normalize(p: Preconditions): Write['preconditions'] {
   return { modRevision: p.modRevision ?? 0, uid: p.uid ?? '' };
 }
 

@@ -1,19 +1,9 @@
-// etcd as the peer the API is compared with: the Debian `etcd-server` package
-// (installed when missing, as root), one member on free loopback ports with its
-// data in a temp dir, stopped by PID. It is reached over its native gRPC API,
-// one HTTP/2 connection as the platform's API server uses, so what is counted on
-// the etcd side is etcd serving gRPC, not a JSON translation.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// etcd as the peer the API is compared with (one member, from test/lib/etcd.ts),
+// reached over its native gRPC API, one HTTP/2 connection as the platform's API
+// server uses, so what is counted on the etcd side is etcd serving gRPC, not a
+// JSON translation.
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
-import { unusedPort } from '../lib/ports.js';
-
-const START_TIMEOUT_MS = 20_000;
-const STOP_TIMEOUT_MS = 5_000;
-const INSTALL_TIMEOUT_MS = 300_000;
 
 /** The fields of etcd's rpc.proto (package etcdserverpb) that puts and gets use. */
 const rpc = protobuf.Root.fromJSON({
@@ -32,30 +22,6 @@ const rpc = protobuf.Root.fromJSON({
 });
 const type = (name: string) => rpc.lookupType(`etcdserverpb.${name}`);
 const [PutRequest, PutResponse, RangeRequest, RangeResponse, WatchRequest] = ['PutRequest', 'PutResponse', 'RangeRequest', 'RangeResponse', 'WatchRequest'].map(type);
-
-const which = (cmd: string): string | undefined => {
-  try {
-    return execFileSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).trim() || undefined;
-  } catch {
-    return undefined;
-  }
-};
-
-/** The etcd binary; installs the Debian package first when there is none. */
-function ensureEtcd(): string {
-  const found = which('etcd');
-  if (found) return found;
-  if (process.getuid?.() !== 0) throw new Error('etcd is not installed and installing it needs root: apt-get install -y etcd-server');
-  console.log('installing etcd-server (apt-get) ...');
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['update'], ['install', '-y', 'etcd-server']]) {
-    const r = spawnSync('apt-get', args, { env, encoding: 'utf8', timeout: INSTALL_TIMEOUT_MS });
-    if (r.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed (${r.error?.message ?? `exit ${r.status}`}):\n${(r.stderr ?? '').slice(-2000)}`);
-  }
-  const installed = which('etcd');
-  if (!installed) throw new Error('etcd-server installed, but no etcd on PATH');
-  return installed;
-}
 
 /** The end of the range of keys that start with `prefix`: its last byte plus one. */
 function prefixEnd(prefix: Buffer): Buffer {
@@ -113,46 +79,4 @@ export class EtcdKv {
   }
 }
 
-export interface RunningEtcd { endpoint: string; pid: number; version: string; stop(): Promise<void> }
-
-export async function startEtcd(): Promise<RunningEtcd> {
-  const bin = ensureEtcd();
-  const version = execFileSync(bin, ['--version'], { encoding: 'utf8' }).match(/etcd Version: (\S+)/)?.[1] ?? '?';
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-etcd-'));
-  const [client, peer] = [await unusedPort(), await unusedPort()];
-  const endpoint = `127.0.0.1:${client}`;
-  const child = spawn(bin, [
-    '--name', 'bench', '--data-dir', dataDir, '--log-level', 'error', '--logger', 'zap',
-    '--listen-client-urls', `http://${endpoint}`, '--advertise-client-urls', `http://${endpoint}`,
-    '--listen-peer-urls', `http://127.0.0.1:${peer}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${peer}`,
-    '--initial-cluster', `bench=http://127.0.0.1:${peer}`,
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { log = (log + d).slice(-4000); });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      process.kill(child.pid!, 'SIGTERM');
-      const timer = setTimeout(() => process.kill(child.pid!, 'SIGKILL'), STOP_TIMEOUT_MS);
-      await exited;
-      clearTimeout(timer);
-    }
-    rmSync(dataDir, { recursive: true, force: true });
-  };
-  const kv = new EtcdKv(endpoint);
-  try {
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`etcd exited with ${child.exitCode}:\n${log}`);
-      if (await kv.count('health').then(() => true, () => false)) break;
-      if (Date.now() > deadline) throw new Error(`etcd did not serve within ${START_TIMEOUT_MS} ms:\n${log}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  } catch (err) {
-    await stop();
-    throw err;
-  } finally {
-    kv.close();
-  }
-  return { endpoint, pid: child.pid!, version, stop };
-}
+export { startEtcd, type RunningEtcd } from '../lib/etcd.js';

@@ -54,5 +54,11 @@ describe('a NATS outage: watches end with an error, writes go on, the system hea
     }
     expect((await c.request('DELETE', `${CMS}/during-outage`)).status).to.equal(200);
     expect((await c.request('GET', `${CMS}/during-outage`)).status).to.equal(404);
+ 
+    // The controllers' watches failed too: they listed afresh and act on what they missed, and follow again.
+    const defaultAccount = (ns: string) => async () => (await c.request('GET', `/api/v1/namespaces/${ns}/serviceaccounts/default`)).status === 200;
+    expect(await waitFor(defaultAccount('made-in-outage'), 20_000, 200), 'default ServiceAccount of a namespace made in the outage').to.equal(true);
+    expect((await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: 'made-after-outage' } } })).status).to.equal(201);
+    expect(await waitFor(defaultAccount('made-after-outage'), 20_000, 200), 'default ServiceAccount of a namespace made after').to.equal(true);
   });
 });

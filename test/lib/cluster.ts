@@ -13,6 +13,7 @@ import { pkiPaths } from '../../internal/pki/index.js';
 import { announcedAddress, portOf } from '../../internal/launcher/announce.js';
 import { serviceNodeArgs } from '../../internal/config/services.js';
 import { startNats, type RunningNats } from './nats.js';
+import { startEtcd, type RunningEtcd } from './etcd.js';
 
 const GRPC_SERVICES = ['storage', 'authn', 'authz', 'admission'] as const;
 type GrpcService = typeof GRPC_SERVICES[number];
@@ -38,6 +39,8 @@ export interface ClusterOptions {
   withoutControllerManager?: boolean;
   /** Options of the node runtime of every service (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
   nodeArgs?: string[];
+  /** Where storage keeps objects: leveldb (default, or TEST_STORAGE_BACKEND) or etcd3, a one-member etcd of the cluster's own. */
+  storageBackend?: 'leveldb' | 'etcd3';
 }
 
 export class Cluster {
@@ -50,6 +53,9 @@ export class Cluster {
   port = 0;
   natsUrl = '';
   private nats?: RunningNats;
+  /** The cluster's etcd, with the etcd3 storage backend. */
+  etcd?: RunningEtcd;
+  readonly storageBackend: 'leveldb' | 'etcd3';
   private ownsDataDir: boolean;
   readonly dataDir: string;
   /** Where the gRPC services' sockets are: short, as a socket path must be. */
@@ -57,6 +63,7 @@ export class Cluster {
 
   constructor(private readonly opts: ClusterOptions = {}) {
     this.ownsDataDir = !opts.dataDir;
+    this.storageBackend = opts.storageBackend ?? (process.env.TEST_STORAGE_BACKEND === 'etcd3' ? 'etcd3' : 'leveldb');
     this.dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'svc-it-'));
   }
 
@@ -65,6 +72,7 @@ export class Cluster {
     try {
       this.nats = await startNats();
       this.natsUrl = this.nats.url;
+      if (this.storageBackend === 'etcd3') this.etcd = await startEtcd();
       // A socket of its own for each gRPC service; the gateway binds a free port itself and says which.
       for (const s of GRPC_SERVICES) this.addresses[s] = `unix://${join(this.socketDir, `${s}.sock`)}`;
       // In the launcher's stages: storage, then the services that need only it side by side, then the gateway.
@@ -83,7 +91,7 @@ export class Cluster {
   private args(s: Service): string[] {
     const a = this.addresses;
     const common: Record<Service, string[]> = {
-      storage: [`--listen=${a.storage}`, `--nats-url=${this.natsUrl}`, `--data-dir=${this.dataDir}`],
+      storage: [`--listen=${a.storage}`, `--nats-url=${this.natsUrl}`, `--data-dir=${this.dataDir}`, ...this.storageBackendArgs()],
       authn: [`--listen=${a.authn}`, `--storage-address=${a.storage}`, `--nats-url=${this.natsUrl}`, `--client-ca-file=${pkiPaths(this.dataDir).caCert}`, `--data-dir=${this.dataDir}`],
       authz: [`--listen=${a.authz}`, `--storage-address=${a.storage}`, `--nats-url=${this.natsUrl}`],
       admission: [`--listen=${a.admission}`, `--storage-address=${a.storage}`, `--authz-address=${a.authz}`, `--nats-url=${this.natsUrl}`],
@@ -92,6 +100,10 @@ export class Cluster {
       'controller-manager': [`--server=https://127.0.0.1:${this.port}`, `--data-dir=${this.dataDir}`, ...this.controllerDefaults()],
     };
     return [...common[s], ...(this.opts.flags?.[s] ?? [])];
+  }
+
+  private storageBackendArgs(): string[] {
+    return this.etcd ? ['--storage-backend=etcd3', `--etcd-servers=${this.etcd.servers}`] : [];
   }
 
   /** Unless a test sets its own: no leader election (one controller-manager; renewing a Lease would move the
@@ -144,9 +156,10 @@ export class Cluster {
     return true;
   }
 
-  /** The PID of every process the cluster runs, nats-server included, by name. */
+  /** The PID of every process the cluster runs, nats-server (and etcd) included, by name. */
   pids(): Map<string, number> {
     const pids = new Map<string, number>(this.nats ? [['nats-server', this.nats.pid]] : []);
+    if (this.etcd) pids.set('etcd', this.etcd.pid);
     for (const [s, proc] of this.procs) if (proc.pid !== undefined && proc.exitCode === null) pids.set(s, proc.pid);
     return pids;
   }
@@ -183,6 +196,7 @@ export class Cluster {
     await this.kill('storage', 'SIGTERM');
     for (const s of [...this.procs.keys()]) await this.kill(s);
     await this.nats?.stop();
+    await this.etcd?.stop();
     if (this.ownsDataDir) rmSync(this.dataDir, { recursive: true, force: true });
     rmSync(this.socketDir, { recursive: true, force: true });
   }

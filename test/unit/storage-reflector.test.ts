@@ -1,26 +1,23 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { RunningServer } from '../../internal/rpc/index.js';
 import { StorageClient } from '../../internal/storage/client.js';
 import { serveStorage } from '../lib/storage.js';
-import { Store } from '../../internal/storage/store.js';
+import { BACKENDS, testBackend, type TestStore } from '../lib/backends.js';
 import { Reflector } from '../../internal/storage/reflector.js';
 import { encodeStored } from '../../internal/storage/objects.js';
 import { waitFor } from '../lib/cluster.js';
 
 const cm = (name: string, value: string) => encodeStored({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'ns' }, data: { value } });
 
-describe('storage reflector', () => {
-  let dir: string;
-  let store: Store;
+for (const backendName of BACKENDS) describe(`storage reflector (${backendName})`, function () {
+  this.timeout(30_000);
+  const backend = testBackend(backendName);
+  let store: TestStore;
   let server: RunningServer;
   let client: StorageClient;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'reflector-'));
-    store = await Store.open(join(dir, 'storage'), { compactionIntervalMs: 0 });
+    store = await backend.open();
     server = await serveStorage(store);
     client = new StorageClient(`127.0.0.1:${server.port}`);
   });
@@ -28,7 +25,6 @@ describe('storage reflector', () => {
     client.close();
     await server.stop();
     await store.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('lists in pages, then follows creates, updates and deletes in order', async () => {
@@ -75,7 +71,7 @@ describe('storage reflector', () => {
       await server.stop();
       expect(await waitFor(() => !reflector.live, 5000, 10)).to.equal(true);
       await store.close();
-      store = await Store.open(join(dir, 'storage'), { compactionIntervalMs: 0 });
+      store = await backend.open({}, backend.lastId);
       await store.delete('core/configmaps/ns/c3');
       server = await serveStorage(store, `127.0.0.1:${port}`);
       expect(await waitFor(() => seen.includes('delete core/configmaps/ns/c3'), 10_000, 20)).to.equal(true);

@@ -1,11 +1,8 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { RunningServer } from '../../internal/rpc/index.js';
 import { StorageClient, type StorageEvent } from '../../internal/storage/client.js';
 import { serveStorage } from '../lib/storage.js';
-import { Store } from '../../internal/storage/store.js';
+import { BACKENDS, testBackend, type TestStore } from '../lib/backends.js';
 
 async function waitUntil(what: string, ok: () => boolean, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -15,15 +12,15 @@ async function waitUntil(what: string, ok: () => boolean, timeoutMs = 5000): Pro
   }
 }
 
-describe('storage gRPC service', () => {
-  let dir: string;
-  let store: Store;
+for (const backendName of BACKENDS) describe(`storage gRPC service (${backendName})`, function () {
+  this.timeout(30_000);
+  const backend = testBackend(backendName);
+  let store: TestStore;
   let server: RunningServer;
   let client: StorageClient;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'storage-svc-'));
-    store = await Store.open(join(dir, 'storage'), { compactionIntervalMs: 0 });
+    store = await backend.open();
     server = await serveStorage(store);
     client = new StorageClient(`127.0.0.1:${server.port}`);
   });
@@ -31,27 +28,26 @@ describe('storage gRPC service', () => {
     client.close();
     await server.stop();
     await store.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('releases a followed watch when the client cancels it', async () => {
-    await client.create('core/pods/ns/a', Buffer.from('1'), 'ua');
-    const stream = client.watch('core/pods/', 0, true);
+    const created = await client.create('core/pods/ns/a', Buffer.from('1'), 'ua');
+    const stream = client.watch('core/pods/', Number(created.kv!.modRevision) - 1, true);
     const received: StorageEvent[] = [];
     stream.on('data', (e: StorageEvent) => received.push(e));
     stream.on('error', () => undefined); // CANCELLED
     await waitUntil('history and progress', () => received.length === 2);
     expect(received.map((e) => e.type)).to.deep.equal(['PUT', 'PROGRESS']);
     expect(store.activeWatches).to.equal(1);
-    await client.update('core/pods/ns/a', Buffer.from('2'));
+    const updated = await client.update('core/pods/ns/a', Buffer.from('2'));
     await waitUntil('the live event', () => received.length === 3);
-    expect(received[2]).to.include({ type: 'PUT', revision: 2 });
+    expect(received[2]).to.include({ type: 'PUT', revision: updated.kv!.modRevision });
     stream.cancel();
     await waitUntil('the watch to be released', () => store.activeWatches === 0);
   });
 
   it('keeps a slow watcher ordered under backpressure', async () => {
-    const stream = client.watch('core/big/', 0, true);
+    const stream = client.watch('core/big/', Number((await client.currentRevision()).revision), true);
     const revisions: number[] = [];
     stream.on('data', (e: StorageEvent) => {
       revisions.push(e.revision);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { RpcError, grpc } from '../../internal/rpc/index.js';
 import { Store, type StoreOptions } from '../../internal/storage/store.js';
 import type { StorageEvent } from '../../internal/storage/events.js';
+import { BACKENDS, testBackend, type TestStore } from '../lib/backends.js';
 
 const v = (s: string): Buffer => Buffer.from(s);
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -31,7 +32,283 @@ async function collect(events: AsyncGenerator<StorageEvent>, revision: number, t
   return out;
 }
 
-describe('storage store', () => {
+// Every backend gives the same answers. Revisions are counted from the store's first (etcd's are global to the
+// etcd cluster: a store under a new prefix starts where etcd is), so r(n) is the revision of the n-th write.
+for (const backendName of BACKENDS) {
+  describe(`storage store (${backendName})`, function () {
+    this.timeout(20_000);
+    const backend = testBackend(backendName);
+    let store: TestStore;
+    let base = 0;
+    const r = (n: number): number => base + n;
+    const revision = async (): Promise<number> => (await store.currentRevision()).revision - base;
+    const compacted = async (): Promise<number> => (await store.currentRevision()).compactedRevision;
+
+    beforeEach(async () => {
+      store = await backend.open();
+      base = (await store.currentRevision()).revision;
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    it('creates, gets, updates and deletes with increasing revisions', async () => {
+      const created = await store.create('core/configmaps/ns/a', v('one'), 'uid-a');
+      expect(created.revision).to.equal(r(1));
+      expect(created.kv).to.include({ key: 'core/configmaps/ns/a', modRevision: r(1), createRevision: r(1), uid: 'uid-a' });
+      const got = await store.get('core/configmaps/ns/a');
+      expect(got.revision).to.equal(r(1));
+      expect(got.kv.value.toString()).to.equal('one');
+
+      const updated = await store.update('core/configmaps/ns/a', v('two'));
+      expect(updated.kv).to.include({ modRevision: r(2), createRevision: r(1), uid: 'uid-a' });
+      expect((await store.get('core/configmaps/ns/a')).kv.value.toString()).to.equal('two');
+
+      const deleted = await store.delete('core/configmaps/ns/a');
+      expect(deleted.revision).to.equal(r(3));
+      expect(deleted.kv).to.include({ modRevision: r(3), createRevision: r(1), uid: 'uid-a' });
+      expect(deleted.kv.value.toString()).to.equal('two');
+      await rpcError(store.get('core/configmaps/ns/a'), grpc.status.NOT_FOUND);
+      expect(await revision()).to.equal(3);
+    });
+
+    it('answers malformed and impossible requests with the documented codes', async () => {
+      await store.create('core/pods/ns/p', v('x'), 'u');
+      await rpcError(store.create('core/pods/ns/p', v('y'), 'u'), grpc.status.ALREADY_EXISTS);
+      await rpcError(store.update('core/pods/ns/missing', v('y')), grpc.status.NOT_FOUND);
+      await rpcError(store.delete('core/pods/ns/missing'), grpc.status.NOT_FOUND);
+      await rpcError(store.get(''), grpc.status.INVALID_ARGUMENT);
+      await rpcError(store.create('', v('y')), grpc.status.INVALID_ARGUMENT);
+      await rpcError(store.list('core/pods'), grpc.status.INVALID_ARGUMENT);
+      await rpcError(store.list(''), grpc.status.INVALID_ARGUMENT);
+      await rpcError(store.watch('core/pods', 0).next(), grpc.status.INVALID_ARGUMENT);
+      const future = await rpcError(store.get('core/pods/ns/p', r(99)), grpc.status.OUT_OF_RANGE);
+      expect(future.trailers['storage-error']).to.equal('future');
+      const futureList = await rpcError(store.list('core/pods/', { revision: r(99) }), grpc.status.OUT_OF_RANGE);
+      expect(futureList.trailers['storage-error']).to.equal('future');
+      await rpcError(store.watch('core/pods/', r(99)).next(), grpc.status.OUT_OF_RANGE);
+    });
+
+    it('checks revision and uid preconditions', async () => {
+      const { kv } = await store.create('core/secrets/ns/s', v('1'), 'uid-s');
+      await store.update('core/secrets/ns/s', v('2'));
+      const stale = await rpcError(store.update('core/secrets/ns/s', v('3'), { modRevision: kv.modRevision }), grpc.status.FAILED_PRECONDITION);
+      expect(stale.trailers['storage-current-revision']).to.equal(String(r(2)));
+      const otherUid = await rpcError(store.delete('core/secrets/ns/s', { uid: 'someone-else' }), grpc.status.FAILED_PRECONDITION);
+      expect(otherUid.trailers['storage-current-revision']).to.equal(String(r(2)));
+      const ok = await store.update('core/secrets/ns/s', v('3'), { modRevision: r(2), uid: 'uid-s' });
+      expect(ok.revision).to.equal(r(3));
+      expect(ok.kv).to.include({ uid: 'uid-s', createRevision: r(1) });
+      expect((await store.delete('core/secrets/ns/s', { modRevision: r(3), uid: 'uid-s' })).revision).to.equal(r(4));
+    });
+
+    it('pages a list with continue_after and exact remaining counts', async () => {
+      for (let i = 0; i < 25; i++) await store.create(`core/configmaps/ns1/cm${String(i).padStart(2, '0')}`, v(`${i}`), `u${i}`);
+      await store.create('core/configmaps/ns10/other', v('x'), 'o');
+      await store.create('core/configmaps/ns0/before', v('x'), 'b');
+      const pages = [];
+      let after = '';
+      let at = 0;
+      for (;;) {
+        const page = await store.list('core/configmaps/ns1/', { limit: 10, continueAfter: after, revision: at });
+        pages.push(page);
+        if (!page.more) break;
+        after = page.items[page.items.length - 1].key;
+        at = page.revision;
+      }
+      expect(pages.map((p) => p.items.length)).to.deep.equal([10, 10, 5]);
+      expect(pages.map((p) => p.remaining)).to.deep.equal([15, 5, 0]);
+      expect(pages.map((p) => p.more)).to.deep.equal([true, true, false]);
+      const keys = pages.flatMap((p) => p.items.map((kv) => kv.key));
+      expect(keys).to.deep.equal(Array.from({ length: 25 }, (_, i) => `core/configmaps/ns1/cm${String(i).padStart(2, '0')}`));
+      const all = await store.list('core/configmaps/');
+      expect(all.items).to.have.length(27);
+      expect(all.remaining).to.equal(0);
+    });
+
+    it('keeps pages of one list at its revision while writes go on', async () => {
+      for (let i = 0; i < 6; i++) await store.create(`core/pods/ns/p${i}`, v('old'), `u${i}`);
+      const first = await store.list('core/pods/', { limit: 3 });
+      await store.delete('core/pods/ns/p4');
+      await store.update('core/pods/ns/p5', v('new'));
+      await store.create('core/pods/ns/p6', v('new'), 'u6');
+      const second = await store.list('core/pods/', { limit: 2, revision: first.revision, continueAfter: 'core/pods/ns/p2' });
+      expect(second.revision).to.equal(first.revision);
+      expect(second.items.map((kv) => [kv.key, kv.value.toString()])).to.deep.equal([['core/pods/ns/p3', 'old'], ['core/pods/ns/p4', 'old']]);
+      expect(second.remaining).to.equal(1);
+      const now = await store.list('core/pods/', { continueAfter: 'core/pods/ns/p2' });
+      expect(now.items.map((kv) => [kv.key, kv.value.toString()]))
+        .to.deep.equal([['core/pods/ns/p3', 'old'], ['core/pods/ns/p5', 'new'], ['core/pods/ns/p6', 'new']]);
+    });
+
+    it('counts the keys left after a page at an older revision exactly, whatever changed since', async () => {
+      for (let i = 0; i < 8; i++) await store.create(`core/secrets/ns/s${i}`, v('old'), `u${i}`);
+      const first = await store.list('core/secrets/', { limit: 2 });
+      await store.delete('core/secrets/ns/s3'); // existed then, gone now
+      await store.delete('core/secrets/ns/s4');
+      await store.create('core/secrets/ns/s4', v('again'), 'u4b'); // existed then and now
+      await store.create('core/secrets/ns/s5a', v('new'), 'n1'); // new
+      await store.create('core/secrets/ns/s5b', v('new'), 'n2');
+      await store.delete('core/secrets/ns/s5b'); // came and went
+      await store.update('core/secrets/ns/s6', v('new'));
+      await store.delete('core/secrets/ns/s0'); // before the page: not counted either way
+      await store.create('core/secrets/other/x', v('x'), 'x'); // another namespace, after the prefix of ns/ only
+      const second = await store.list('core/secrets/ns/', { limit: 2, revision: first.revision, continueAfter: 'core/secrets/ns/s1' });
+      expect(second.items.map((kv) => kv.key)).to.deep.equal(['core/secrets/ns/s2', 'core/secrets/ns/s3']);
+      expect(second).to.include({ remaining: 4, more: true });
+    });
+
+    it('reads a key and a list as of an older revision', async () => {
+      const a1 = await store.create('apps/deployments/ns/a', v('a1'), 'ua');
+      const b1 = await store.create('apps/deployments/ns/b', v('b1'), 'ub');
+      await store.update('apps/deployments/ns/a', v('a2'));
+      const del = await store.delete('apps/deployments/ns/b');
+      await store.create('apps/deployments/ns/b', v('b-again'), 'ub2');
+
+      const old = await store.get('apps/deployments/ns/a', a1.revision);
+      expect(old.revision).to.equal(a1.revision);
+      expect(old.kv).to.include({ modRevision: r(1), uid: 'ua' });
+      expect(old.kv.value.toString()).to.equal('a1');
+      await rpcError(store.get('apps/deployments/ns/b', del.revision), grpc.status.NOT_FOUND);
+      expect((await store.get('apps/deployments/ns/b', del.revision - 1)).kv.value.toString()).to.equal('b1');
+
+      const at = (revision: number) => store.list('apps/deployments/', { revision })
+        .then((l) => l.items.map((kv) => `${kv.key.split('/')[3]}=${kv.value.toString()}@${kv.modRevision - base}`));
+      expect(await at(b1.revision)).to.deep.equal(['a=a1@1', 'b=b1@2']);
+      expect(await at(del.revision)).to.deep.equal(['a=a2@3']);
+      expect(await at(0)).to.deep.equal(['a=a2@3', 'b=b-again@5']);
+      await store.update('apps/deployments/ns/a', v('a3')); // so that earlier revisions are read through the version index
+      const firstOf = (revision: number) => store.list('apps/deployments/', { revision, limit: 1 })
+        .then((l) => [l.items.map((kv) => kv.value.toString()), l.remaining, l.more]);
+      expect(await firstOf(b1.revision)).to.deep.equal([['a1'], 1, true]);
+      expect(await firstOf(del.revision)).to.deep.equal([['a2'], 0, false]);
+      expect(await firstOf(del.revision + 1)).to.deep.equal([['a2'], 1, true]);
+    });
+
+    it('makes compacted revisions unreadable and keeps the rest', async () => {
+      await store.create('core/nodes//n1', v('1'), 'n1');
+      await store.update('core/nodes//n1', v('2'));
+      await store.create('core/nodes//n2', v('x'), 'n2');
+      await store.delete('core/nodes//n2');
+      await store.update('core/nodes//n1', v('3'));
+      expect(await store.compact(r(4))).to.equal(r(4));
+      expect(await compacted()).to.equal(r(4));
+
+      const gone = await rpcError(store.get('core/nodes//n1', r(3)), grpc.status.OUT_OF_RANGE);
+      expect(gone.trailers['storage-error']).to.equal('compacted');
+      await rpcError(store.list('core/nodes/', { revision: r(2) }), grpc.status.OUT_OF_RANGE);
+      await rpcError(store.watch('core/nodes/', r(3)).next(), grpc.status.OUT_OF_RANGE);
+      expect((await store.get('core/nodes//n1', r(4))).kv.value.toString()).to.equal('2');
+      expect((await store.list('core/nodes/', { revision: r(4) })).items.map((kv) => kv.key)).to.deep.equal(['core/nodes//n1']);
+      const watched = await collect(store.watch('core/nodes/', r(4)), r(5));
+      expect(watched.map((e) => [e.type, e.revision])).to.deep.equal([['PUT', r(5)]]);
+      await rpcError(store.compact(r(99)), grpc.status.OUT_OF_RANGE);
+    });
+
+    it('keeps data and continues revisions after a restart', async () => {
+      await store.create('core/services/ns/s', v('1'), 'us');
+      await store.update('core/services/ns/s', v('2'));
+      await store.create('core/services/ns/t', v('1'), 'ut');
+      await store.close();
+      store = await backend.open({}, backend.lastId);
+      expect(await revision()).to.equal(3);
+      expect((await store.get('core/services/ns/s')).kv).to.include({ modRevision: r(2), createRevision: r(1), uid: 'us' });
+      expect((await store.update('core/services/ns/t', v('2'))).revision).to.equal(r(4));
+      expect((await store.list('core/services/', { revision: r(3) })).items.map((kv) => kv.value.toString())).to.deep.equal(['2', '1']);
+    });
+
+    it('gives concurrent writes distinct consecutive revisions', async () => {
+      const results = await Promise.all(Array.from({ length: 200 }, (_, i) => store.create(`core/configmaps/ns/c${i}`, v(`${i}`), `u${i}`)));
+      const revisions = results.map((res) => res.revision).sort((a, b) => a - b);
+      expect(revisions).to.deep.equal(Array.from({ length: 200 }, (_, i) => r(i + 1)));
+      expect(results.every((res) => res.kv.modRevision === res.revision)).to.equal(true);
+      expect((await store.list('core/configmaps/')).items).to.have.length(200);
+    });
+
+    it('lets one of two racing writes to a key win and refuses the other', async () => {
+      const { kv } = await store.create('core/leases/ns/l', v('0'), 'ul');
+      const outcomes = await Promise.allSettled([
+        store.update('core/leases/ns/l', v('first'), { modRevision: kv.modRevision }),
+        store.update('core/leases/ns/l', v('second'), { modRevision: kv.modRevision }),
+        store.create('core/leases/ns/m', v('1'), 'um'),
+        store.create('core/leases/ns/m', v('2'), 'um2'),
+      ]);
+      const updates = outcomes.slice(0, 2);
+      const creates = outcomes.slice(2);
+      expect(updates.filter((o) => o.status === 'fulfilled')).to.have.length(1);
+      expect(creates.filter((o) => o.status === 'fulfilled')).to.have.length(1);
+      const won = (updates.find((o) => o.status === 'fulfilled') as PromiseFulfilledResult<{ revision: number }>).value;
+      const lost = (updates.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason as RpcError;
+      expect(grpc.status[lost.code]).to.equal('FAILED_PRECONDITION');
+      expect(lost.trailers['storage-current-revision']).to.equal(String(won.revision));
+      expect(grpc.status[((creates.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason as RpcError).code]).to.equal('ALREADY_EXISTS');
+      const winner = updates[0].status === 'fulfilled' ? 'first' : 'second';
+      expect((await store.get('core/leases/ns/l')).kv.value.toString()).to.equal(winner);
+      expect(await revision()).to.equal(3);
+    });
+
+    it('watches history then live changes without gap or duplicate', async () => {
+      for (let i = 0; i < 20; i++) await store.create(`core/events/ns/e${i}`, v('0'), `u${i}`);
+      await store.create('core/other/ns/x', v('0'), 'x');
+      const written: number[] = [];
+      const writer = (async () => {
+        for (let n = 0; n < 150; n++) {
+          const done = await Promise.all(Array.from({ length: 4 }, (_, j) => store.update(`core/events/ns/e${(n * 4 + j) % 20}`, v(`${n}`))));
+          written.push(...done.map((res) => res.revision));
+          if (n % 10 === 0) await store.update('core/other/ns/x', v(`${n}`));
+        }
+      })();
+      await sleep(20);
+      const start = r(10);
+      const watch = store.watch('core/events/', start, { follow: true });
+      const first = await watch.next(); // history is read and the feed joined while the writer runs
+      await writer;
+      const last = Math.max(...written);
+      const events = [first.value as StorageEvent, ...await collect(watch, last)];
+      await watch.return(undefined);
+      expect(events.filter((e) => e.type === 'PROGRESS')).to.have.length(1);
+      const expected = [...Array.from({ length: 10 }, (_, i) => r(11 + i)), ...written].sort((a, b) => a - b);
+      const changes = events.filter((e) => e.type !== 'PROGRESS');
+      expect(changes.map((e) => e.revision)).to.deep.equal(expected);
+      expect(changes.every((e) => e.kv!.key.startsWith('core/events/'))).to.equal(true);
+      expect(store.activeWatches).to.equal(0);
+    });
+
+    it('ends a watch without follow at the current revision, with prev values', async () => {
+      await store.create('core/cm/ns/a', v('1'), 'ua');
+      await store.update('core/cm/ns/a', v('2'));
+      await store.delete('core/cm/ns/a');
+      const events: StorageEvent[] = [];
+      for await (const e of store.watch('core/cm/', base)) events.push(e);
+      expect(events.map((e) => [e.type, e.revision - base, e.kv!.modRevision - base, e.kv!.value.toString(), e.prevKv?.value.toString()]))
+        .to.deep.equal([['PUT', 1, 1, '1', undefined], ['PUT', 2, 2, '2', '1'], ['DELETE', 3, 3, '2', '2']]);
+      expect(events[0].prevKv).to.equal(null);
+      expect(events[2].prevKv!.modRevision).to.equal(r(2));
+      expect(events[2].kv).to.include({ uid: 'ua', createRevision: r(1) });
+    });
+
+    it('releases a followed watch when it is aborted, and ends watches on close', async () => {
+      const aborted = new AbortController();
+      const watch = store.watch('', base, { follow: true, signal: aborted.signal });
+      expect((await watch.next()).value).to.include({ type: 'PROGRESS', revision: base });
+      expect(store.activeWatches).to.equal(1);
+      const pending = watch.next();
+      aborted.abort();
+      expect((await pending).done).to.equal(true);
+      expect(store.activeWatches).to.equal(0);
+
+      const open = store.watch('', base, { follow: true });
+      await open.next();
+      const closing = store.close();
+      await rpcError(open.next(), grpc.status.UNAVAILABLE);
+      await closing;
+      await rpcError(store.create('core/x/ns/y', v('1')), grpc.status.UNAVAILABLE);
+      expect(store.activeWatches).to.equal(0);
+    });
+  });
+}
+
+describe('storage store (leveldb only)', () => {
   let dir: string;
   let store: Store;
   const open = async (options: StoreOptions = {}): Promise<Store> =>
@@ -44,155 +321,6 @@ describe('storage store', () => {
   afterEach(async () => {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
-  });
-
-  it('creates, gets, updates and deletes with increasing revisions', async () => {
-    const created = await store.create('core/configmaps/ns/a', v('one'), 'uid-a');
-    expect(created.revision).to.equal(1);
-    expect(created.kv).to.include({ key: 'core/configmaps/ns/a', modRevision: 1, createRevision: 1, uid: 'uid-a' });
-    const got = await store.get('core/configmaps/ns/a');
-    expect(got.revision).to.equal(1);
-    expect(got.kv.value.toString()).to.equal('one');
-
-    const updated = await store.update('core/configmaps/ns/a', v('two'));
-    expect(updated.kv).to.include({ modRevision: 2, createRevision: 1, uid: 'uid-a' });
-    expect((await store.get('core/configmaps/ns/a')).kv.value.toString()).to.equal('two');
-
-    const deleted = await store.delete('core/configmaps/ns/a');
-    expect(deleted.revision).to.equal(3);
-    expect(deleted.kv).to.include({ modRevision: 3, createRevision: 1, uid: 'uid-a' });
-    expect(deleted.kv.value.toString()).to.equal('two');
-    await rpcError(store.get('core/configmaps/ns/a'), grpc.status.NOT_FOUND);
-    expect(store.revision).to.equal(3);
-  });
-
-  it('answers malformed and impossible requests with the documented codes', async () => {
-    await store.create('core/pods/ns/p', v('x'), 'u');
-    await rpcError(store.create('core/pods/ns/p', v('y'), 'u'), grpc.status.ALREADY_EXISTS);
-    await rpcError(store.update('core/pods/ns/missing', v('y')), grpc.status.NOT_FOUND);
-    await rpcError(store.delete('core/pods/ns/missing'), grpc.status.NOT_FOUND);
-    await rpcError(store.get(''), grpc.status.INVALID_ARGUMENT);
-    await rpcError(store.create('', v('y')), grpc.status.INVALID_ARGUMENT);
-    await rpcError(store.list('core/pods'), grpc.status.INVALID_ARGUMENT);
-    await rpcError(store.list(''), grpc.status.INVALID_ARGUMENT);
-    await rpcError(store.watch('core/pods', 0).next(), grpc.status.INVALID_ARGUMENT);
-    const future = await rpcError(store.get('core/pods/ns/p', 99), grpc.status.OUT_OF_RANGE);
-    expect(future.trailers['storage-error']).to.equal('future');
-  });
-
-  it('checks revision and uid preconditions', async () => {
-    const { kv } = await store.create('core/secrets/ns/s', v('1'), 'uid-s');
-    await store.update('core/secrets/ns/s', v('2'));
-    const stale = await rpcError(store.update('core/secrets/ns/s', v('3'), { modRevision: kv.modRevision }), grpc.status.FAILED_PRECONDITION);
-    expect(stale.trailers['storage-current-revision']).to.equal('2');
-    const otherUid = await rpcError(store.delete('core/secrets/ns/s', { uid: 'someone-else' }), grpc.status.FAILED_PRECONDITION);
-    expect(otherUid.trailers['storage-current-revision']).to.equal('2');
-    const ok = await store.update('core/secrets/ns/s', v('3'), { modRevision: 2, uid: 'uid-s' });
-    expect(ok.revision).to.equal(3);
-    expect((await store.delete('core/secrets/ns/s', { modRevision: 3, uid: 'uid-s' })).revision).to.equal(4);
-  });
-
-  it('pages a list with continue_after and exact remaining counts', async () => {
-    for (let i = 0; i < 25; i++) await store.create(`core/configmaps/ns1/cm${String(i).padStart(2, '0')}`, v(`${i}`), `u${i}`);
-    await store.create('core/configmaps/ns10/other', v('x'), 'o');
-    await store.create('core/configmaps/ns0/before', v('x'), 'b');
-    const pages = [];
-    let after = '';
-    let revision = 0;
-    for (;;) {
-      const page = await store.list('core/configmaps/ns1/', { limit: 10, continueAfter: after, revision });
-      pages.push(page);
-      if (!page.more) break;
-      after = page.items[page.items.length - 1].key;
-      revision = page.revision;
-    }
-    expect(pages.map((p) => p.items.length)).to.deep.equal([10, 10, 5]);
-    expect(pages.map((p) => p.remaining)).to.deep.equal([15, 5, 0]);
-    expect(pages.map((p) => p.more)).to.deep.equal([true, true, false]);
-    const keys = pages.flatMap((p) => p.items.map((kv) => kv.key));
-    expect(keys).to.deep.equal(Array.from({ length: 25 }, (_, i) => `core/configmaps/ns1/cm${String(i).padStart(2, '0')}`));
-    const all = await store.list('core/configmaps/');
-    expect(all.items).to.have.length(27);
-    expect(all.remaining).to.equal(0);
-  });
-
-  it('keeps pages of one list at its revision while writes go on', async () => {
-    for (let i = 0; i < 6; i++) await store.create(`core/pods/ns/p${i}`, v('old'), `u${i}`);
-    const first = await store.list('core/pods/', { limit: 3 });
-    await store.delete('core/pods/ns/p4');
-    await store.update('core/pods/ns/p5', v('new'));
-    await store.create('core/pods/ns/p6', v('new'), 'u6');
-    const second = await store.list('core/pods/', { limit: 2, revision: first.revision, continueAfter: 'core/pods/ns/p2' });
-    expect(second.revision).to.equal(first.revision);
-    expect(second.items.map((kv) => [kv.key, kv.value.toString()])).to.deep.equal([['core/pods/ns/p3', 'old'], ['core/pods/ns/p4', 'old']]);
-    expect(second.remaining).to.equal(1);
-    const now = await store.list('core/pods/', { continueAfter: 'core/pods/ns/p2' });
-    expect(now.items.map((kv) => [kv.key, kv.value.toString()]))
-      .to.deep.equal([['core/pods/ns/p3', 'old'], ['core/pods/ns/p5', 'new'], ['core/pods/ns/p6', 'new']]);
-  });
-
-  it('counts the keys left after a page at an older revision exactly, whatever changed since', async () => {
-    for (let i = 0; i < 8; i++) await store.create(`core/secrets/ns/s${i}`, v('old'), `u${i}`);
-    const first = await store.list('core/secrets/', { limit: 2 });
-    await store.delete('core/secrets/ns/s3'); // existed then, gone now
-    await store.delete('core/secrets/ns/s4');
-    await store.create('core/secrets/ns/s4', v('again'), 'u4b'); // existed then and now
-    await store.create('core/secrets/ns/s5a', v('new'), 'n1'); // new
-    await store.create('core/secrets/ns/s5b', v('new'), 'n2');
-    await store.delete('core/secrets/ns/s5b'); // came and went
-    await store.update('core/secrets/ns/s6', v('new'));
-    await store.delete('core/secrets/ns/s0'); // before the page: not counted either way
-    await store.create('core/secrets/other/x', v('x'), 'x'); // another namespace, after the prefix of ns/ only
-    const second = await store.list('core/secrets/ns/', { limit: 2, revision: first.revision, continueAfter: 'core/secrets/ns/s1' });
-    expect(second.items.map((kv) => kv.key)).to.deep.equal(['core/secrets/ns/s2', 'core/secrets/ns/s3']);
-    expect(second).to.include({ remaining: 4, more: true });
-  });
-
-  it('reads a key and a list as of an older revision', async () => {
-    const a1 = await store.create('apps/deployments/ns/a', v('a1'), 'ua');
-    const b1 = await store.create('apps/deployments/ns/b', v('b1'), 'ub');
-    await store.update('apps/deployments/ns/a', v('a2'));
-    const del = await store.delete('apps/deployments/ns/b');
-    await store.create('apps/deployments/ns/b', v('b-again'), 'ub2');
-
-    const old = await store.get('apps/deployments/ns/a', a1.revision);
-    expect(old.revision).to.equal(a1.revision);
-    expect(old.kv).to.include({ modRevision: 1, uid: 'ua' });
-    expect(old.kv.value.toString()).to.equal('a1');
-    await rpcError(store.get('apps/deployments/ns/b', del.revision), grpc.status.NOT_FOUND);
-    expect((await store.get('apps/deployments/ns/b', del.revision - 1)).kv.value.toString()).to.equal('b1');
-
-    const at = (revision: number) => store.list('apps/deployments/', { revision })
-      .then((l) => l.items.map((kv) => `${kv.key.split('/')[3]}=${kv.value.toString()}@${kv.modRevision}`));
-    expect(await at(b1.revision)).to.deep.equal(['a=a1@1', 'b=b1@2']);
-    expect(await at(del.revision)).to.deep.equal(['a=a2@3']);
-    expect(await at(0)).to.deep.equal(['a=a2@3', 'b=b-again@5']);
-    await store.update('apps/deployments/ns/a', v('a3')); // so that earlier revisions are read through the version index
-    const firstOf = (revision: number) => store.list('apps/deployments/', { revision, limit: 1 })
-      .then((l) => [l.items.map((kv) => kv.value.toString()), l.remaining, l.more]);
-    expect(await firstOf(b1.revision)).to.deep.equal([['a1'], 1, true]);
-    expect(await firstOf(del.revision)).to.deep.equal([['a2'], 0, false]);
-    expect(await firstOf(del.revision + 1)).to.deep.equal([['a2'], 1, true]);
-  });
-
-  it('makes compacted revisions unreadable and keeps the rest', async () => {
-    await store.create('core/nodes//n1', v('1'), 'n1');
-    await store.update('core/nodes//n1', v('2'));
-    await store.create('core/nodes//n2', v('x'), 'n2');
-    await store.delete('core/nodes//n2');
-    await store.update('core/nodes//n1', v('3'));
-    expect(await store.compact(4)).to.equal(4);
-    expect(store.compactedRevision).to.equal(4);
-
-    const compacted = await rpcError(store.get('core/nodes//n1', 3), grpc.status.OUT_OF_RANGE);
-    expect(compacted.trailers['storage-error']).to.equal('compacted');
-    await rpcError(store.list('core/nodes/', { revision: 2 }), grpc.status.OUT_OF_RANGE);
-    await rpcError(store.watch('core/nodes/', 3).next(), grpc.status.OUT_OF_RANGE);
-    expect((await store.get('core/nodes//n1', 4)).kv.value.toString()).to.equal('2');
-    expect((await store.list('core/nodes/', { revision: 4 })).items.map((kv) => kv.key)).to.deep.equal(['core/nodes//n1']);
-    const watched = await collect(store.watch('core/nodes/', 4), 5);
-    expect(watched.map((e) => [e.type, e.revision])).to.deep.equal([['PUT', 5]]);
-    await rpcError(store.compact(99), grpc.status.OUT_OF_RANGE);
   });
 
   it('compacts by the history window', async () => {
@@ -219,7 +347,28 @@ describe('storage store', () => {
     await rpcError(store.get('core/a/ns/x', 1), grpc.status.OUT_OF_RANGE);
   });
 
-  it('keeps data and continues revisions after a restart', async () => {
+  it('group-commits concurrent writes with distinct consecutive revisions', async () => {
+    let batches = 0;
+    store.onCommit(() => { batches++; });
+    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => store.create(`core/configmaps/ns/c${i}`, v(`${i}`), `u${i}`)));
+    const revisions = results.map((r) => r.revision).sort((a, b) => a - b);
+    expect(revisions).to.deep.equal(Array.from({ length: 200 }, (_, i) => i + 1));
+    expect(results.every((r) => r.kv.modRevision === r.revision)).to.equal(true);
+    await sleep(10);
+    expect(batches).to.be.greaterThan(0).and.lessThan(20);
+    expect((await store.list('core/configmaps/')).items).to.have.length(200);
+  });
+
+  it('ends a watch that falls too far behind', async () => {
+    await store.close();
+    store = await open({ maxWatchBacklog: 5 });
+    const watch = store.watch('', 0, { follow: true });
+    await watch.next();
+    await Promise.all(Array.from({ length: 10 }, (_, i) => store.create(`core/x/ns/k${i}`, v('1'))));
+    await rpcError(watch.next(), grpc.status.RESOURCE_EXHAUSTED);
+    expect(store.activeWatches).to.equal(0);
+  });
+  it('keeps the compacted revision after a restart', async () => {
     await store.create('core/services/ns/s', v('1'), 'us');
     await store.update('core/services/ns/s', v('2'));
     await store.create('core/services/ns/t', v('1'), 'ut');
@@ -233,99 +382,4 @@ describe('storage store', () => {
     expect((await store.list('core/services/', { revision: 3 })).items.map((kv) => kv.value.toString())).to.deep.equal(['2', '1']);
   });
 
-  it('group-commits concurrent writes with distinct consecutive revisions', async () => {
-    let batches = 0;
-    store.onCommit(() => { batches++; });
-    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => store.create(`core/configmaps/ns/c${i}`, v(`${i}`), `u${i}`)));
-    const revisions = results.map((r) => r.revision).sort((a, b) => a - b);
-    expect(revisions).to.deep.equal(Array.from({ length: 200 }, (_, i) => i + 1));
-    expect(results.every((r) => r.kv.modRevision === r.revision)).to.equal(true);
-    await sleep(10);
-    expect(batches).to.be.greaterThan(0).and.lessThan(20);
-    expect((await store.list('core/configmaps/')).items).to.have.length(200);
-  });
-
-  it('serializes two writes to one key in a batch', async () => {
-    const { kv } = await store.create('core/leases/ns/l', v('0'), 'ul');
-    const outcomes = await Promise.allSettled([
-      store.update('core/leases/ns/l', v('first'), { modRevision: kv.modRevision }),
-      store.update('core/leases/ns/l', v('second'), { modRevision: kv.modRevision }),
-      store.create('core/leases/ns/m', v('1'), 'um'),
-      store.create('core/leases/ns/m', v('2'), 'um2'),
-    ]);
-    expect(outcomes.map((o) => o.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled', 'rejected']);
-    const lost = (outcomes[1] as PromiseRejectedResult).reason as RpcError;
-    expect(grpc.status[lost.code]).to.equal('FAILED_PRECONDITION');
-    expect(lost.trailers['storage-current-revision']).to.equal('2');
-    expect(grpc.status[((outcomes[3] as PromiseRejectedResult).reason as RpcError).code]).to.equal('ALREADY_EXISTS');
-    expect((await store.get('core/leases/ns/l')).kv.value.toString()).to.equal('first');
-    expect(store.revision).to.equal(3);
-  });
-
-  it('watches history then live changes without gap or duplicate', async () => {
-    for (let i = 0; i < 20; i++) await store.create(`core/events/ns/e${i}`, v('0'), `u${i}`);
-    const other = new Set([(await store.create('core/other/ns/x', v('0'), 'x')).revision]);
-    let last = 0;
-    const writer = (async () => {
-      for (let n = 0; n < 150; n++) {
-        const done = await Promise.all(Array.from({ length: 4 }, (_, j) => store.update(`core/events/ns/e${(n * 4 + j) % 20}`, v(`${n}`))));
-        last = Math.max(last, ...done.map((r) => r.revision));
-        if (n % 10 === 0) other.add((await store.update('core/other/ns/x', v(`${n}`))).revision);
-      }
-    })();
-    await sleep(20);
-    const start = 10;
-    const watch = store.watch('core/events/', start, { follow: true });
-    const first = await watch.next(); // history is read and the feed joined while the writer runs
-    await writer;
-    const events = [first.value as StorageEvent, ...await collect(watch, last)];
-    await watch.return(undefined);
-    expect(events.filter((e) => e.type === 'PROGRESS')).to.have.length(1);
-    const expected = Array.from({ length: last - start }, (_, i) => start + 1 + i).filter((r) => !other.has(r));
-    const changes = events.filter((e) => e.type !== 'PROGRESS');
-    expect(changes.map((e) => e.revision)).to.deep.equal(expected);
-    expect(changes.every((e) => e.kv!.key.startsWith('core/events/'))).to.equal(true);
-    expect(store.activeWatches).to.equal(0);
-  });
-
-  it('ends a watch without follow at the current revision, with prev values', async () => {
-    await store.create('core/cm/ns/a', v('1'), 'ua');
-    await store.update('core/cm/ns/a', v('2'));
-    await store.delete('core/cm/ns/a');
-    const events: StorageEvent[] = [];
-    for await (const e of store.watch('core/cm/', 0)) events.push(e);
-    expect(events.map((e) => [e.type, e.revision, e.kv!.modRevision, e.kv!.value.toString(), e.prevKv?.value.toString()]))
-      .to.deep.equal([['PUT', 1, 1, '1', undefined], ['PUT', 2, 2, '2', '1'], ['DELETE', 3, 3, '2', '2']]);
-    expect(events[0].prevKv).to.equal(null);
-    expect(events[2].prevKv!.modRevision).to.equal(2);
-  });
-
-  it('releases a followed watch when it is aborted, and ends watches on close', async () => {
-    const aborted = new AbortController();
-    const watch = store.watch('', 0, { follow: true, signal: aborted.signal });
-    expect((await watch.next()).value).to.include({ type: 'PROGRESS', revision: 0 });
-    expect(store.activeWatches).to.equal(1);
-    const pending = watch.next();
-    aborted.abort();
-    expect((await pending).done).to.equal(true);
-    expect(store.activeWatches).to.equal(0);
-
-    const open = store.watch('', 0, { follow: true });
-    await open.next();
-    const closing = store.close();
-    await rpcError(open.next(), grpc.status.UNAVAILABLE);
-    await closing;
-    await rpcError(store.create('core/x/ns/y', v('1')), grpc.status.UNAVAILABLE);
-    expect(store.activeWatches).to.equal(0);
-  });
-
-  it('ends a watch that falls too far behind', async () => {
-    await store.close();
-    store = await open({ maxWatchBacklog: 5 });
-    const watch = store.watch('', 0, { follow: true });
-    await watch.next();
-    await Promise.all(Array.from({ length: 10 }, (_, i) => store.create(`core/x/ns/k${i}`, v('1'))));
-    await rpcError(watch.next(), grpc.status.RESOURCE_EXHAUSTED);
-    expect(store.activeWatches).to.equal(0);
-  });
 });

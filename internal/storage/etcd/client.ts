@@ -1,0 +1,160 @@
+// A small client of etcd's v3 gRPC API over the grpc-js already in use: the
+// messages of etcd.proto encoded with protobufjs, revisions as numbers, a
+// deadline on every call, and failures as the storage service's errors (etcd
+// unreachable: UNAVAILABLE; a compacted or future revision: OUT_OF_RANGE with the
+// `storage-error` trailer).
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import protobuf from 'protobufjs';
+import { RpcError, grpc, isServiceError } from '../../rpc/index.js';
+import { STORAGE_ERROR_KEY } from '../client.js';
+
+const protoFile = fileURLToPath(new URL('../../../../internal/storage/etcd/etcd.proto', import.meta.url));
+const root = protobuf.parse(readFileSync(protoFile, 'utf8'), { keepCase: false }).root;
+const type = (name: string): protobuf.Type => root.lookupType(`etcdserverpb.${name}`);
+const toObjectOptions: protobuf.IConversionOptions = { longs: Number, enums: String, defaults: true, oneofs: true };
+
+/** Every call but a watch ends within this; etcd answers a healthy request in milliseconds. */
+const CALL_DEADLINE_MS = 5000;
+
+export interface EtcdKeyValue { key: Buffer; createRevision: number; modRevision: number; version: number; value: Buffer; lease: number }
+export interface EtcdEvent { type: 'PUT' | 'DELETE'; kv: EtcdKeyValue; prevKv: EtcdKeyValue | null }
+export interface Header { revision: number }
+export interface RangeRequest { key: Buffer; rangeEnd?: Buffer; limit?: number; revision?: number; keysOnly?: boolean; countOnly?: boolean }
+export interface RangeResponse { header: Header; kvs: EtcdKeyValue[]; more: boolean; count: number }
+export interface Compare {
+  key: Buffer; target: 'VERSION' | 'CREATE' | 'MOD'; result?: 'EQUAL' | 'GREATER' | 'LESS' | 'NOT_EQUAL';
+  version?: number; createRevision?: number; modRevision?: number;
+}
+export type RequestOp =
+  | { requestRange: RangeRequest } | { requestPut: { key: Buffer; value: Buffer; lease?: number } } | { requestDeleteRange: { key: Buffer } };
+export interface TxnResponse {
+  header: Header; succeeded: boolean;
+  responses: Array<{ responseRange?: RangeResponse }>;
+}
+export interface WatchResponse {
+  header: Header; watchId: number; created: boolean; canceled: boolean; compactRevision: number; cancelReason: string; events: EtcdEvent[];
+}
+
+interface Codec { encode(m: object): Buffer; decode(b: Buffer): any }
+const codec = (name: string): Codec => {
+  const t = type(name);
+  return { encode: (m) => Buffer.from(t.encode(t.fromObject(m)).finish()), decode: (b) => t.toObject(t.decode(b), toObjectOptions) };
+};
+const codecs = Object.fromEntries(['RangeRequest', 'RangeResponse', 'PutRequest', 'PutResponse', 'TxnRequest', 'TxnResponse',
+  'CompactionRequest', 'CompactionResponse', 'WatchRequest', 'WatchResponse', 'LeaseGrantRequest', 'LeaseGrantResponse',
+  'LeaseRevokeRequest', 'LeaseRevokeResponse', 'LeaseKeepAliveRequest', 'LeaseKeepAliveResponse'].map((n) => [n, codec(n)]));
+
+export interface EtcdOptions {
+  /** `http://host:port` or `https://host:port`, comma-separated. */
+  servers: string;
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+}
+
+/** The gRPC target of a server list: one address, or every IPv4 address to pick from (grpc-js fails over between them). */
+function target(servers: string[]): string {
+  const hosts = servers.map((s) => new URL(s.includes('://') ? s : `http://${s}`)).map((u) => `${u.hostname}:${u.port || 2379}`);
+  if (hosts.length > 1 && hosts.every((h) => /^\d+\.\d+\.\d+\.\d+:\d+$/.test(h))) return `ipv4:${hosts.join(',')}`;
+  return hosts[0];
+}
+
+function credentials(opts: EtcdOptions, tls: boolean): grpc.ChannelCredentials {
+  if (!tls) return grpc.credentials.createInsecure();
+  const read = (f?: string): Buffer | null => (f ? readFileSync(f) : null);
+  return grpc.credentials.createSsl(read(opts.caFile), read(opts.keyFile), read(opts.certFile));
+}
+
+/** The storage error of a failed etcd call. */
+export function etcdError(err: unknown): Error {
+  if (err instanceof RpcError || !isServiceError(err)) return err as Error;
+  const message = `etcd: ${err.details || err.message}`;
+  switch (err.code) {
+    case grpc.status.OUT_OF_RANGE:
+      return new RpcError(grpc.status.OUT_OF_RANGE, message, { [STORAGE_ERROR_KEY]: /future/.test(err.details) ? 'future' : 'compacted' });
+    case grpc.status.UNAVAILABLE: case grpc.status.DEADLINE_EXCEEDED: case grpc.status.CANCELLED:
+      return new RpcError(grpc.status.UNAVAILABLE, `etcd is unreachable: ${err.details || err.message}`);
+    case grpc.status.INVALID_ARGUMENT: case grpc.status.RESOURCE_EXHAUSTED:
+      return new RpcError(err.code, message);
+    default:
+      return new RpcError(grpc.status.INTERNAL, message);
+  }
+}
+
+export class EtcdClient {
+  private readonly client: grpc.Client;
+
+  constructor(readonly options: EtcdOptions) {
+    const servers = options.servers.split(',').map((s) => s.trim()).filter(Boolean);
+    if (servers.length === 0) throw new Error('--etcd-servers names no server');
+    const tls = servers.some((s) => s.startsWith('https://'));
+    this.client = new grpc.Client(target(servers), credentials(options, tls), {
+      'grpc.max_receive_message_length': -1, 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5000,
+      'grpc.initial_reconnect_backoff_ms': 200, 'grpc.max_reconnect_backoff_ms': 2000,
+    });
+  }
+
+  private call<T>(service: string, method: string, req: string, res: string, message: object, deadlineMs = CALL_DEADLINE_MS): Promise<T> {
+    const { encode } = codecs[req];
+    const { decode } = codecs[res];
+    return new Promise((resolve, reject) => {
+      this.client.makeUnaryRequest(`/etcdserverpb.${service}/${method}`, encode, decode, message,
+        { deadline: Date.now() + deadlineMs }, (err, out) => (err ? reject(etcdError(err)) : resolve(out as T)));
+    });
+  }
+
+  range(req: RangeRequest): Promise<RangeResponse> {
+    return this.call('KV', 'Range', 'RangeRequest', 'RangeResponse', req);
+  }
+
+  put(key: Buffer, value: Buffer, lease = 0): Promise<{ header: Header }> {
+    return this.call('KV', 'Put', 'PutRequest', 'PutResponse', { key, value, lease });
+  }
+
+  txn(compare: Compare[], success: RequestOp[], failure: RequestOp[] = []): Promise<TxnResponse> {
+    return this.call('KV', 'Txn', 'TxnRequest', 'TxnResponse', { compare: compare.map((c) => ({ result: 'EQUAL', ...c })), success, failure });
+  }
+
+  compact(revision: number): Promise<{ header: Header }> {
+    return this.call('KV', 'Compact', 'CompactionRequest', 'CompactionResponse', { revision }, 30_000);
+  }
+
+  leaseGrant(id: number, ttlSeconds: number): Promise<{ ID: number; TTL: number; error: string }> {
+    return this.call('Lease', 'LeaseGrant', 'LeaseGrantRequest', 'LeaseGrantResponse', { ID: id, TTL: ttlSeconds });
+  }
+
+  leaseRevoke(id: number): Promise<unknown> {
+    return this.call('Lease', 'LeaseRevoke', 'LeaseRevokeRequest', 'LeaseRevokeResponse', { ID: id });
+  }
+
+  /** A keep-alive stream of leases: write `{ ID }`, read what TTL etcd left them. */
+  leaseKeepAlive(): grpc.ClientDuplexStream<{ ID: number }, { ID: number; TTL: number }> {
+    const { encode } = codecs.LeaseKeepAliveRequest;
+    const { decode } = codecs.LeaseKeepAliveResponse;
+    return this.client.makeBidiStreamRequest('/etcdserverpb.Lease/LeaseKeepAlive', encode, decode);
+  }
+
+  /** A watch stream: write one create request, read its responses (the caller cancels it). */
+  watch(): grpc.ClientDuplexStream<object, WatchResponse> {
+    const { encode } = codecs.WatchRequest;
+    const { decode } = codecs.WatchResponse;
+    return this.client.makeBidiStreamRequest('/etcdserverpb.Watch/Watch', encode, decode);
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}
+
+/** The end of the range of keys that start with `prefix`. */
+export function prefixEnd(prefix: Buffer): Buffer {
+  const end = Buffer.from(prefix);
+  for (let i = end.length - 1; i >= 0; i--) {
+    if (end[i] < 0xff) {
+      end[i]++;
+      return end.subarray(0, i + 1);
+    }
+  }
+  return Buffer.from([0]); // every key
+}
