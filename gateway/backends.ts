@@ -2,7 +2,7 @@
 // become API errors.
 import type { RevisionFeed } from './hub.js';
 import type { ObjectCache } from './objectcache.js';
-import { api, clientOptions, grpc, isServiceError, isUnreachable, trailers, unary } from '../internal/rpc/index.js';
+import { api, grpc, isServiceError, isUnreachable, replicated, trailers, unary } from '../internal/rpc/index.js';
 import { StorageClient, STORAGE_ERROR_KEY } from '../internal/storage/client.js';
 import { MetricsScraper } from '../internal/metrics/index.js';
 import {
@@ -41,7 +41,6 @@ export interface BackendAddresses {
   admission: string;
 }
 
-const insecure = () => grpc.credentials.createInsecure();
 
 export class Backends {
   readonly storage: StorageClient;
@@ -61,9 +60,9 @@ export class Backends {
 
   constructor(readonly addresses: BackendAddresses) {
     this.storage = new StorageClient(addresses.storage);
-    this.authn = new api.svc.authn.v1.Authentication(addresses.authn, insecure(), clientOptions);
-    this.authz = new api.svc.authz.v1.Authorization(addresses.authz, insecure(), clientOptions);
-    this.admission = new api.svc.admission.v1.Admission(addresses.admission, insecure(), clientOptions);
+    this.authn = replicated(api.svc.authn.v1.Authentication, addresses.authn);
+    this.authz = replicated(api.svc.authz.v1.Authorization, addresses.authz);
+    this.admission = replicated(api.svc.admission.v1.Admission, addresses.admission);
     this.serviceMetrics = new MetricsScraper([addresses.authn, addresses.authz, addresses.admission]);
   }
 

@@ -3,6 +3,8 @@
 // may turn the answers it gave). The gateway keeps answers made at the current
 // generation and is told when it moves; while NATS is down an announcement may
 // be missed, so nothing may be kept (`up` is false) and what was kept goes.
+// A service run as several processes announces one epoch per process: each is
+// followed on its own, so answers from one are kept while another announces.
 import type { NatsConnection, Subscription } from '@nats-io/nats-core';
 import { generationAskSubject } from '../internal/names/index.js';
 
@@ -21,10 +23,20 @@ export function parseGeneration(text: string): Generation | undefined {
 /** What moved: the counter of the same process, or everything (a new process, NATS lost or back). */
 export type Change = 'counter' | 'all';
 
+/** The newest counter of one process, and whether it was announced on NATS (not only named in answers). */
+interface Known {
+  counter: number;
+  heard: boolean;
+}
+
+/** Processes followed at once: more than a service runs replicas, so the oldest, gone with restarts, are forgotten. */
+const MAX_EPOCHS = 16;
+
 export class GenerationFollower {
-  private generation?: Generation;
-  /** The current epoch was announced on NATS, not only named in answers. */
-  private heard = false;
+  /** By epoch, the oldest first. */
+  private readonly epochs = new Map<string, Known>();
+  /** The epoch last observed: the process whose answer is about to be kept. */
+  private last?: string;
   private natsUp = false;
   private subscription?: Subscription;
 
@@ -39,9 +51,9 @@ export class GenerationFollower {
     void this.followNats();
   }
 
-  /** The service's announcements reach this gateway: its current epoch was heard on NATS. */
+  /** The service's announcements reach this gateway: the epoch last observed was heard on NATS. */
   get confirmed(): boolean {
-    return this.natsUp && this.heard;
+    return this.natsUp && this.last !== undefined && Boolean(this.epochs.get(this.last)?.heard);
   }
 
   close(): void {
@@ -55,21 +67,26 @@ export class GenerationFollower {
     return this.natsUp;
   }
 
-  /** A generation announced or answered: a newer one is taken and reported. */
+  /** A generation announced or answered: a newer one is taken and reported (a process not seen before: 'all'). */
   observe(text: string): void {
     const next = parseGeneration(text);
     if (!next) return;
-    const current = this.generation;
-    if (current && current.epoch === next.epoch && current.counter >= next.counter) return;
-    const sameEpoch = current?.epoch === next.epoch;
-    this.generation = next;
-    if (!sameEpoch) this.heard = false;
-    this.changed(sameEpoch ? 'counter' : 'all');
+    this.last = next.epoch;
+    const known = this.epochs.get(next.epoch);
+    if (known && known.counter >= next.counter) return;
+    if (known) {
+      known.counter = next.counter;
+      return this.changed('counter');
+    }
+    this.epochs.set(next.epoch, { counter: next.counter, heard: false });
+    if (this.epochs.size > MAX_EPOCHS) this.epochs.delete(this.epochs.keys().next().value!);
+    this.changed('all');
   }
 
   private announced(text: string): void {
     this.observe(text);
-    if (parseGeneration(text)?.epoch === this.generation?.epoch) this.heard = true;
+    const known = this.epochs.get(parseGeneration(text)?.epoch ?? '');
+    if (known) known.heard = true;
   }
 
   /** Asks the service to announce now rather than at its next periodic announcement. */
@@ -81,11 +98,10 @@ export class GenerationFollower {
     }
   }
 
-  /** Whether an answer made at `text` is of the current generation (observe it first). */
+  /** Whether an answer made at `text` is of its process's current generation (observe it first). */
   isCurrent(text: string): boolean {
     const made = parseGeneration(text);
-    const current = this.generation;
-    return Boolean(made && current && made.epoch === current.epoch && made.counter === current.counter);
+    return Boolean(made && this.epochs.get(made.epoch)?.counter === made.counter);
   }
 
   private async followNats(): Promise<void> {
@@ -94,8 +110,8 @@ export class GenerationFollower {
         this.natsUp = false;
         this.changed('all');
       } else if (status.type === 'reconnect') {
-        this.generation = undefined;
-        this.heard = false;
+        this.epochs.clear();
+        this.last = undefined;
         this.natsUp = true;
         this.changed('all');
         this.ask();

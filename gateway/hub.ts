@@ -8,7 +8,7 @@ import type { StorageClient, StorageEvent } from '../internal/storage/client.js'
 import { decodeEvent, decodeSubjectToken, subscriptionSubject, REVISION_HEADER, PREV_REVISION_HEADER } from '../internal/storage/events.js';
 import { collectionOf } from '../internal/storage/keys.js';
 import { NATS_EVENTS_PREFIX } from '../internal/names/index.js';
-import { healthClient } from '../internal/rpc/index.js';
+import { healthClient, replicaSetOf, type ReplicaSet } from '../internal/rpc/index.js';
 import { SpanKind, extractContext, withSpanSync } from '../internal/tracing/index.js';
 
 export interface HubWatcher {
@@ -209,6 +209,8 @@ export class WatchHub implements RevisionFeed {
   /** Follows storage's health stream: its loss ends every watch, its return re-baselines. */
   private monitorStorage(): void {
     if (this.closed) return;
+    const replicas = replicaSetOf(this.storage.raw);
+    if (replicas) return this.followReplicas(replicas);
     const call = healthClient(this.storage.address).watch({ service: '' });
     this.healthCall = call;
     let retried = false;
@@ -226,5 +228,26 @@ export class WatchHub implements RevisionFeed {
     });
     call.on('error', retry);
     call.on('end', retry);
+  }
+
+  /** Storage run as several replicas: losing one leaves the stream whole (the chain tells of any gap), losing all
+   * ends every watch, and one serving again re-baselines. */
+  private followReplicas(replicas: ReplicaSet): void {
+    let baselining = false;
+    const changed = (): void => {
+      if (this.closed) return;
+      if (!replicas.serving) {
+        if (this.storageUp) this.failAll('the storage service is unavailable');
+        this.storageUp = false;
+        return;
+      }
+      if (this.storageUp || baselining) return;
+      baselining = true;
+      this.baseline().then(() => { this.storageUp = replicas.serving; }, () => setTimeout(changed, STORAGE_RETRY_MS).unref())
+        .finally(() => { baselining = false; });
+    };
+    const off = replicas.onChange(changed);
+    this.healthCall = { cancel: off };
+    changed();
   }
 }

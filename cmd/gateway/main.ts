@@ -59,7 +59,7 @@ const backends = new Backends({
   storage: flags.string('storage-address'), authn: flags.string('authn-address'),
   authz: flags.string('authz-address'), admission: flags.string('admission-address'),
 });
-const nc = await connect({ servers: flags.string('nats-url'), name: 'gateway', maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true });
+const nc = await connect({ servers: flags.list('nats-url'), name: `svc-gateway-${process.pid}`, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true });
 const hub = new WatchHub(nc, backends.storage);
 await hub.start();
 backends.revisions = hub;

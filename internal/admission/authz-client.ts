@@ -3,7 +3,7 @@
 // `authorizer` of policies) ask the Authorize RPC. Nothing is kept: a decision
 // could only be invalidated by following the service's policy generations, and
 // these questions are few (a CSR approval, a policy that asks).
-import { api, clientOptions, grpc, isUnreachable, unary } from '../rpc/index.js';
+import { api, grpc, isUnreachable, replicated, unary } from '../rpc/index.js';
 import type { AuthorizationClient } from '../rpc/gen/svc/authz/v1/Authorization.js';
 import type { AuthorizeRequest } from '../rpc/gen/svc/authz/v1/AuthorizeRequest.js';
 import type { AuthorizeResponse__Output } from '../rpc/gen/svc/authz/v1/AuthorizeResponse.js';
@@ -22,7 +22,7 @@ export class AuthzClient {
   private readonly client: AuthorizationClient;
 
   constructor(address: string) {
-    this.client = new api.svc.authz.v1.Authorization(address, grpc.credentials.createInsecure(), clientOptions) as AuthorizationClient;
+    this.client = replicated(api.svc.authz.v1.Authorization, address);
   }
 
   /** The decision on one request of a user; an unreachable service is a 503 the client may retry. */

@@ -6,8 +6,8 @@ import { CONTROLLER_MANAGER_NAME, NAMESPACE_SYSTEM } from '../names/index.js';
 const listen = (port: number): FlagSet => ({
   listen: { type: 'string', default: `127.0.0.1:${port}`, help: 'gRPC listen address: host:port (port 0 picks a free one) or unix:///absolute/path' },
 });
-const natsUrl: FlagSet = { 'nats-url': { type: 'string', default: 'nats://127.0.0.1:4222', help: 'NATS server URL' } };
-const storagePeer: FlagSet = { 'storage-address': { type: 'string', default: '127.0.0.1:7001', help: 'address of the storage service (host:port or unix:///path)' } };
+const natsUrl: FlagSet = { 'nats-url': { type: 'string', default: 'nats://127.0.0.1:4222', help: 'NATS server URL, or a comma list of the URLs of a NATS cluster\'s nodes (connects to any, moves to another when it goes)' } };
+const storagePeer: FlagSet = { 'storage-address': { type: 'string', default: '127.0.0.1:7001', help: 'address of the storage service (host:port or unix:///path), or a comma list of its replicas\' (calls go to the first that serves)' } };
 const dataDir: FlagSet = { 'data-dir': { type: 'string', default: './data', help: 'directory holding the data of the server' } };
 
 export const DEFAULT_PORTS = { storage: 7001, authn: 7002, authz: 7003, admission: 7004 } as const;
@@ -98,7 +98,7 @@ export const authzFlags: FlagSet = {
 };
 
 const authzPeer: FlagSet = {
-  'authz-address': { type: 'string', default: `127.0.0.1:${DEFAULT_PORTS.authz}`, help: 'address of the authorization service (host:port or unix:///path)' },
+  'authz-address': { type: 'string', default: `127.0.0.1:${DEFAULT_PORTS.authz}`, help: 'address of the authorization service (host:port or unix:///path), or a comma list of its replicas\' (calls go to the first that serves)' },
 };
 
 export const admissionFlags: FlagSet = {
@@ -115,9 +115,9 @@ export const gatewayFlags: FlagSet = {
   ...natsUrl, ...dataDir, ...storagePeer,
   'bind-address': { type: 'string', default: '127.0.0.1', help: 'address the HTTPS server listens on' },
   'secure-port': { type: 'int', default: '6443', help: 'HTTPS port (0 picks a free one)' },
-  'authn-address': { type: 'string', default: `127.0.0.1:${DEFAULT_PORTS.authn}`, help: 'address of the authentication service (host:port or unix:///path)' },
+  'authn-address': { type: 'string', default: `127.0.0.1:${DEFAULT_PORTS.authn}`, help: 'address of the authentication service (host:port or unix:///path), or a comma list of its replicas\' (calls go to the first that serves)' },
   ...authzPeer,
-  'admission-address': { type: 'string', default: `127.0.0.1:${DEFAULT_PORTS.admission}`, help: 'address of the admission service (host:port or unix:///path)' },
+  'admission-address': { type: 'string', default: `127.0.0.1:${DEFAULT_PORTS.admission}`, help: 'address of the admission service (host:port or unix:///path), or a comma list of its replicas\' (calls go to the first that serves)' },
   'tls-cert-file': { type: 'string', default: '', help: 'serving certificate (default: generated under --data-dir/pki)' },
   'tls-private-key-file': { type: 'string', default: '', help: 'key of --tls-cert-file' },
   'client-ca-file': { type: 'string', default: '', help: 'CA bundle of client certificates (asked for in the TLS handshake; authn verifies them)' },

@@ -2,7 +2,7 @@
 // registry over gRPC (svc.metrics.v1.Metrics) and the gateway appends what each
 // one answers to its own /metrics.
 import type { Registry } from 'prom-client';
-import { api, clientOptions, grpc, unary, type Handlers } from '../rpc/index.js';
+import { api, replicated, unary, type Handlers } from '../rpc/index.js';
 import type { MetricsClient } from '../rpc/gen/svc/metrics/v1/Metrics.js';
 import type { ScrapeResponse__Output } from '../rpc/gen/svc/metrics/v1/ScrapeResponse.js';
 
@@ -19,13 +19,14 @@ const SCRAPE_TIMEOUT_MS = 2_000;
 
 export const endWithNewline = (text: string) => (text === '' || text.endsWith('\n') ? text : `${text}\n`);
 
-/** Collects the metrics of several services; one that is down or serves no
- * Metrics API adds nothing, so /metrics never fails because of another service. */
+/** Collects the metrics of several services (each at one address or a comma list of its replicas', of which the one
+ * calls go to answers); one that is down or serves no Metrics API adds nothing, so /metrics never fails because of
+ * another service. */
 export class MetricsScraper {
   private readonly clients: MetricsClient[];
 
   constructor(addresses: string[]) {
-    this.clients = addresses.map((a) => new api.svc.metrics.v1.Metrics(a, grpc.credentials.createInsecure(), clientOptions));
+    this.clients = addresses.map((a) => replicated(api.svc.metrics.v1.Metrics, a));
   }
 
   async scrape(): Promise<string> {

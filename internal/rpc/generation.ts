@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { generationAskSubject } from '../names/index.js';
+import { addressesOf } from './client.js';
 
 /** Re-announced this often, for gateways that connected after the last change. */
 const ANNOUNCE_INTERVAL_MS = 10_000;
@@ -52,9 +53,9 @@ export class GenerationPublisher {
     return Boolean(this.nc && !this.nc.isClosed() && !this.disconnected);
   }
 
-  /** Connects (retrying forever in the background) and announces the generation. */
+  /** Connects to the NATS servers of a comma list (retrying forever in the background) and announces the generation. */
   start(url: string): this {
-    void connect({ servers: url, name: `svc-${this.announcer.program}`, maxReconnectAttempts: -1, waitOnFirstConnect: true, reconnectTimeWait: 500 })
+    void connect({ servers: addressesOf(url), name: `svc-${this.announcer.program}`, maxReconnectAttempts: -1, waitOnFirstConnect: true, reconnectTimeWait: 500 })
       .then((nc) => {
         if (this.closed) return void nc.close();
         this.nc = nc;

@@ -3,38 +3,25 @@
 // server span per call, clients that carry the trace context in their metadata
 // and send small unary calls over the multiplex.
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { HealthImplementation, protoPath as healthProtoPath } from 'grpc-health-check';
-import { fileURLToPath } from 'node:url';
-import { SpanKind, beginSpan, extractContext, injectContext, recordFailure, runIn, shutdownTracing, type Context } from '../tracing/index.js';
-import type { ProtoGrpcType as StorageProto } from './gen/storage.js';
-import type { ProtoGrpcType as AuthnProto } from './gen/authn.js';
-import type { ProtoGrpcType as AuthzProto } from './gen/authz.js';
-import type { ProtoGrpcType as AdmissionProto } from './gen/admission.js';
-import type { ProtoGrpcType as MetricsProto } from './gen/metrics.js';
-import type { ProtoGrpcType as MultiplexProto } from './gen/multiplex.js';
+import { HealthImplementation } from 'grpc-health-check';
+import { SpanKind, beginSpan, extractContext, recordFailure, runIn, shutdownTracing, type Context } from '../tracing/index.js';
+import { api } from './api.js';
 import { prepareSocket, unixPath } from './sockets.js';
-import { ClientMultiplexer, MultiplexServer, serviceError, type FailureFields, type FrameCodec } from './multiplex.js';
-import type { Frame__Output } from './gen/svc/rpc/v1/Frame.js';
+import { MultiplexServer, serviceError, type FailureFields } from './multiplex.js';
+import { unaryOne, type UnaryMethod } from './client.js';
+import { replicaSetOf } from './replicas.js';
 
 export { grpc };
-export const PROTO_DIR = fileURLToPath(new URL('../../../proto', import.meta.url));
+export { api, PROTO_DIR } from './api.js';
+export { addressesOf, checkHealth, clientOptions, healthClient } from './client.js';
+export { replicaSetOf, replicated, type ReplicaSet } from './replicas.js';
 
-const loaderOptions: protoLoader.Options = {
-  keepCase: false, longs: Number, enums: String, defaults: true, oneofs: true, includeDirs: [PROTO_DIR],
-};
-const definition = protoLoader.loadSync(
-  ['svc/storage/v1/storage.proto', 'svc/authn/v1/authn.proto', 'svc/authz/v1/authz.proto', 'svc/admission/v1/admission.proto',
-    'svc/metrics/v1/metrics.proto', 'svc/rpc/v1/multiplex.proto'],
-  loaderOptions,
-);
-type ApiTypes = StorageProto & AuthnProto & AuthzProto & AdmissionProto & MetricsProto & MultiplexProto;
-/** The loaded gRPC APIs: `api.svc.storage.v1.Storage`, ... */
-export const api = grpc.loadPackageDefinition(definition) as unknown as ApiTypes;
-
-const healthDefinition = protoLoader.loadSync(healthProtoPath, loaderOptions);
-const healthApi = grpc.loadPackageDefinition(healthDefinition) as any;
-
+/** Calls a unary method and resolves with its answer; rejects with the ServiceError. A client of several replicas
+ * (`replicated`) sends it to one that serves; small calls go over the peer's multiplex while it serves one. */
+export function unary<Res>(client: grpc.Client, method: UnaryMethod, req: object, timeoutMs = 30_000): Promise<Res> {
+  const replicas = replicaSetOf(client);
+  return replicas ? replicas.unary<Res>(method, req, timeoutMs) : unaryOne<Res>(client, method, req, timeoutMs);
+}
 /** An error a handler throws to answer with a gRPC status and trailing metadata. */
 export class RpcError extends Error {
   constructor(readonly code: grpc.status, message: string, readonly trailers: Record<string, string> = {}) {
@@ -186,103 +173,13 @@ export async function serve(address: string,
   return {
     server, port, health,
     stop: () => new Promise<void>((resolve) => {
+      // Clients following its health (replicated ones) move to another replica before the server goes.
+      for (const name of ['', ...services.map((s) => s.name)]) health.setStatus(name, 'NOT_SERVING');
       const timer = setTimeout(() => { server.forceShutdown(); resolve(); }, 2000);
       // The multiplexed streams stay open for good: they end once their calls are answered, then the server can stop.
       void multiplex.drain().then(() => server.tryShutdown(() => { clearTimeout(timer); resolve(); }));
     }),
   };
-}
-
-/** Puts the active trace context, when there is one, into every outgoing call's metadata. */
-const traceInterceptor: grpc.Interceptor = (options, nextCall) => new grpc.InterceptingCall(nextCall(options), {
-  start(metadata, listener, next) {
-    injectContext((k, v) => metadata.set(k, v));
-    next(metadata, listener);
-  },
-});
-
-export const clientOptions: grpc.ClientOptions = {
-  interceptors: [traceInterceptor],
-  'grpc.max_receive_message_length': 64 * 1024 * 1024,
-  'grpc.max_send_message_length': 64 * 1024 * 1024,
-  'grpc.keepalive_time_ms': 10_000,
-  'grpc.keepalive_timeout_ms': 5_000,
-  'grpc.initial_reconnect_backoff_ms': 100,
-  'grpc.max_reconnect_backoff_ms': 1_000,
-};
-
-/** A generated unary method: overloaded, so typed loosely; callers name the answer type. */
-type UnaryMethod = (...args: any[]) => unknown;
-
-const frameMethod = api.svc.rpc.v1.Multiplex.service.Calls;
-const frameCodec: FrameCodec = {
-  path: frameMethod.path,
-  serialize: (frame) => frameMethod.requestSerialize(frame),
-  deserialize: (bytes) => frameMethod.responseDeserialize(bytes) as Frame__Output,
-};
-/** Methods whose answers may be megabytes: each on a stream of its own, so none holds up the small calls behind it. */
-const BULK_METHOD = /\/List$/;
-const multiplexers = new WeakMap<grpc.Client, ClientMultiplexer>();
-
-/** The client's multiplexer, made on first use; closing the client ends its stream, which would keep it open. */
-function multiplexerOf(client: grpc.Client): ClientMultiplexer {
-  let multiplexer = multiplexers.get(client);
-  if (!multiplexer) {
-    const created = new ClientMultiplexer(client, frameCodec);
-    const close = client.close.bind(client);
-    client.close = () => { created.close(); close(); };
-    multiplexers.set(client, multiplexer = created);
-  }
-  return multiplexer;
-}
-
-/** One plain unary call: a stream of its own. */
-function plainUnary<Res>(client: grpc.Client, method: UnaryMethod, req: object, timeoutMs: number): Promise<Res> {
-  return new Promise((resolve, reject) => {
-    method.call(client, req, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err: grpc.ServiceError | null, res?: Res) =>
-      (err ? reject(err) : resolve(res as Res)));
-  });
-}
-
-/** How long a call waits for a peer that is not connected (a service restarting) before it is tried anyway. */
-const RECONNECT_WAIT_MS = 1_000;
-
-/** Resolves once the client's channel is connected, or the wait is over; at once when it is connected. A call made
- * while the channel backs off between attempts would fail at once, though the peer may be back a moment later. */
-function connected(client: grpc.Client): Promise<void> | undefined {
-  if (client.getChannel().getConnectivityState(true) === grpc.connectivityState.READY) return undefined;
-  return new Promise((resolve) => client.waitForReady(Date.now() + RECONNECT_WAIT_MS, () => resolve()));
-}
-
-/** Calls a unary method and resolves with its answer; rejects with the ServiceError. Small calls go over the
- * peer's multiplex while it serves one. */
-export function unary<Res>(client: grpc.Client, method: UnaryMethod, req: object, timeoutMs = 30_000): Promise<Res> {
-  const waiting = connected(client);
-  return waiting ? waiting.then(() => dispatch<Res>(client, method, req, timeoutMs)) : dispatch<Res>(client, method, req, timeoutMs);
-}
-
-function dispatch<Res>(client: grpc.Client, method: UnaryMethod, req: object, timeoutMs: number): Promise<Res> {
-  const def = method as unknown as { path?: string; requestSerialize(r: object): Buffer; responseDeserialize(b: Buffer): unknown };
-  if (!def.path || BULK_METHOD.test(def.path)) return plainUnary(client, method, req, timeoutMs);
-  const multiplexer = multiplexerOf(client);
-  if (multiplexer.unsupported) return plainUnary(client, method, req, timeoutMs);
-  return multiplexer.call(def as { path: string } & typeof def, req, timeoutMs, () => plainUnary<Res>(client, method, req, timeoutMs));
-}
-
-/** A client of the standard health service of the server at address. */
-export function healthClient(address: string): grpc.Client & Record<string, any> {
-  return new healthApi.grpc.health.v1.Health(address, grpc.credentials.createInsecure(), clientOptions);
-}
-
-/** Asks a server's health service once; resolves true when it is SERVING. */
-export function checkHealth(address: string, service = '', timeoutMs = 1000): Promise<boolean> {
-  const client = healthClient(address);
-  return new Promise((resolve) => {
-    client.check({ service }, { deadline: Date.now() + timeoutMs }, (err: unknown, res: { status?: string }) => {
-      client.close();
-      resolve(!err && res?.status === 'SERVING');
-    });
-  });
 }
 
 /**

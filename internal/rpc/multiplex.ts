@@ -29,6 +29,9 @@ export interface FailureFields {
   trailers: Record<string, string>;
 }
 
+/** Set on a failure whose call the server never ran (it was stopping): a client may send it elsewhere, even a write. */
+export const UNPROCESSED_TRAILER = 'rpc-unprocessed';
+
 interface ServedStream {
   call: grpc.ServerDuplexStream<Frame__Output, Frame>;
   inFlight: number;
@@ -74,8 +77,10 @@ export class MultiplexServer {
     const reply = (fields: Frame): void => {
       if (!stream.ended && !stream.call.cancelled) stream.call.write({ id: frame.id, ...fields });
     };
+    // An ended stream runs nothing more: its clean end tells the client that what it did not answer never ran.
+    if (stream.ended) return;
     const method = this.methods.get(frame.method);
-    if (this.draining) return reply({ code: grpc.status.UNAVAILABLE, details: 'the server is shutting down' });
+    if (this.draining) return reply({ code: grpc.status.UNAVAILABLE, details: 'the server is shutting down', trailers: { [UNPROCESSED_TRAILER]: 'true' } });
     if (!method) return reply({ code: grpc.status.UNIMPLEMENTED, details: `unknown method ${frame.method}` });
     stream.inFlight++;
     const parent = frame.context && Object.keys(frame.context).length ? extractContext((k) => frame.context[k]) : ROOT_CONTEXT;
@@ -159,7 +164,8 @@ export class ClientMultiplexer {
       else p.reject(serviceError(frame.code, frame.details, frame.trailers));
     }));
     stream.on('error', (err: grpc.ServiceError) => this.ended(stream, err));
-    stream.on('end', () => this.ended(stream, serviceError(grpc.status.UNAVAILABLE, 'the multiplexed stream ended')));
+    // Ended cleanly (no error before it), the server answered every call it ran: those unanswered never ran.
+    stream.on('end', () => this.ended(stream, serviceError(grpc.status.UNAVAILABLE, 'the multiplexed stream ended', { [UNPROCESSED_TRAILER]: 'true' })));
     return stream;
   }
 

@@ -1,5 +1,5 @@
 // A typed client of the storage service, for the gateway, authn, authz and admission.
-import { api, clientOptions, grpc, isServiceError, unary } from '../rpc/index.js';
+import { api, grpc, isServiceError, replicated, unary } from '../rpc/index.js';
 import type { StorageClient as RawClient } from '../rpc/gen/svc/storage/v1/Storage.js';
 import type { KeyValue__Output as KeyValue } from '../rpc/gen/svc/storage/v1/KeyValue.js';
 import type { ListResponse__Output as ListResponse } from '../rpc/gen/svc/storage/v1/ListResponse.js';
@@ -13,8 +13,9 @@ export type { KeyValue, ListResponse, WriteResponse, GetResponse, StorageEvent, 
 
 export class StorageClient {
   readonly raw: RawClient;
+  /** address: one, or a comma list of the replicas' */
   constructor(readonly address: string) {
-    this.raw = new api.svc.storage.v1.Storage(address, grpc.credentials.createInsecure(), clientOptions);
+    this.raw = replicated(api.svc.storage.v1.Storage, address);
   }
   /** allowCached: any value at least as new as revision (0: the newest) will do, from storage's watch cache. */
   get(key: string, revision = 0, opts: { allowCached?: boolean } = {}): Promise<GetResponse> {

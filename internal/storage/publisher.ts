@@ -4,6 +4,7 @@
 // left out of the chain, so subscribers see the gap.
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { SpanKind, injectContext, withSpanSync } from '../tracing/index.js';
+import { addressesOf } from '../rpc/client.js';
 import { PREV_REVISION_HEADER, PROGRESS_SUBJECT, REVISION_HEADER, eventSubject } from './events.js';
 import type { CommittedEvent } from './backend.js';
 
@@ -74,7 +75,7 @@ export class EventPublisher {
   private async run(url: string): Promise<void> {
     try {
       const nc = await connect({
-        servers: url, name: 'svc-storage', maxReconnectAttempts: -1, waitOnFirstConnect: true, reconnectTimeWait: 500,
+        servers: addressesOf(url), name: 'svc-storage', maxReconnectAttempts: -1, waitOnFirstConnect: true, reconnectTimeWait: 500,
       });
       if (this.closed) {
         await nc.close();

@@ -13,7 +13,8 @@ import { benchMemory, MEMORY_NAMESPACE, writeThroughStorage } from './memory.js'
 import { benchWatch, WATCH_NAMESPACE } from './watch.js';
 import type { ApiFigures, ListFigures } from './figures.js';
 
-const NAMESPACE = 'bench';
+/** Where benchCrud creates and gets; a cluster of its own must have it. */
+export const NAMESPACE = 'bench';
 const LIST_NAMESPACE = 'bench-list';
 const LISTED_OBJECTS = 10_000;
 const IDLE_MS = 5_000;
@@ -34,7 +35,8 @@ async function withAgent(tls: Tls, clients: number, fn: (agent: https.Agent) => 
   }
 }
 
-async function benchCrud(cluster: Cluster, pids: Pids, tls: Tls): Promise<Pick<ApiFigures, 'create' | 'get'>> {
+/** Creates at 1 then 32 clients, then gets of what they made at 1 then 32 clients, each for a few seconds. */
+export async function benchCrud(cluster: Cluster, pids: Pids, tls: Tls): Promise<Pick<ApiFigures, 'create' | 'get'>> {
   const created: string[] = []; // what the gets read back
   const run = (clients: number, ms: number, op: (agent: https.Agent, i: number) => Promise<void>, maxOps?: number) =>
     withAgent(tls, clients, (agent) => measure(pids, clients, ms, (i) => op(agent, i), maxOps));

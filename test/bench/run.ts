@@ -18,6 +18,8 @@ const API: Bench = { module: 'api', fn: 'benchApi' };
 /** Benchmarks of parts, each printed as its own table. */
 const PARTS: Array<Bench & { area: string }> = [
   { module: 'storage', fn: 'benchStorage', area: 'Storage in-process: LevelDB, group commit, NATS hop' },
+  { module: 'backends', fn: 'benchBackends', area: 'Storage backends through the API (HTTPS, ConfigMaps of ~1 KB), a fresh cluster each: LevelDB, then etcd3 on 3 local '
+    + 'etcd members; CPU ms per request summed over our processes (nats-server included), on etcd3 plus the members\'; the CPU ratio counts both' },
   { module: 'protobuf', fn: 'benchProtobuf', area: 'Protobuf and JSON codecs' },
   { module: 'cel', fn: 'benchCel', area: 'CEL' },
   { module: 'crd', fn: 'benchCrd', area: 'Custom resources: creates with two validation rules beside ConfigMap creates' },
@@ -63,6 +65,13 @@ if (process.env.BENCH === 'create') {
   // Creates alone, on a cluster of their own: a quick loop for work on the write path.
   await import('./creates.js').then((m) => m.benchCreatesAlone());
   process.exit(0);
+}
+if (process.env.BENCH === 'backends') {
+  // LevelDB beside etcd alone, a cluster on each: a quick loop for work on a storage backend.
+  const b = PARTS.find((p) => p.module === 'backends')!;
+  const rows = await run<Row[]>(b);
+  if (rows) console.log(`\n${rowsTable(b.area, rows)}`);
+  process.exit(failures > 0 ? 1 : 0);
 }
 const etcd = await run<EtcdFigures>(PEER);
 const api = await run<ApiFigures>(API);

@@ -13,6 +13,7 @@ import { pkiPaths } from '../../internal/pki/index.js';
 import { announcedAddress, portOf } from '../../internal/launcher/announce.js';
 import { serviceNodeArgs } from '../../internal/config/services.js';
 import { startNats, type RunningNats } from './nats.js';
+import { NatsCluster } from './natscluster.js';
 import { startEtcd, type RunningEtcd } from './etcd.js';
 
 const GRPC_SERVICES = ['storage', 'authn', 'authz', 'admission'] as const;
@@ -39,13 +40,31 @@ export interface ClusterOptions {
   withoutControllerManager?: boolean;
   /** Options of the node runtime of every service (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
   nodeArgs?: string[];
+  /** More processes of a service beside the first (`{ authn: 1 }`: two authn), started with it as `authn-2`, ...:
+   * a gRPC service's each on a socket of its own, every peer given all their addresses; a gateway's on a free port. */
+  replicas?: Partial<Record<GrpcService | 'gateway', number>>;
+  /** A NATS cluster of this many nodes instead of one nats-server; every process is given all their URLs. */
+  natsNodes?: number;
+  /** Members of the cluster's etcd (etcd3): 1 unless set. */
+  etcdMembers?: number;
   /** Where storage keeps objects: leveldb (default, or TEST_STORAGE_BACKEND) or etcd3, a one-member etcd of the cluster's own. */
   storageBackend?: 'leveldb' | 'etcd3';
+}
+
+/** A process of a service beside its first (Cluster.startReplica). */
+export interface Replica {
+  proc: ChildProcess;
+  /** The socket it serves gRPC on, or the port it serves HTTPS on (a gateway). */
+  address: string;
+  port: number;
+  log: string[];
 }
 
 export class Cluster {
   readonly procs = new Map<Service, ChildProcess>();
   readonly logs = new Map<Service, string[]>();
+  /** The processes beside each service's first, by name (`authn-2`). */
+  readonly replicas = new Map<string, Replica>();
   /** Processes stopped on purpose (by kill or stop), which are not restarted. */
   private readonly deliberate = new WeakSet<ChildProcess>();
   private stopping = false;
@@ -53,6 +72,8 @@ export class Cluster {
   port = 0;
   natsUrl = '';
   private nats?: RunningNats;
+  /** The NATS cluster, with the natsNodes option. */
+  natsCluster?: NatsCluster;
   /** The cluster's etcd, with the etcd3 storage backend. */
   etcd?: RunningEtcd;
   readonly storageBackend: 'leveldb' | 'etcd3';
@@ -70,16 +91,23 @@ export class Cluster {
   /** Starts everything; on failure stops what did start before rethrowing, so nothing is left behind. */
   async start(): Promise<this> {
     try {
-      this.nats = await startNats();
-      this.natsUrl = this.nats.url;
-      if (this.storageBackend === 'etcd3') this.etcd = await startEtcd();
+      if (this.opts.natsNodes) {
+        this.natsCluster = await new NatsCluster().start(this.opts.natsNodes);
+        this.natsUrl = this.natsCluster.urls;
+      } else {
+        this.nats = await startNats();
+        this.natsUrl = this.nats.url;
+      }
+      if (this.storageBackend === 'etcd3') this.etcd = await startEtcd({ members: this.opts.etcdMembers });
       // A socket of its own for each gRPC service; the gateway binds a free port itself and says which.
       for (const s of GRPC_SERVICES) this.addresses[s] = `unix://${join(this.socketDir, `${s}.sock`)}`;
       // In the launcher's stages: storage, then the services that need only it side by side, then the gateway.
       await this.startService('storage');
-      const peers = await Promise.allSettled((['authn', 'authz', 'admission'] as const).map((s) => this.startService(s)));
+      await this.startReplicas('storage');
+      const peers = await Promise.allSettled((['authn', 'authz', 'admission'] as const).map((s) => this.startService(s).then(() => this.startReplicas(s))));
       for (const p of peers) if (p.status === 'rejected') throw p.reason;
       await this.startService('gateway');
+      await this.startReplicas('gateway');
       if (!this.opts.withoutControllerManager) await this.startService('controller-manager');
       return this;
     } catch (err) {
@@ -88,13 +116,23 @@ export class Cluster {
     }
   }
 
+  /** The address a service's peers are given: its first process's, then its replicas'. */
+  private peer(s: GrpcService): string {
+    const extra = Array.from({ length: this.opts.replicas?.[s] ?? 0 }, (_, i) => this.replicaSocket(`${s}-${i + 2}`));
+    return [this.addresses[s], ...extra].join(',');
+  }
+
+  private replicaSocket(name: string): string {
+    return `unix://${join(this.socketDir, `${name}.sock`)}`;
+  }
+
   private args(s: Service): string[] {
-    const a = this.addresses;
+    const a = { storage: this.peer('storage'), authn: this.peer('authn'), authz: this.peer('authz'), admission: this.peer('admission') };
     const common: Record<Service, string[]> = {
-      storage: [`--listen=${a.storage}`, `--nats-url=${this.natsUrl}`, `--data-dir=${this.dataDir}`, ...this.storageBackendArgs()],
-      authn: [`--listen=${a.authn}`, `--storage-address=${a.storage}`, `--nats-url=${this.natsUrl}`, `--client-ca-file=${pkiPaths(this.dataDir).caCert}`, `--data-dir=${this.dataDir}`],
-      authz: [`--listen=${a.authz}`, `--storage-address=${a.storage}`, `--nats-url=${this.natsUrl}`],
-      admission: [`--listen=${a.admission}`, `--storage-address=${a.storage}`, `--authz-address=${a.authz}`, `--nats-url=${this.natsUrl}`],
+      storage: [`--listen=${this.addresses.storage}`, `--nats-url=${this.natsUrl}`, `--data-dir=${this.dataDir}`, ...this.storageBackendArgs()],
+      authn: [`--listen=${this.addresses.authn}`, `--storage-address=${a.storage}`, `--nats-url=${this.natsUrl}`, `--client-ca-file=${pkiPaths(this.dataDir).caCert}`, `--data-dir=${this.dataDir}`],
+      authz: [`--listen=${this.addresses.authz}`, `--storage-address=${a.storage}`, `--nats-url=${this.natsUrl}`],
+      admission: [`--listen=${this.addresses.admission}`, `--storage-address=${a.storage}`, `--authz-address=${a.authz}`, `--nats-url=${this.natsUrl}`],
       gateway: [`--secure-port=${this.port}`, `--data-dir=${this.dataDir}`, `--nats-url=${this.natsUrl}`, `--storage-address=${a.storage}`,
         `--authn-address=${a.authn}`, `--authz-address=${a.authz}`, `--admission-address=${a.admission}`],
       'controller-manager': [`--server=https://127.0.0.1:${this.port}`, `--data-dir=${this.dataDir}`, ...this.controllerDefaults()],
@@ -134,6 +172,43 @@ export class Cluster {
     const serving = async () => exited() || (s === 'gateway' ? this.ready() : s === 'controller-manager' ? true : checkHealth(this.addresses[s as GrpcService]));
     const ok = bound && (!untilServing || await waitFor(serving, START_TIMEOUT_MS)) && !exited();
     if (!ok) throw new Error(`${s} did not become healthy:\n${log.join('')}`);
+  }
+
+  private async startReplicas(s: GrpcService | 'gateway'): Promise<void> {
+    for (let i = 0; i < (this.opts.replicas?.[s] ?? 0); i++) await this.startReplica(`${s}-${i + 2}`);
+  }
+
+  /** Starts (or starts again) a process beside a service's first, `authn-2`, and waits for it to serve. */
+  async startReplica(name: string): Promise<Replica> {
+    const s = name.slice(0, name.lastIndexOf('-')) as GrpcService | 'gateway';
+    const gateway = s === 'gateway';
+    const address = gateway ? '' : this.replicaSocket(name);
+    const args = this.args(s).map((a) => (a.startsWith('--listen=') ? `--listen=${address}` : a.startsWith('--secure-port=') ? '--secure-port=0' : a));
+    const proc = spawn(process.execPath, [...serviceNodeArgs(s), ...(this.opts.nodeArgs ?? []), entry(s), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.opts.env } });
+    const log = this.replicas.get(name)?.log ?? [];
+    const earlier = log.length;
+    proc.stdout!.on('data', (d) => log.push(String(d)));
+    proc.stderr!.on('data', (d) => log.push(String(d)));
+    const replica: Replica = { proc, address, port: 0, log };
+    this.replicas.set(name, replica);
+    const exited = () => proc.exitCode !== null || proc.signalCode !== null;
+    const announced = () => log.slice(earlier).join('').split('\n').slice(0, -1).map(announcedAddress).find((a) => a !== undefined);
+    const serving = async () => {
+      const at = announced();
+      if (!at || exited()) return exited();
+      if (!gateway) return checkHealth(address);
+      replica.port = portOf(at);
+      return (await this.request('GET', '/readyz', { port: replica.port }).catch(() => undefined))?.status === 200;
+    };
+    if (!(await waitFor(serving, START_TIMEOUT_MS)) || exited()) throw new Error(`${name} did not become healthy:\n${log.join('')}`);
+    return replica;
+  }
+
+  /** Kills a process beside a service's first (SIGKILL by default, as a crash). */
+  async killReplica(name: string, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const proc = this.replicas.get(name)?.proc;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    await new Promise<void>((resolve) => { proc.once('exit', () => resolve()); proc.kill(signal); });
   }
 
   /** As the launcher does, a controller-manager that exits unasked (a leader that lost its Lease) is started again. */
@@ -191,11 +266,13 @@ export class Cluster {
   async stop(): Promise<void> {
     this.stopping = true;
     await this.kill('controller-manager');
-    await this.kill('gateway', 'SIGTERM');
-    await Promise.all((['authn', 'authz', 'admission'] as const).map((s) => this.kill(s, 'SIGTERM')));
-    await this.kill('storage', 'SIGTERM');
+    const replicasOf = (s: Service) => [...this.replicas.keys()].filter((n) => n.startsWith(`${s}-`)).map((n) => this.killReplica(n, 'SIGTERM'));
+    await Promise.all([this.kill('gateway', 'SIGTERM'), ...replicasOf('gateway')]);
+    await Promise.all((['authn', 'authz', 'admission'] as const).flatMap((s) => [this.kill(s, 'SIGTERM'), ...replicasOf(s)]));
+    await Promise.all([this.kill('storage', 'SIGTERM'), ...replicasOf('storage')]);
     for (const s of [...this.procs.keys()]) await this.kill(s);
     await this.nats?.stop();
+    await this.natsCluster?.stop();
     await this.etcd?.stop();
     if (this.ownsDataDir) rmSync(this.dataDir, { recursive: true, force: true });
     rmSync(this.socketDir, { recursive: true, force: true });
@@ -213,6 +290,8 @@ export class Cluster {
   /** One HTTPS request as the admin user (anonymously with anonymous: true, or with another client certificate). */
   request(method: string, path: string, opts: {
     body?: unknown; headers?: Record<string, string>; anonymous?: boolean; timeoutMs?: number; clientCert?: { cert: string; key: string };
+    /** Another gateway's port (a replica's). */
+    port?: number;
   } = {}): Promise<Response> {
     const tls = this.tls();
     const payload = opts.body === undefined ? undefined : typeof opts.body === 'string' || Buffer.isBuffer(opts.body) ? opts.body : JSON.stringify(opts.body);
@@ -222,7 +301,7 @@ export class Cluster {
     };
     return new Promise((resolve, reject) => {
       const req = https.request({
-        host: '127.0.0.1', port: this.port, method, path, headers, ca: tls.ca,
+        host: '127.0.0.1', port: opts.port ?? this.port, method, path, headers, ca: tls.ca,
         ...(opts.anonymous ? {} : opts.clientCert ?? { cert: tls.cert, key: tls.key }), timeout: opts.timeoutMs ?? 15_000,
       }, (res) => {
         const chunks: Buffer[] = [];
@@ -242,7 +321,7 @@ export class Cluster {
   }
 
   /** Opens a watch and collects its events until `until` is satisfied, the stream ends, the timeout or `signal` aborts it. */
-  watch(path: string, opts: { until?: (events: any[]) => boolean; timeoutMs?: number; headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<{ status: number; events: any[]; ended: boolean }> {
+  watch(path: string, opts: { until?: (events: any[]) => boolean; timeoutMs?: number; headers?: Record<string, string>; signal?: AbortSignal; port?: number } = {}): Promise<{ status: number; events: any[]; ended: boolean }> {
     const tls = this.tls();
     return new Promise((resolve, reject) => {
       const events: any[] = [];
@@ -258,7 +337,7 @@ export class Cluster {
       };
       const timer = setTimeout(() => finish(false), opts.timeoutMs ?? 10_000);
       opts.signal?.addEventListener('abort', () => finish(false), { once: true });
-      const req = https.request({ host: '127.0.0.1', port: this.port, method: 'GET', path, ca: tls.ca, cert: tls.cert, key: tls.key, headers: opts.headers }, (res) => {
+      const req = https.request({ host: '127.0.0.1', port: opts.port ?? this.port, method: 'GET', path, ca: tls.ca, cert: tls.cert, key: tls.key, headers: opts.headers }, (res) => {
         status = res.statusCode ?? 0;
         res.on('data', (chunk) => {
           buffer += String(chunk);

@@ -257,6 +257,36 @@ describe('gateway decision cache', () => {
     cache.close();
   });
 
+  it('keeps the decisions of one replica of the service while another announces its own generation', async () => {
+    const nats = new FakeNats(NATS_AUTHZ_GENERATION_SUBJECT);
+    nats.announce = 'z1.0';
+    const cache = new DecisionCache(nats as unknown as NatsConnection);
+    await cache.start();
+    let asked = 0;
+    let next = decision();
+    const ask = async () => { asked++; return next; };
+    await cache.authorize(attributes, ask);
+    // The other replica's process: a new one drops everything once, its repeated announcements nothing.
+    nats.send('y7.3');
+    await cache.authorize(attributes, ask);
+    for (let i = 0; i < 3; i++) {
+      nats.send('y7.3');
+      nats.send('z1.0');
+      await cache.authorize(attributes, ask);
+    }
+    expect(asked).to.equal(2);
+    // Either one's counter moving drops what it may turn.
+    nats.send('y7.4');
+    await cache.authorize(attributes, ask);
+    expect(asked).to.equal(3);
+    // An answer of a generation its process has left behind is not kept.
+    nats.send('z1.1');
+    await cache.authorize(attributes, ask);
+    await cache.authorize(attributes, ask);
+    expect(asked).to.equal(5);
+    cache.close();
+  });
+
   it('keeps a decision that holds for any name without the name; another is kept per name', async () => {
     const nats = new FakeNats(NATS_AUTHZ_GENERATION_SUBJECT);
     nats.announce = 'z1.0';
