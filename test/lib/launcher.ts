@@ -115,17 +115,22 @@ export function mentioning(path: string): number[] {
 
 export const gone = (pids: number[]) => pids.every((pid) => !alive(pid));
 
-/** One HTTPS request with the server address and credentials of a kubeconfig. */
-export function kubeRequest(kubeconfig: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+/** The server of one cluster of a kubeconfig (the first unless told) and the credentials of its first user. */
+function kubeTarget(kubeconfig: string, cluster: number): { server: string; tls: { ca: Buffer; cert: Buffer; key: Buffer } } {
   const config = parse(readFileSync(kubeconfig, 'utf8'));
-  const cluster = config.clusters[0].cluster;
+  const { server, 'certificate-authority-data': ca } = config.clusters[cluster].cluster;
   const user = config.users[0].user;
   const b64 = (s: string) => Buffer.from(s, 'base64');
-  const url = new URL(path, cluster.server);
+  return { server, tls: { ca: b64(ca), cert: b64(user['client-certificate-data']), key: b64(user['client-key-data']) } };
+}
+
+/** One HTTPS request with the server address (of the cluster-th cluster) and credentials of a kubeconfig. */
+export function kubeRequest(kubeconfig: string, method: string, path: string, body?: unknown, cluster = 0): Promise<{ status: number; body: any }> {
+  const { server, tls } = kubeTarget(kubeconfig, cluster);
+  const url = new URL(path, server);
   return new Promise((resolve, reject) => {
     const req = https.request(url, {
-      method, ca: b64(cluster['certificate-authority-data']), cert: b64(user['client-certificate-data']), key: b64(user['client-key-data']),
-      headers: body === undefined ? {} : { 'Content-Type': 'application/json' }, timeout: 10_000,
+      method, ...tls, headers: body === undefined ? {} : { 'Content-Type': 'application/json' }, timeout: 10_000,
     }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c) => chunks.push(c));
@@ -140,3 +145,20 @@ export function kubeRequest(kubeconfig: string, method: string, path: string, bo
   });
 }
 
+/** A watch (a path with ?watch=1) through a kubeconfig's cluster-th cluster: the events it received so far, in order. */
+export function kubeWatch(kubeconfig: string, path: string, cluster = 0): { events: Array<{ type: string; object: any }>; status(): number; close(): void } {
+  const { server, tls } = kubeTarget(kubeconfig, cluster);
+  const events: Array<{ type: string; object: any }> = [];
+  let status = 0;
+  let buffered = '';
+  const req = https.get(new URL(path, server), tls, (res) => {
+    status = res.statusCode ?? 0;
+    res.setEncoding('utf8').on('data', (chunk: string) => {
+      const lines = (buffered + chunk).split('\n');
+      buffered = lines.pop()!;
+      for (const line of lines) if (line.trim()) events.push(JSON.parse(line));
+    });
+  });
+  req.on('error', () => undefined);
+  return { events, status: () => status, close: () => req.destroy() };
+}
