@@ -9,6 +9,9 @@ import { waitFor } from './cluster.js';
 
 export type Send = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>;
 
+/** One create the writer tried: when it was sent and answered, the status (0: no answer) and, acknowledged, the revision. */
+export interface Attempt { name: string; start: number; end: number; status: number; resourceVersion?: number; error?: string }
+
 const PAUSE_MS = 20;
 const FAILURE_PAUSE_MS = 200;
 /** A list that answers a retryable status is asked again for this long (clients retry these). */
@@ -20,6 +23,8 @@ export class LedgerWriter {
   readonly acked = new Map<string, string>();
   /** Attempts that got no 201, by status (0: no answer). */
   readonly failures = new Map<number, number>();
+  /** Every attempt, in order. */
+  readonly attempts: Attempt[] = [];
   readonly label = `ledger-${randomUUID().slice(0, 8)}`;
   private running = false;
   private loop?: Promise<void>;
@@ -52,28 +57,33 @@ export class LedgerWriter {
       const name = `${this.label}-${i}`;
       const value = randomUUID();
       const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { ledger: this.label } }, data: { value } };
-      const status = await this.send('POST', this.collection, body).then((r) => r.status, () => 0);
+      const attempt: Attempt = { name, start: Date.now(), end: 0, status: 0 };
+      const res = await this.send('POST', this.collection, body).catch((err: Error) => { attempt.error = err.message; return undefined; });
+      const status = res?.status ?? 0;
+      Object.assign(attempt, { end: Date.now(), status, resourceVersion: status === 201 ? Number(res!.body?.metadata?.resourceVersion) : undefined });
+      this.attempts.push(attempt);
       if (status === 201) this.acked.set(name, value);
       else this.failures.set(status, (this.failures.get(status) ?? 0) + 1);
       await sleep(status === 201 ? PAUSE_MS : FAILURE_PAUSE_MS);
     }
   }
 
-  /** The acknowledged creates that are missing, or hold other data, in one list of the ledger's objects. */
-  async lost(): Promise<string[]> {
+  /** The acknowledged creates that are missing, or hold other data, in one list of the ledger's objects (asked with
+   * `send`, the writer's own unless given). */
+  async lost(send: Send = this.send): Promise<string[]> {
     // Only what was acknowledged before the list was asked for must be in it (the writer may go on meanwhile).
     const acked = [...this.acked];
-    const res = await this.listAll();
+    const res = await this.listAll(send);
     if (res.status !== 200) throw new Error(`listing the ledger's objects: ${res.status}`);
     const stored = new Map<string, string>((res.body.items as any[]).map((o) => [o.metadata.name, o.data?.value]));
     return acked.filter(([name, value]) => stored.get(name) !== value).map(([name]) => name);
   }
 
   /** The ledger's objects, asked again for a bounded time while the answer is retryable (a service just restarted). */
-  private async listAll(): Promise<{ status: number; body: any }> {
+  private async listAll(send: Send): Promise<{ status: number; body: any }> {
     const deadline = Date.now() + LIST_RETRY_MS;
     for (;;) {
-      const res = await this.send('GET', `${this.collection}?labelSelector=ledger%3D${this.label}`);
+      const res = await send('GET', `${this.collection}?labelSelector=ledger%3D${this.label}`);
       if (!RETRYABLE.has(res.status) || Date.now() > deadline) return res;
       await sleep(FAILURE_PAUSE_MS);
     }
