@@ -108,7 +108,8 @@ class Watcher {
             const rv = Number(e.object.metadata.resourceVersion);
             segment.rvs.push(rv);
             segment.names.add(e.object.metadata.name);
-            this.know(e.object.metadata.name, rv);
+            if (e.type === 'DELETED') this.state.delete(e.object.metadata.name);
+            else this.know(e.object.metadata.name, rv);
           }
         }
         return error !== undefined;
@@ -149,13 +150,14 @@ describe('faults: the replicated topology loses one process at a time under a wr
   let c: Cluster;
   let etcd: EtcdClient;
   let writer: LedgerWriter;
-  const writes: Call[] = [];
   const reads: Call[] = [];
   const faults: Fault[] = [];
   const watchers: Watcher[] = [];
   const done = new AbortController();
   let reading: Promise<void> | undefined;
   const ports = () => [c.port, c.replicas.get('gateway-2')!.port];
+  /** The gateway the writer sends a create to: by the number that ends its name. */
+  const portOf = (name: string) => ports()[Number(name.split('-').pop()) % 2];
   /** Requests through one gateway, as a client of its address would make them. */
   const via = (port: number): Send => (method, path, body) => c.request(method, path, { body, port, timeoutMs: 20_000 });
 
@@ -165,22 +167,8 @@ describe('faults: the replicated topology loses one process at a time under a wr
       replicas: { storage: 1, authn: 1, authz: 1, admission: 1, gateway: 1 },
     }).start();
     etcd = new EtcdClient({ servers: c.etcd!.servers });
-    // Creates alternate between the gateways (by the number that ends the name); the server gives up after 10 s.
-    writer = new LedgerWriter(async (method, path, body: any) => {
-      const port = ports()[Number(body.metadata.name.split('-').pop()) % 2];
-      const call: Call = { port, start: Date.now(), end: 0, status: 0 };
-      writes.push(call);
-      try {
-        const res = await via(port)(method, `${path}?timeout=10s`, body);
-        call.status = res.status;
-        return res;
-      } catch (err) {
-        call.error = (err as Error).message;
-        throw err;
-      } finally {
-        call.end = Date.now();
-      }
-    }, 'default').start();
+    // Creates alternate between the gateways; the server gives up on one after 10 s.
+    writer = new LedgerWriter((method, path, body: any) => via(portOf(body.metadata.name))(method, `${path}?timeout=10s`, body), 'default').start();
     expect(await writer.acks(1, HEAL_MS), writer.describe()).to.equal(true);
     const selector = `labelSelector=ledger%3D${writer.label}`;
     for (let i = 0; i < WATCHERS; i++) watchers.push(new Watcher(c, ports, i % 2, selector, done.signal).start());
@@ -300,6 +288,7 @@ describe('faults: the replicated topology loses one process at a time under a wr
     const down = (call: Call) => faults.some((f) => f.port === call.port && call.start <= f.restartedAt && call.end >= f.killedAt);
     const wrong = (ok: number) => (call: Call) => call.status !== ok && !RETRYABLE.has(call.status) && !(call.status === 0 && down(call));
     const watcherCalls = watchers.flatMap((w) => w.calls);
+    const writes: Call[] = writer.attempts.map((a) => ({ ...a, port: portOf(a.name) }));
     expect(writes.filter(wrong(201)), 'writes').to.deep.equal([]);
     expect(reads.filter(wrong(200)), 'reads').to.deep.equal([]);
     expect(watcherCalls.filter(wrong(200)), 'lists and watches').to.deep.equal([]);
