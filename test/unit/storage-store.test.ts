@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { RpcError, grpc } from '../../internal/rpc/index.js';
 import { Store, type StoreOptions } from '../../internal/storage/store.js';
 import type { StorageEvent } from '../../internal/storage/events.js';
-import type { EtcdStore } from '../../internal/storage/etcd/store.js';
+import { EtcdStore } from '../../internal/storage/etcd/store.js';
+import { startEtcd, type RunningEtcd } from '../lib/etcd.js';
 import { BACKENDS, testBackend, type TestStore } from '../lib/backends.js';
 
 const v = (s: string): Buffer => Buffer.from(s);
@@ -416,5 +417,35 @@ describe('storage store (etcd only)', function () {
     expect(batches).to.deep.equal([[revision]]);
     expect(progress[0]).to.equal(revision + 1);
     expect(progress.some((p) => p > foreign), `progress past ${foreign}: ${progress.join(', ')}`).to.equal(true);
+  });
+});
+
+describe('storage store (etcd cluster of 3)', function () {
+  this.timeout(60_000);
+  let etcd: RunningEtcd;
+  before(async () => { etcd = await startEtcd({ members: 3 }); });
+  after(async () => { await etcd?.stop(); });
+
+  it('goes on through another member when the one it uses dies', async () => {
+    const store = await EtcdStore.open({ servers: etcd.servers, prefix: '/failover', compactionIntervalMs: 0 });
+    try {
+      const watch = store.watch('core/cm/', (await store.currentRevision()).revision, { follow: true });
+      expect((await watch.next()).value).to.include({ type: 'PROGRESS' });
+      await store.create('core/cm/ns/a', v('1'), 'ua');
+      expect((await watch.next()).value).to.include({ type: 'PUT' });
+      await etcd.members[0].kill();
+      let refused = 0;
+      let written: number | undefined;
+      for (let i = 0; i < 20 && written === undefined; i++) {
+        written = await store.update('core/cm/ns/a', v('2')).then((r) => r.revision, () => { refused++; return undefined; });
+      }
+      expect(written, 'a write through the members left').to.be.a('number');
+      expect(refused, 'writes refused before the next member was used').to.be.at.most(3);
+      expect((await store.get('core/cm/ns/a')).kv.value.toString()).to.equal('2');
+      // The watch was on the dead member: it ends, as watches do when etcd goes, and the caller watches again.
+      await rpcError(watch.next(), grpc.status.UNAVAILABLE);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -2,7 +2,9 @@
 // messages of etcd.proto encoded with protobufjs, revisions as numbers, a
 // deadline on every call, and failures as the storage service's errors (etcd
 // unreachable: UNAVAILABLE; a compacted or future revision: OUT_OF_RANGE with the
-// `storage-error` trailer).
+// `storage-error` trailer). One channel per server: calls go to one until it
+// cannot be reached, then to the next (the failed call is not repeated, as it may
+// have been applied).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
@@ -53,11 +55,10 @@ export interface EtcdOptions {
   keyFile?: string;
 }
 
-/** The gRPC target of a server list: one address, or every IPv4 address to pick from (grpc-js fails over between them). */
-function target(servers: string[]): string {
-  const hosts = servers.map((s) => new URL(s.includes('://') ? s : `http://${s}`)).map((u) => `${u.hostname}:${u.port || 2379}`);
-  if (hosts.length > 1 && hosts.every((h) => /^\d+\.\d+\.\d+\.\d+:\d+$/.test(h))) return `ipv4:${hosts.join(',')}`;
-  return hosts[0];
+/** The gRPC target (host:port) of a server URL. */
+function target(server: string): string {
+  const url = new URL(server.includes('://') ? server : `http://${server}`);
+  return `${url.hostname}:${url.port || 2379}`;
 }
 
 function credentials(opts: EtcdOptions, tls: boolean): grpc.ChannelCredentials {
@@ -83,25 +84,50 @@ export function etcdError(err: unknown): Error {
 }
 
 export class EtcdClient {
-  private readonly client: grpc.Client;
+  private readonly channels: grpc.Client[];
+  private current = 0;
 
   constructor(readonly options: EtcdOptions) {
     const servers = options.servers.split(',').map((s) => s.trim()).filter(Boolean);
     if (servers.length === 0) throw new Error('--etcd-servers names no server');
-    const tls = servers.some((s) => s.startsWith('https://'));
-    this.client = new grpc.Client(target(servers), credentials(options, tls), {
+    this.channels = servers.map((server) => new grpc.Client(target(server), credentials(options, server.startsWith('https://')), {
       'grpc.max_receive_message_length': -1, 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': 5000,
       'grpc.initial_reconnect_backoff_ms': 200, 'grpc.max_reconnect_backoff_ms': 2000,
-    });
+    }));
+  }
+
+  /** The channel calls go to now. */
+  private get client(): grpc.Client {
+    return this.channels[this.current];
+  }
+
+  /** After a call through `channel` failed to reach its server: the next calls go to the next server. */
+  private failedOn(channel: grpc.Client, err: unknown): void {
+    const unreachable = isServiceError(err) && (err.code === grpc.status.UNAVAILABLE || err.code === grpc.status.DEADLINE_EXCEEDED);
+    if (!unreachable || this.channels.length === 1 || this.channels[this.current] !== channel) return;
+    this.current = (this.current + 1) % this.channels.length;
   }
 
   private call<T>(service: string, method: string, req: string, res: string, message: object, deadlineMs = CALL_DEADLINE_MS): Promise<T> {
     const { encode } = codecs[req];
     const { decode } = codecs[res];
+    const channel = this.client;
     return new Promise((resolve, reject) => {
-      this.client.makeUnaryRequest(`/etcdserverpb.${service}/${method}`, encode, decode, message,
-        { deadline: Date.now() + deadlineMs }, (err, out) => (err ? reject(etcdError(err)) : resolve(out as T)));
+      channel.makeUnaryRequest(`/etcdserverpb.${service}/${method}`, encode, decode, message,
+        { deadline: Date.now() + deadlineMs }, (err, out) => {
+          if (!err) return resolve(out as T);
+          this.failedOn(channel, err);
+          reject(etcdError(err));
+        });
     });
+  }
+
+  /** A stream call on the current channel, which moves on when the stream cannot reach its server. */
+  private stream<Req, Res>(path: string, req: string, res: string): grpc.ClientDuplexStream<Req, Res> {
+    const channel = this.client;
+    const call = channel.makeBidiStreamRequest(path, codecs[req].encode, codecs[res].decode) as grpc.ClientDuplexStream<Req, Res>;
+    call.on('error', (err) => this.failedOn(channel, err));
+    return call;
   }
 
   range(req: RangeRequest): Promise<RangeResponse> {
@@ -130,20 +156,16 @@ export class EtcdClient {
 
   /** A keep-alive stream of leases: write `{ ID }`, read what TTL etcd left them. */
   leaseKeepAlive(): grpc.ClientDuplexStream<{ ID: number }, { ID: number; TTL: number }> {
-    const { encode } = codecs.LeaseKeepAliveRequest;
-    const { decode } = codecs.LeaseKeepAliveResponse;
-    return this.client.makeBidiStreamRequest('/etcdserverpb.Lease/LeaseKeepAlive', encode, decode);
+    return this.stream('/etcdserverpb.Lease/LeaseKeepAlive', 'LeaseKeepAliveRequest', 'LeaseKeepAliveResponse');
   }
 
   /** A watch stream: write one create request, read its responses (the caller cancels it). */
   watch(): grpc.ClientDuplexStream<object, WatchResponse> {
-    const { encode } = codecs.WatchRequest;
-    const { decode } = codecs.WatchResponse;
-    return this.client.makeBidiStreamRequest('/etcdserverpb.Watch/Watch', encode, decode);
+    return this.stream('/etcdserverpb.Watch/Watch', 'WatchRequest', 'WatchResponse');
   }
 
   close(): void {
-    this.client.close();
+    for (const channel of this.channels) channel.close();
   }
 }
 
