@@ -1,7 +1,8 @@
 // The replicated topology under faults: 3 etcd members, 3 NATS nodes, 2 storage
 // processes on etcd3 (one publishes), 2 of authn, authz, admission and the
-// gateway. A writer creates ConfigMaps through alternating gateways and keeps a
-// ledger of what was acknowledged; a reader gets acknowledged ones back; 20
+// gateway (no controller-manager: the test's clients are the only ones). A
+// writer creates ConfigMaps through alternating gateways and keeps a ledger of
+// what was acknowledged; a reader gets acknowledged ones back; 20
 // watchers (half on each gateway) list, watch, and list again whenever a watch
 // ends. One at a time, an etcd follower, the publishing storage process, a
 // gateway, the NATS node that gateway uses and the etcd leader are SIGKILLed,
