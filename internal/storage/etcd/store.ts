@@ -189,12 +189,13 @@ export class EtcdStore implements StorageBackend {
 
   /** Sends a write whose first outcome is unknown again, as often as one more write deadline allows (through the
    * next server after one out of reach, after a pause while etcd elects a leader); rejects with `first` when no
-   * attempt is answered. Only for writes that recognise their own earlier success. */
+   * attempt is answered. Each attempt has half of that: one sent just after the leader died may go to a follower
+   * that does not know it yet and forwards it to be dropped. Only for writes that recognise their own success. */
   private async sendAgain<T>(send: (deadlineMs: number) => Promise<T>, first: unknown): Promise<T> {
     const until = performance.now() + WRITE_DEADLINE_MS;
     for (let left = WRITE_DEADLINE_MS; left > 0; left = until - performance.now()) {
       try {
-        return await send(left);
+        return await send(Math.min(left, WRITE_DEADLINE_MS / 2));
       } catch (err) {
         if (!outcomeUnknown(err)) throw err;
       }
