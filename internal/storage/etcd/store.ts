@@ -37,6 +37,8 @@ const MAX_WRITE_ROUNDS = 50;
 const EMPTY = Buffer.alloc(0);
 /** Between attempts of a write whose outcome is unknown: etcd may be electing a leader. */
 const RESEND_PAUSE_MS = 200;
+/** The deadline of each such attempt: a healthy etcd answers in milliseconds, one without a leader never does. */
+const RESEND_DEADLINE_MS = 500;
 
 /** A failure after which a write may have been applied or not: etcd (or its leader) went out of reach mid-call. */
 const outcomeUnknown = (err: unknown): boolean => err instanceof RpcError && err.code === grpc.status.UNAVAILABLE;
@@ -189,13 +191,13 @@ export class EtcdStore implements StorageBackend {
 
   /** Sends a write whose first outcome is unknown again, as often as one more write deadline allows (through the
    * next server after one out of reach, after a pause while etcd elects a leader); rejects with `first` when no
-   * attempt is answered. Each attempt has half of that: one sent just after the leader died may go to a follower
-   * that does not know it yet and forwards it to be dropped. Only for writes that recognise their own success. */
+   * attempt is answered. Each attempt has RESEND_DEADLINE_MS of it: one sent just after the leader died may go to a
+   * follower that does not know it yet and forwards it to be dropped. Only for writes that recognise their own success. */
   private async sendAgain<T>(send: (deadlineMs: number) => Promise<T>, first: unknown): Promise<T> {
     const until = performance.now() + WRITE_DEADLINE_MS;
     for (let left = WRITE_DEADLINE_MS; left > 0; left = until - performance.now()) {
       try {
-        return await send(Math.min(left, WRITE_DEADLINE_MS / 2));
+        return await send(Math.min(left, RESEND_DEADLINE_MS));
       } catch (err) {
         if (!outcomeUnknown(err)) throw err;
       }
