@@ -14,6 +14,8 @@ import { rssKb, waitQuiet, type Pids } from './proc.js';
 import type { MemoryFigures } from './figures.js';
 
 export const MEMORY_NAMESPACE = 'bench-memory';
+const WARM_UP_NAMESPACE = 'bench-memory-warm-up';
+const WARM_UP_WRITES = Number(process.env.BENCH_MEMORY_WARM_UP ?? 30_000);
 const OBJECTS = 100_000;
 const LANES = 64;
 /** Past this the growth is scaled to 100k, to keep the whole run near six minutes. */
@@ -29,29 +31,59 @@ export async function createConfigMap(storage: StorageClient, obj: Record<string
   await storage.create(objectKey('', 'configmaps', m.namespace, m.name), encodeStored(obj), m.uid);
 }
 
+/** Runs `op` for 0..total-1 on LANES lanes until done or `budgetMs` passes; resolves how many ran. */
+async function inLanes(total: number, budgetMs: number, op: (i: number) => Promise<void>): Promise<number> {
+  const deadline = performance.now() + budgetMs;
+  let next = 0;
+  let done = 0;
+  await Promise.all(Array.from({ length: LANES }, async () => {
+    for (let i = next++; i < total && performance.now() < deadline; i = next++) {
+      await op(i);
+      done++;
+    }
+  }));
+  return done;
+}
+
 /** Writes `total` objects through storage on LANES lanes, within `budgetMs`; returns how many and their JSON bytes. */
 export async function writeThroughStorage(address: string, total: number, budgetMs: number, object: (i: number) => Record<string, any>): Promise<{ written: number; jsonBytes: number }> {
   const storage = new StorageClient(address);
-  const deadline = performance.now() + budgetMs;
-  let next = 0;
-  let written = 0;
   let jsonBytes = 0;
   try {
-    await Promise.all(Array.from({ length: LANES }, async () => {
-      for (let i = next++; i < total && performance.now() < deadline; i = next++) {
-        const obj = object(i);
-        await createConfigMap(storage, obj);
-        jsonBytes += Buffer.byteLength(JSON.stringify(obj));
-        written++;
-      }
-    }));
+    const written = await inLanes(total, budgetMs, async (i) => {
+      const obj = object(i);
+      await createConfigMap(storage, obj);
+      jsonBytes += Buffer.byteLength(JSON.stringify(obj));
+    });
+    return { written, jsonBytes };
   } finally {
     storage.close();
   }
-  return { written, jsonBytes };
+}
+
+/**
+ * Brings every process to the memory it keeps whatever it holds, before it is measured: a burst of WARM_UP_WRITES
+ * writes through storage as fast as the measured ones, each lane updating one object again and again. What a burst
+ * leaves allocated (V8's young generation grown to its maximum, malloc's arenas grown by the buffers of the change
+ * stream, LevelDB's write buffers) is then there before as after, while the caches hold only LANES more objects.
+ */
+async function warmUp(address: string): Promise<void> {
+  const storage = new StorageClient(address);
+  try {
+    const objects = Array.from({ length: LANES }, (_, i) => realistic(WARM_UP_NAMESPACE, i));
+    await Promise.all(objects.map((obj) => createConfigMap(storage, obj)));
+    await inLanes(WARM_UP_WRITES, WRITE_BUDGET_MS, async (i) => {
+      const obj = objects[i % LANES];
+      obj.data.LOG_LEVEL = `level-${i}`;
+      await storage.update(objectKey('', 'configmaps', obj.metadata.namespace, obj.metadata.name), encodeStored(obj));
+    });
+  } finally {
+    storage.close();
+  }
 }
 
 export async function benchMemory(storageAddress: string, pids: Pids): Promise<MemoryFigures> {
+  await warmUp(storageAddress);
   await waitQuiet(pids, 100, 15_000);
   const beforeMb = rssMb(pids);
   const started = performance.now();
