@@ -3,7 +3,6 @@
 // They are written through storage (64 at a time), as the API's own write path is
 // not what is measured here; every process still receives each one on the change
 // stream, as it would after a create through the API.
-import { readFileSync } from 'node:fs';
 import { StorageClient } from '../../internal/storage/client.js';
 import { objectKey } from '../../internal/storage/keys.js';
 import { encodeStored } from '../../gateway/objects.js';
@@ -90,19 +89,12 @@ export async function benchMemory(storageAddress: string, pids: Pids): Promise<M
   const { written, jsonBytes } = await writeThroughStorage(storageAddress, OBJECTS, WRITE_BUDGET_MS, (i) => realistic(MEMORY_NAMESPACE, i));
   const writeSeconds = (performance.now() - started) / 1000;
   const settled = await waitQuiet(pids, 100, SETTLE_MS);
-  return { objects: written, jsonBytes, writeSeconds, settled, beforeMb, afterMb: rssMb(pids) };
-}
-
-/** Resident memory by kind, KiB: anonymous (the process's own) and file-backed (mapped files: the page cache). */
-function residency(pid: number): { anon: number; file: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
-  return { anon: field('RssAnon'), file: field('RssFile') };
+  return { objects: written, jsonBytes, writeSeconds, settled, warmUpWrites: WARM_UP_WRITES, beforeMb, afterMb: rssMb(pids) };
 }
 
 /**
  * The memory phase alone, on a cluster of its own: a quick loop for work on memory. Prints each process's RSS
- * before and after, split into anonymous and file-backed memory. BENCH_NODE_ARGS adds Node options;
+ * before and after. BENCH_NODE_ARGS adds Node options; BENCH_MEMORY_WARM_UP sets the writes of the warm-up;
  * BENCH_HEAP_SNAPSHOTS=<dir> writes a heap snapshot of every Node service there after the writes.
  */
 export async function benchMemoryAlone(): Promise<void> {
@@ -115,18 +107,15 @@ export async function benchMemoryAlone(): Promise<void> {
     expectStatus(201, 'create namespace')((await cluster.request('POST', '/api/v1/namespaces', { body: { metadata: { name: MEMORY_NAMESPACE } } })).status);
     const pids = cluster.pids();
     await waitQuiet(pids, 100, 15_000);
-    const before = new Map([...pids].map(([p, pid]) => [p, residency(pid)]));
     const m = await benchMemory(cluster.addresses.storage, pids);
     const scale = 100_000 / m.objects;
-    const mb = (kb: number) => (kb / 1024).toFixed(1);
-    console.log(`${m.objects} ConfigMaps, ${(m.jsonBytes / 2 ** 20).toFixed(1)} MiB of JSON, written in ${m.writeSeconds.toFixed(1)} s${m.settled ? '' : ' (still busy)'}`);
+    console.log(`${m.objects} ConfigMaps, ${(m.jsonBytes / 2 ** 20).toFixed(1)} MiB of JSON, written in ${m.writeSeconds.toFixed(1)} s`
+      + ` after a warm-up of ${m.warmUpWrites} writes${m.settled ? '' : ' (still busy)'}`);
     let sum = 0;
-    for (const [p, pid] of pids) {
-      const now = residency(pid);
-      const was = before.get(p)!;
-      sum += (m.afterMb[p] - m.beforeMb[p]) * scale;
-      console.log(`${p.padEnd(18)} RSS ${m.beforeMb[p].toFixed(1)} -> ${m.afterMb[p].toFixed(1)} MiB (+${((m.afterMb[p] - m.beforeMb[p]) * scale).toFixed(1)}); `
-        + `anon ${mb(was.anon)} -> ${mb(now.anon)}, file ${mb(was.file)} -> ${mb(now.file)}`);
+    for (const p of pids.keys()) {
+      const growth = (m.afterMb[p] - m.beforeMb[p]) * scale;
+      sum += growth;
+      console.log(`${p.padEnd(18)} RSS ${m.beforeMb[p].toFixed(1)} -> ${m.afterMb[p].toFixed(1)} MiB, growth per 100k ${growth.toFixed(1)} MiB`);
     }
     console.log(`sum of growth per 100k: ${sum.toFixed(1)} MiB, ${(sum * 2 ** 20 / (m.jsonBytes * scale)).toFixed(2)}x the JSON`);
     if (snapshots) await writeSnapshots(pids);
