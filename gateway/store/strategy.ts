@@ -2,7 +2,7 @@
 // registry: server-set fields of a create, what an update may not change, which
 // rules a write answers to, metadata validation and preconditions.
 import type { ApiObject } from '../../internal/apimachinery/meta.js';
-import { generateName, isObject, newUid, nowTimestamp } from '../../internal/apimachinery/meta.js';
+import { dropEmptyCollections, generateName, isObject, newUid, nowTimestamp } from '../../internal/apimachinery/meta.js';
 import { conflict, invalid, staleConflict, type GroupResource, type StatusCause } from '../../internal/apimachinery/status.js';
 import * as v from '../../internal/apimachinery/validation.js';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '../../internal/names/index.js';
@@ -83,15 +83,6 @@ function carryServerFields(next: ApiObject, current: ApiObject): void {
     if (meta[f] === undefined) delete meta[f];
   }
   dropEmptyCollections(meta);
-}
-
-/** Empty lists and maps of metadata are not stored, as the platform's encoding omits them (a patch that
- * removes the last finalizer leaves no `finalizers: []`). */
-function dropEmptyCollections(meta: NonNullable<ApiObject['metadata']>): void {
-  for (const f of ['labels', 'annotations', 'finalizers', 'ownerReferences'] as const) {
-    const v = meta[f];
-    if (v !== undefined && (Array.isArray(v) ? v.length === 0 : isObject(v) && Object.keys(v).length === 0)) delete meta[f];
-  }
 }
 
 /** What a replacing write asserts about the stored object: a uid it carries must be the stored one (a

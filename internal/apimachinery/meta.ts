@@ -52,6 +52,15 @@ export function generateName(prefix: string): string {
 
 export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Empty lists and maps of metadata are not stored, as the platform's encoding omits them (a patch that
+ * removes the last finalizer leaves no `finalizers: []`). */
+export function dropEmptyCollections(meta: ObjectMeta): void {
+  for (const f of ['labels', 'annotations', 'finalizers', 'ownerReferences'] as const) {
+    const v = meta[f];
+    if (v !== undefined && (Array.isArray(v) ? v.length === 0 : isObject(v) && Object.keys(v).length === 0)) delete meta[f];
+  }
+}
+
 /** `group/version` or `version` for the core group. */
 export const apiVersionOf = (group: string, version: string): string => (group ? `${group}/${version}` : version);
 

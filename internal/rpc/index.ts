@@ -165,7 +165,7 @@ export async function serve(address: string,
     server.addService(definition, wrap(s.name, definition, s.handlers, multiplex));
     health.setStatus(s.name, 'SERVING');
   }
-  server.addService(api.svc.rpc.v1.Multiplex.service, { Calls: multiplex.handler });
+  server.addService(api.svc.rpc.v1.Multiplex.service, { Batches: multiplex.handler });
   health.addToServer(server);
   await prepareSocket(address);
   const port = await new Promise<number>((resolve, reject) =>

@@ -4,15 +4,49 @@
 // what a small call costs. Over the multiplex a call is one frame each way on a
 // stream that stays open. Servers answer it beside their services; a client tries
 // it once per peer and falls back to plain calls when the peer does not serve it.
+// Frames ready in the same turn of the event loop travel as one message (the
+// answers of a group commit, the requests of a burst): grpc-js's work per message
+// (framing, stream bookkeeping, write callbacks) is paid once for all of them.
 import * as grpc from '@grpc/grpc-js';
 import { ROOT_CONTEXT, extractContext, injectContext, runIn, type Context } from '../tracing/index.js';
 import type { Frame, Frame__Output } from './gen/svc/rpc/v1/Frame.js';
+import type { Frames, Frames__Output } from './gen/svc/rpc/v1/Frames.js';
 
-/** How the Frame message is (de)serialized: the stream's own method definition. */
+/** How the Frames message is (de)serialized: the stream's own method definition. */
 export interface FrameCodec {
   path: string;
-  serialize(frame: Frame): Buffer;
-  deserialize(bytes: Buffer): Frame__Output;
+  serialize(frames: Frames): Buffer;
+  deserialize(bytes: Buffer): Frames__Output;
+}
+
+/** Frames to send, written as one message at the end of this turn of the event loop. */
+class Outbox {
+  private frames: Frame[] = [];
+
+  constructor(private readonly write: (frames: Frame[]) => void) {}
+
+  get ids(): number[] {
+    return this.frames.map((f) => Number(f.id));
+  }
+
+  add(frame: Frame): void {
+    if (this.frames.push(frame) === 1) setImmediate(() => this.flush());
+  }
+
+  /** Writes what is waiting now (a stream about to end sends its last answers first). */
+  flush(): void {
+    if (this.frames.length === 0) return;
+    const frames = this.frames;
+    this.frames = [];
+    this.write(frames);
+  }
+
+  /** Drops what is waiting; answers the frames dropped. */
+  clear(): Frame[] {
+    const frames = this.frames;
+    this.frames = [];
+    return frames;
+  }
 }
 
 /** A unary method as the multiplex serves it: bytes in, a decoded request run under its trace context, bytes out. */
@@ -33,9 +67,10 @@ export interface FailureFields {
 export const UNPROCESSED_TRAILER = 'rpc-unprocessed';
 
 interface ServedStream {
-  call: grpc.ServerDuplexStream<Frame__Output, Frame>;
+  call: grpc.ServerDuplexStream<Frames__Output, Frames>;
   inFlight: number;
   ended: boolean;
+  outbox: Outbox;
 }
 
 /** The server side: answers each request frame with the method it names, concurrently. */
@@ -51,11 +86,14 @@ export class MultiplexServer {
     this.methods.set(path, method);
   }
 
-  /** The grpc-js handler of `Calls`. */
-  readonly handler = (call: grpc.ServerDuplexStream<Frame__Output, Frame>): void => {
-    const stream: ServedStream = { call, inFlight: 0, ended: false };
+  /** The grpc-js handler of `Batches`. */
+  readonly handler = (call: grpc.ServerDuplexStream<Frames__Output, Frames>): void => {
+    const stream: ServedStream = {
+      call, inFlight: 0, ended: false,
+      outbox: new Outbox((frames) => { if (!stream.ended && !call.cancelled) call.write({ frames }); }),
+    };
     this.streams.add(stream);
-    call.on('data', (frame: Frame__Output) => this.serve(stream, frame));
+    call.on('data', (batch: Frames__Output) => { for (const frame of batch.frames) this.serve(stream, frame); });
     // The client half-closed (it closes its channel): answer what is in flight, then end.
     call.on('end', () => this.endWhenIdle(stream));
     call.on('error', () => this.forget(stream));
@@ -75,7 +113,7 @@ export class MultiplexServer {
 
   private serve(stream: ServedStream, frame: Frame__Output): void {
     const reply = (fields: Frame): void => {
-      if (!stream.ended && !stream.call.cancelled) stream.call.write({ id: frame.id, ...fields });
+      if (!stream.ended && !stream.call.cancelled) stream.outbox.add({ id: frame.id, ...fields });
     };
     // An ended stream runs nothing more: its clean end tells the client that what it did not answer never ran.
     if (stream.ended) return;
@@ -96,6 +134,7 @@ export class MultiplexServer {
 
   private endWhenIdle(stream: ServedStream): void {
     if (stream.ended || stream.inFlight > 0) return;
+    stream.outbox.flush();
     stream.ended = true;
     if (!stream.call.cancelled) stream.call.end();
     this.forget(stream);
@@ -129,9 +168,11 @@ interface Pending {
 
 /** The client side for one peer: one stream, opened on the first call and again after it ends. */
 export class ClientMultiplexer {
-  private stream?: grpc.ClientDuplexStream<Frame, Frame__Output>;
+  private stream?: grpc.ClientDuplexStream<Frames, Frames__Output>;
   private readonly pending = new Map<number, Pending>();
+  private readonly outbox = new Outbox((frames) => this.send(frames));
   private nextId = 1;
+  private closed = false;
   /** The peer answered UNIMPLEMENTED: every call is a plain one from now on. */
   unsupported = false;
 
@@ -145,35 +186,58 @@ export class ClientMultiplexer {
     return new Promise<Res>((resolve, reject) => {
       const timer = setTimeout(() => this.settle(id, (p) => p.reject(serviceError(grpc.status.DEADLINE_EXCEEDED, 'Deadline exceeded'))), timeoutMs);
       this.pending.set(id, { resolve: resolve as (r: unknown) => void, reject, deserialize: method.responseDeserialize, fallback, timer });
-      this.open().write(frame);
+      this.outbox.add(frame);
     });
   }
 
   /** Ends the stream; calls still waiting fail as CANCELLED. */
   close(): void {
+    this.closed = true;
     this.stream?.cancel();
+    for (const frame of this.outbox.clear()) {
+      this.settle(Number(frame.id), (p) => p.reject(serviceError(grpc.status.CANCELLED, 'the client was closed')));
+    }
   }
 
-  private open(): grpc.ClientDuplexStream<Frame, Frame__Output> {
+  /** Writes frames on the stream, opening it when there is none; a stream that cannot be opened fails their calls. */
+  private send(frames: Frame[]): void {
+    try {
+      this.open().write({ frames });
+    } catch (err) {
+      const failure = serviceError(grpc.status.UNAVAILABLE, (err as Error)?.message ?? String(err), { [UNPROCESSED_TRAILER]: 'true' });
+      for (const frame of frames) this.settle(Number(frame.id), (p) => p.reject(failure));
+    }
+  }
+
+  private open(): grpc.ClientDuplexStream<Frames, Frames__Output> {
     if (this.stream) return this.stream;
     // Outside any request's trace context: the stream outlives the call that opened it.
     const stream = runIn(ROOT_CONTEXT, () => this.client.makeBidiStreamRequest(this.codec.path, this.codec.serialize, this.codec.deserialize));
     this.stream = stream;
-    stream.on('data', (frame: Frame__Output) => this.settle(frame.id, (p) => {
-      if (frame.code === grpc.status.OK) p.resolve(p.deserialize(frame.payload));
-      else p.reject(serviceError(frame.code, frame.details, frame.trailers));
-    }));
+    stream.on('data', (batch: Frames__Output) => { for (const frame of batch.frames) this.answer(frame); });
     stream.on('error', (err: grpc.ServiceError) => this.ended(stream, err));
     // Ended cleanly (no error before it), the server answered every call it ran: those unanswered never ran.
     stream.on('end', () => this.ended(stream, serviceError(grpc.status.UNAVAILABLE, 'the multiplexed stream ended', { [UNPROCESSED_TRAILER]: 'true' })));
     return stream;
   }
 
-  private ended(stream: grpc.ClientDuplexStream<Frame, Frame__Output>, err: grpc.ServiceError): void {
+  private answer(frame: Frame__Output): void {
+    this.settle(frame.id, (p) => {
+      if (frame.code === grpc.status.OK) p.resolve(p.deserialize(frame.payload));
+      else p.reject(serviceError(frame.code, frame.details, frame.trailers));
+    });
+  }
+
+  /** The stream ended: the calls sent on it fail with its error (or become plain calls, when the peer does not serve
+   * the multiplex); calls not sent yet go on the next stream. */
+  private ended(stream: grpc.ClientDuplexStream<Frames, Frames__Output>, err: grpc.ServiceError): void {
     if (this.stream !== stream) return;
     this.stream = undefined;
     if (err.code === grpc.status.UNIMPLEMENTED) this.unsupported = true;
+    const unsent = new Set(this.unsupported || this.closed ? [] : this.outbox.ids);
+    if (this.unsupported) this.outbox.clear();
     for (const id of [...this.pending.keys()]) {
+      if (unsent.has(id)) continue;
       this.settle(id, (p) => (this.unsupported ? p.fallback().then(p.resolve, p.reject) : p.reject(err)));
     }
   }

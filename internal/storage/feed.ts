@@ -3,6 +3,9 @@
 import { RpcError, grpc } from '../rpc/index.js';
 import type { StorageEvent } from './events.js';
 
+/** Live events a watch may have waiting, unless its store says otherwise. */
+export const MAX_WATCH_BACKLOG = 10_000;
+
 export class LiveFeed {
   private queue: StorageEvent[] = [];
   private failure?: Error;
@@ -16,6 +19,7 @@ export class LiveFeed {
 
   /** Takes the events of a commit; a watcher too far behind is ended rather than buffered without bound. */
   push(events: StorageEvent[]): void {
+    if (this.failure) return;
     for (const event of events) if (event.kv!.key.startsWith(this.prefix)) this.queue.push(event);
     if (this.queue.length > this.maxBacklog) {
       this.fail(new RpcError(grpc.status.RESOURCE_EXHAUSTED,
@@ -24,10 +28,11 @@ export class LiveFeed {
     if (this.queue.length > 0) this.wake?.();
   }
 
-  /** Ends the feed: the next `next()` throws err. */
+  /** Ends the feed: the next `next()` throws err. It takes no more events meanwhile. */
   fail(err: Error): void {
     this.failure ??= err;
     this.queue = [];
+    this.onClose(this);
     this.wake?.();
   }
 

@@ -208,13 +208,8 @@ describe('faults: the replicated topology loses one process at a time under a wr
 
   /** The member etcd's metrics call leader, by index. */
   async function etcdLeader(): Promise<number> {
-    let leader = -1;
-    const found = await waitFor(async () => {
-      const says = await Promise.all(c.etcd!.members.map((m) => fetch(`http://${m.endpoint}/metrics`).then((r) => r.text()).catch(() => '')));
-      leader = says.findIndex((text) => /^etcd_server_is_leader 1$/m.test(text));
-      return leader >= 0;
-    }, HEAL_MS);
-    expect(found, 'an etcd leader').to.equal(true);
+    const leader = await c.etcd!.leader(HEAL_MS);
+    expect(leader, 'an etcd leader').to.be.at.least(0);
     return leader;
   }
 
@@ -312,5 +307,7 @@ describe('faults: the replicated topology loses one process at a time under a wr
     const count = (items: string[]) => JSON.stringify(items.reduce((m, e) => ({ ...m, [e]: (m[e] ?? 0) + 1 }), {} as Record<string, number>));
     console.log(`      writes: ${writer.describe()}; reads: ${reads.length}, failures ${count(reads.filter((r) => r.status !== 200).map((r) => String(r.status)))}; ` +
       `watch endings ${count(endings.map(String))}`);
+    const refusals = writer.attempts.filter((a) => a.status !== 201 && a.status !== 0);
+    console.log(`      refused writes: ${refusals.map((a) => `${a.status} after ${a.end - a.start} ms: ${a.error}`).join('; ') || 'none'}`);
   });
 });

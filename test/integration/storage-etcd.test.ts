@@ -1,7 +1,10 @@
 // Storage on etcd through the whole server: what only etcd brings (revisions moved by keys outside the objects,
-// etcd going away and coming back, several storage processes of which one publishes).
+// etcd going away and coming back, several storage processes of which one publishes, killed or frozen).
 import { expect } from 'chai';
+import { connect } from '@nats-io/transport-node';
 import { EtcdClient } from '../../internal/storage/etcd/client.js';
+import { EtcdKeys } from '../../internal/storage/etcd/values.js';
+import { PREV_REVISION_HEADER, REVISION_HEADER, subscriptionSubject } from '../../internal/storage/events.js';
 import { Cluster, waitFor } from '../lib/cluster.js';
 
 const cms = '/api/v1/namespaces/default/configmaps';
@@ -125,5 +128,89 @@ describe('storage on etcd', function () {
     const takeover = Math.max(...acked.filter((a) => a.at > killedAt).map((a) => arrived.get(a.name)! - a.at));
     console.log(`      takeover: events of writes acknowledged after the kill arrived at most ${takeover} ms late (${acked.length} writes, watch ${events.some((e) => e.type === 'ERROR') ? 'ended with an error' : 'complete'})`);
     expect(takeover, 'ms until the other replica published').to.be.lessThan(8000);
+  });
+
+  it('a publisher frozen past its lease: the other takes over, and the thawed one publishes nothing', async function () {
+    this.timeout(120_000);
+    const publisherPid = async () => Number(String((await etcd.range({ key: new EtcdKeys('/registry').publisherKey })).kvs[0]?.value ?? '').split('/').pop());
+    // The second process publishes and the first serves the gateway (it comes first in its list): SIGTERM hands
+    // publishing over at once, and the first starts again as a standby (the test before may have killed it).
+    const second = c.replicas.get('storage-2')!;
+    await c.kill('storage', 'SIGTERM');
+    expect(await waitFor(async () => (await publisherPid()) === second.proc.pid, 15_000), 'the second process publishes').to.equal(true);
+    await c.startService('storage');
+    const first = c.procs.get('storage')!.pid;
+
+    // Every message on the event stream, as it arrives.
+    const nc = await connect({ servers: c.natsUrl });
+    const stream: Array<{ revision: number; prev: number; at: number }> = [];
+    nc.subscribe(subscriptionSubject(''), {
+      callback: (_err, msg) => { stream.push({ revision: Number(msg.headers?.get(REVISION_HEADER)), prev: Number(msg.headers?.get(PREV_REVISION_HEADER)), at: Date.now() }); },
+    });
+    await nc.flush();
+
+    const start = await c.request('POST', cms, { body: { metadata: { name: 'frozen-start' } } });
+    expect(start.status, start.text).to.equal(201);
+    const arrived = new Map<string, number>();
+    let seen = 0;
+    let told = false;
+    const done = new AbortController();
+    const watching = c.watch(`${cms}?watch=1&resourceVersion=${start.body.metadata.resourceVersion}`, {
+      timeoutMs: 90_000, signal: done.signal,
+      until: (evs) => {
+        for (; seen < evs.length; seen++) if (evs[seen].object?.metadata?.name) arrived.set(evs[seen].object.metadata.name, Date.now());
+        told ||= evs.some((e) => e.type === 'ERROR');
+        return told;
+      },
+    });
+    // A write in flight on the frozen process would wait for it: the writer gives up on one after 3 s and goes on.
+    const acked: Array<{ name: string; at: number }> = [];
+    const failures: string[] = [];
+    let writing = true;
+    const writer = (async () => {
+      for (let i = 0; writing; i++) {
+        const res = await c.request('POST', cms, { body: { metadata: { name: `frozen-${i}` } }, timeoutMs: 3000 }).catch((err: Error) => err);
+        if (!(res instanceof Error) && res.status === 201) acked.push({ name: `frozen-${i}`, at: Date.now() });
+        else failures.push(res instanceof Error ? res.message : String(res.status));
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    let thawedAt = 0;
+    try {
+      expect(await waitFor(() => acked.length >= 10, 20_000), 'writes before the freeze').to.equal(true);
+      second.proc.kill('SIGSTOP');
+      // Past its lease (5 s) the first process publishes, and events of writes acknowledged since arrive.
+      expect(await waitFor(async () => (await publisherPid()) === first, 20_000), 'the first process publishes').to.equal(true);
+      const tookOver = Date.now();
+      expect(await waitFor(() => acked.some((a) => a.at > tookOver && arrived.has(a.name)), 10_000), 'events after the takeover').to.equal(true);
+    } finally {
+      thawedAt = Date.now();
+      second.proc.kill('SIGCONT');
+    }
+    expect(await waitFor(() => /stops publishing/.test(second.log.join('')), 10_000), `the thawed process stops publishing:\n${second.log.join('')}`).to.equal(true);
+    expect(await waitFor(() => acked.filter((a) => a.at > thawedAt + 1000).length >= 10, 20_000), 'writes after the thaw').to.equal(true);
+    writing = false;
+    await writer;
+    await waitFor(() => told || acked.every((a) => arrived.has(a.name)), 10_000, 20);
+    done.abort();
+    const { events } = await watching;
+    await nc.close();
+
+    // Once thawed, the stream only moves forward: every message is past every revision published before it.
+    const late = stream.map((m, i) => ({ ...m, before: Math.max(0, ...stream.slice(0, i).map((p) => p.revision)) }))
+      .filter((m) => m.at > thawedAt && m.revision <= m.before);
+    expect(late.map((m) => `${m.revision} (prev ${m.prev}) after ${m.before}`), 'messages out of order after the thaw').to.deep.equal([]);
+    expect(await publisherPid(), 'the first process still publishes').to.equal(first);
+    const rvs = events.filter((e) => e.type !== 'ERROR' && e.type !== 'BOOKMARK').map((e) => Number(e.object.metadata.resourceVersion));
+    expect(rvs, 'in revision order, without duplicate').to.deep.equal([...new Set(rvs)].sort((a, b) => a - b));
+    if (told) {
+      const list = await c.request('GET', cms);
+      const names = new Set(list.body.items.map((o: any) => o.metadata.name));
+      expect(acked.filter((a) => !names.has(a.name)).map((a) => a.name), 'acknowledged writes missing from a relist').to.deep.equal([]);
+    } else {
+      expect(acked.filter((a) => !arrived.has(a.name)).map((a) => a.name), 'acknowledged writes the watcher missed').to.deep.equal([]);
+    }
+    expect(failures.filter((f) => !/^(429|500|503|504)$|timed out/.test(f)), 'write failures that are not retryable').to.deep.equal([]);
+    console.log(`      frozen publisher: ${acked.length} writes acknowledged, ${failures.length} failed (${failures.join(', ')}), watch ${told ? 'ended with an error' : 'complete'}`);
   });
 });

@@ -54,6 +54,8 @@ export interface RunningEtcd {
   pid: number;
   version: string;
   members: EtcdMember[];
+  /** The index of the member that says it leads (its metrics), once one does; -1 when none does within timeoutMs. */
+  leader(timeoutMs?: number): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -82,8 +84,18 @@ export async function startEtcd(options: { members?: number } = {}): Promise<Run
   }
   return {
     servers: members.map((m) => `http://${m.endpoint}`).join(','), endpoint: members[0].endpoint, version,
-    get pid() { return members[0].pid; }, members, stop,
+    get pid() { return members[0].pid; }, members, stop, leader: (timeoutMs = 30_000) => leaderOf(members, timeoutMs),
   };
+}
+
+async function leaderOf(members: Array<{ endpoint: string }>, timeoutMs: number): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const says = await Promise.all(members.map((m) => fetch(`http://${m.endpoint}/metrics`).then((r) => r.text()).catch(() => '')));
+    const leader = says.findIndex((text) => /^etcd_server_is_leader 1$/m.test(text));
+    if (leader >= 0 || Date.now() > deadline) return leader;
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 function member(bin: string, name: string, dataDir: string, ports: Ports, initialCluster: string) {

@@ -246,6 +246,14 @@ describe('field ownership', () => {
       expect(again).to.deep.equal(obj);
     });
 
+    it('changes nothing when the configuration adds only empty metadata maps, which are not stored', () => {
+      const obj = apply({}, cm({ a: '1' }), cmOpts('A'));
+      (obj.metadata!.managedFields as Entry[])[0].time = '2020-01-01T00:00:00Z';
+      const again = apply(obj, cm({ a: '1' }, { labels: {}, annotations: {} }), cmOpts('A'));
+      expect(again.metadata!.managedFields).to.deep.equal(obj.metadata!.managedFields);
+      expect(again.metadata).to.not.have.any.keys('labels', 'annotations');
+    });
+
     it('takes the existing fields of an untracked object as before-first-apply', () => {
       const obj = apply(cm({ a: '1' }), cm({ b: '1' }), cmOpts('A'));
       expect(fields(obj, 'before-first-apply', 'Update')).to.deep.equal({ 'f:data': { '.': {}, 'f:a': {} } });

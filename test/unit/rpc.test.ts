@@ -23,7 +23,7 @@ async function multiplexOnly(answer: () => Promise<unknown>): Promise<{ server: 
   const method = api.svc.authz.v1.Authorization.service.PolicyStatus;
   multiplex.add(method.path, { deserialize: method.requestDeserialize, serialize: method.responseSerialize, run: () => answer() });
   const server = new grpc.Server();
-  server.addService(api.svc.rpc.v1.Multiplex.service, { Calls: multiplex.handler });
+  server.addService(api.svc.rpc.v1.Multiplex.service, { Batches: multiplex.handler });
   const port = await new Promise<number>((resolve, reject) => server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
   return { server, address: `127.0.0.1:${port}` };
 }

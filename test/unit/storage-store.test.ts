@@ -289,6 +289,19 @@ for (const backendName of BACKENDS) {
       expect(events[2].kv).to.include({ uid: 'ua', createRevision: r(1) });
     });
 
+    it('ends a watch that falls too far behind, before it is read again', async () => {
+      await store.close();
+      store = await backend.open({ maxWatchBacklog: 5 });
+      const watch = store.watch('', (await store.currentRevision()).revision, { follow: true });
+      expect((await watch.next()).value).to.include({ type: 'PROGRESS' });
+      await Promise.all(Array.from({ length: 10 }, (_, i) => store.create(`core/x/ns/k${i}`, v('1'), `u${i}`)));
+      // Unread, the events pile up until the bound ends the watch (on etcd as they arrive from etcd's watch).
+      const deadline = Date.now() + 5000;
+      while (store.activeWatches > 0 && Date.now() < deadline) await sleep(10);
+      expect(store.activeWatches, 'watches still taking events').to.equal(0);
+      await rpcError(watch.next(), grpc.status.RESOURCE_EXHAUSTED);
+    });
+
     it('releases a followed watch when it is aborted, and ends watches on close', async () => {
       const aborted = new AbortController();
       const watch = store.watch('', base, { follow: true, signal: aborted.signal });
@@ -361,15 +374,6 @@ describe('storage store (leveldb only)', () => {
     expect((await store.list('core/configmaps/')).items).to.have.length(200);
   });
 
-  it('ends a watch that falls too far behind', async () => {
-    await store.close();
-    store = await open({ maxWatchBacklog: 5 });
-    const watch = store.watch('', 0, { follow: true });
-    await watch.next();
-    await Promise.all(Array.from({ length: 10 }, (_, i) => store.create(`core/x/ns/k${i}`, v('1'))));
-    await rpcError(watch.next(), grpc.status.RESOURCE_EXHAUSTED);
-    expect(store.activeWatches).to.equal(0);
-  });
   it('keeps the compacted revision after a restart', async () => {
     await store.create('core/services/ns/s', v('1'), 'us');
     await store.update('core/services/ns/s', v('2'));
@@ -402,6 +406,34 @@ describe('storage store (etcd only)', function () {
     expect(events.map((e) => [e.type, e.revision])).to.deep.equal([['PUT', base + 1]]);
   });
 
+  it('finds out whether a create whose answer was lost happened, and sends no other write again', async () => {
+    const txn = store.client.txn.bind(store.client);
+    let lose: 'answer' | 'request' | undefined;
+    store.client.txn = async (...args: Parameters<typeof txn>) => {
+      const losing = lose;
+      lose = undefined;
+      if (losing === 'request') throw new RpcError(grpc.status.UNAVAILABLE, 'etcd is unreachable: the request was lost');
+      const res = await txn(...args);
+      if (losing === 'answer') throw new RpcError(grpc.status.UNAVAILABLE, 'etcd is unreachable: the answer was lost');
+      return res;
+    };
+    // Applied, its answer lost: sent again, it finds the object with its uid and answers as the first would have.
+    lose = 'answer';
+    const happened = await store.create('core/cm/ns/a', v('1'), 'ua');
+    expect((await store.get('core/cm/ns/a')).kv).to.include({ uid: 'ua', createRevision: happened.revision, modRevision: happened.revision });
+    // Not applied: sent again, it creates the object.
+    lose = 'request';
+    const created = await store.create('core/cm/ns/b', v('2'), 'ub');
+    expect((await store.get('core/cm/ns/b')).kv).to.include({ uid: 'ub', createRevision: created.revision });
+    // Another object there: it already exists, as it would without the loss.
+    lose = 'request';
+    await rpcError(store.create('core/cm/ns/a', v('3'), 'other'), grpc.status.ALREADY_EXISTS);
+    // An update whose answer was lost is answered unavailable, not sent again (it had been applied).
+    lose = 'answer';
+    await rpcError(store.update('core/cm/ns/a', v('4')), grpc.status.UNAVAILABLE);
+    expect((await store.get('core/cm/ns/a')).kv.value.toString()).to.equal('4');
+  });
+
   it('hands changes to commit listeners and revisions of its own keys, or owed to readers, to progress listeners', async () => {
     const batches: number[][] = [];
     const progress: number[] = [];
@@ -428,12 +460,14 @@ describe('storage store (etcd cluster of 3)', function () {
 
   it('goes on through another member when the one it uses dies', async () => {
     const store = await EtcdStore.open({ servers: etcd.servers, prefix: '/failover', compactionIntervalMs: 0 });
+    let killed = false;
     try {
       const watch = store.watch('core/cm/', (await store.currentRevision()).revision, { follow: true });
       expect((await watch.next()).value).to.include({ type: 'PROGRESS' });
       await store.create('core/cm/ns/a', v('1'), 'ua');
       expect((await watch.next()).value).to.include({ type: 'PUT' });
       await etcd.members[0].kill();
+      killed = true;
       let refused = 0;
       let written: number | undefined;
       for (let i = 0; i < 20 && written === undefined; i++) {
@@ -446,6 +480,31 @@ describe('storage store (etcd cluster of 3)', function () {
       await rpcError(watch.next(), grpc.status.UNAVAILABLE);
     } finally {
       await store.close();
+      if (killed) await etcd.members[0].start();
+    }
+  });
+
+  it('answers creates a follower forwarded to a leader that died within one more write deadline, each created once', async () => {
+    const leader = await etcd.leader();
+    expect(leader).to.be.at.least(0);
+    // Calls go to a follower first: it forwards writes to the leader.
+    const order = [...etcd.members.filter((_m, i) => i !== leader), etcd.members[leader]];
+    const store = await EtcdStore.open({ servers: order.map((m) => `http://${m.endpoint}`).join(','), prefix: '/leaderloss', compactionIntervalMs: 0 });
+    try {
+      await store.create('core/cm/ns/before', v('0'), 'u-before');
+      await etcd.members[leader].kill();
+      const started = performance.now();
+      const results = await Promise.all(Array.from({ length: 5 }, (_, i) => store.create(`core/cm/ns/k${i}`, v(`${i}`), `u${i}`)
+        .then((res) => ({ revision: res.revision, ms: performance.now() - started }), (err: RpcError) => ({ err, ms: performance.now() - started }))));
+      console.log(`      creates during the leader's loss answered in ${results.map((r) => Math.round(r.ms)).join(', ')} ms`);
+      expect(results.map((r) => ('err' in r ? grpc.status[r.err.code] : 'OK')), 'answers').to.deep.equal(Array(5).fill('OK'));
+      expect(Math.max(...results.map((r) => r.ms)), 'ms until the last answer').to.be.lessThan(4500);
+      for (const [i, r] of results.entries()) {
+        expect((await store.get(`core/cm/ns/k${i}`)).kv).to.include({ uid: `u${i}`, createRevision: (r as { revision: number }).revision });
+      }
+    } finally {
+      await store.close();
+      await etcd.members[leader].start();
     }
   });
 });

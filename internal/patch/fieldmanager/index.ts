@@ -3,7 +3,7 @@
 // entry for the fields it changed. Both keep `metadata.managedFields`.
 import { isDeepStrictEqual } from 'node:util';
 import type { ApiObject } from '../../apimachinery/meta.js';
-import { nowTimestamp } from '../../apimachinery/meta.js';
+import { dropEmptyCollections, nowTimestamp } from '../../apimachinery/meta.js';
 import { badRequest, internalError, invalid, type StatusCause } from '../../apimachinery/status.js';
 import { invalidValue, tooLong } from '../../apimachinery/validation.js';
 import { GROUP_META, LAST_APPLIED_ANNOTATION } from '../../names/index.js';
@@ -256,6 +256,11 @@ function applyOnce(live: ApiObject, config: ApiObject, opts: ApplyOptions, force
   }
   takeOver(changes(liveObj, merged, opts), managed, id, force);
   stripMeta(managed, id);
+  // Empty metadata maps and lists are not stored, so one the config names (kubectl's `labels: {}`) is no change.
+  if (merged.metadata) {
+    merged = { ...merged, metadata: { ...merged.metadata } };
+    dropEmptyCollections(merged.metadata!);
+  }
   const unchanged = isDeepStrictEqual(liveObj, merged);
   const entry = managed.get(id);
   if (entry && !unchanged) entry.time = nowTimestamp();

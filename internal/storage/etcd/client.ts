@@ -18,6 +18,9 @@ const toObjectOptions: protobuf.IConversionOptions = { longs: Number, enums: Str
 
 /** Every call but a watch ends within this; etcd answers a healthy request in milliseconds. */
 const CALL_DEADLINE_MS = 5000;
+/** Writes end sooner: one a follower forwarded to a leader that died is dropped, and etcd would only say so after
+ * its own request timeout (5 s and more), while a new leader is elected in about a second. */
+export const WRITE_DEADLINE_MS = 2000;
 
 export interface EtcdKeyValue { key: Buffer; createRevision: number; modRevision: number; version: number; value: Buffer; lease: number }
 export interface EtcdEvent { type: 'PUT' | 'DELETE'; kv: EtcdKeyValue; prevKv: EtcdKeyValue | null }
@@ -71,6 +74,8 @@ function credentials(opts: EtcdOptions, tls: boolean): grpc.ChannelCredentials {
 export function etcdError(err: unknown): Error {
   if (err instanceof RpcError || !isServiceError(err)) return err as Error;
   const message = `etcd: ${err.details || err.message}`;
+  // Proposed while no member knew of a leader: refused before anything was written.
+  if (/proposal dropped/.test(err.details)) return new RpcError(grpc.status.UNAVAILABLE, `etcd has no leader: ${err.details}`);
   switch (err.code) {
     case grpc.status.OUT_OF_RANGE:
       return new RpcError(grpc.status.OUT_OF_RANGE, message, { [STORAGE_ERROR_KEY]: /future/.test(err.details) ? 'future' : 'compacted' });
@@ -135,11 +140,16 @@ export class EtcdClient {
   }
 
   put(key: Buffer, value: Buffer, lease = 0): Promise<{ header: Header }> {
-    return this.call('KV', 'Put', 'PutRequest', 'PutResponse', { key, value, lease });
+    return this.call('KV', 'Put', 'PutRequest', 'PutResponse', { key, value, lease }, WRITE_DEADLINE_MS);
   }
 
-  txn(compare: Compare[], success: RequestOp[], failure: RequestOp[] = []): Promise<TxnResponse> {
-    return this.call('KV', 'Txn', 'TxnRequest', 'TxnResponse', { compare: compare.map((c) => ({ result: 'EQUAL', ...c })), success, failure });
+  txn(compare: Compare[], success: RequestOp[], failure: RequestOp[] = [], deadlineMs = WRITE_DEADLINE_MS): Promise<TxnResponse> {
+    return this.call('KV', 'Txn', 'TxnRequest', 'TxnResponse', { compare: compare.map((c) => ({ result: 'EQUAL', ...c })), success, failure }, deadlineMs);
+  }
+
+  /** How many servers calls can go to. */
+  get serverCount(): number {
+    return this.channels.length;
   }
 
   compact(revision: number): Promise<{ header: Header }> {

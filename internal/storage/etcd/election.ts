@@ -3,7 +3,9 @@
 // and creates the key under it if nobody holds it; the others watch the key and
 // try again once it goes (its holder's lease expired: the process died or lost
 // etcd). A holder that cannot renew stops publishing before its lease can expire,
-// so two never publish at once.
+// so two never publish at once: before each publish it checks, on its own monotonic
+// clock, that its last renewal is recent enough (a process that was paused, or
+// starved of CPU, learns it may have lost the lease before it publishes anything).
 import { randomInt } from 'node:crypto';
 import type { EtcdClient } from './client.js';
 import { openWatch } from './watch.js';
@@ -38,6 +40,20 @@ export class PublisherElection {
     return this.leading;
   }
 
+  /** Whether this process may publish now: it leads, and its lease, as last renewed, cannot have expired. When
+   * the renewal is too old (the process was paused past it), it stops leading first. */
+  mayPublish(): boolean {
+    if (!this.leading) return false;
+    if (performance.now() - this.renewedAt <= this.renewalLimitMs) return true;
+    this.depose('its last lease renewal is too old to trust (the process was paused?)');
+    return false;
+  }
+
+  /** How long after its last renewal was sent the lease is trusted: two thirds of its life, so it ends here first. */
+  private get renewalLimitMs(): number {
+    return (this.options.ttlSeconds * 1000 * 2) / 3;
+  }
+
   /** Stops campaigning; a leader gives the key up at once (revoking its lease), so another takes over without waiting. */
   async stop(): Promise<void> {
     this.stopped = true;
@@ -67,9 +83,9 @@ export class PublisherElection {
     const { ttlSeconds } = this.options;
     // An ID of our choosing below 2^53, so revisions and lease IDs stay exact as numbers.
     this.leaseId = randomInt(1, 2 ** 47);
+    const asked = performance.now(); // the lease's life starts when etcd grants it: after this
     const grant = await this.client.leaseGrant(this.leaseId, ttlSeconds);
     if (grant.error) throw new Error(`lease refused: ${grant.error}`);
-    const granted = Date.now();
     const res = await this.client.txn(
       [{ key: this.key, target: 'CREATE', createRevision: 0 }],
       [{ requestPut: { key: this.key, value: Buffer.from(this.options.identity), lease: this.leaseId } }],
@@ -80,7 +96,7 @@ export class PublisherElection {
       return res.header.revision;
     }
     this.leading = true;
-    this.renewedAt = granted;
+    this.renewedAt = asked;
     this.renewTimer = setInterval(() => void this.renew(), (ttlSeconds * 1000) / 3);
     this.options.log(`storage: ${this.options.identity} publishes (lease ${this.leaseId.toString(16)})`);
     this.options.elected();
@@ -90,21 +106,24 @@ export class PublisherElection {
   /** Renews the lease; past two thirds of its life without a renewal, the lease may be gone: stop publishing. */
   private async renew(): Promise<void> {
     const id = this.leaseId;
-    const sent = Date.now();
+    const sent = performance.now();
     const ttl = await this.keepAlive(id).catch(() => 0);
     if (this.stopped || id !== this.leaseId) return;
     if (ttl > 0) this.renewedAt = sent;
-    const limit = (this.options.ttlSeconds * 1000 * 2) / 3;
-    if (ttl <= 0 && (ttl === -1 || Date.now() - this.renewedAt > limit)) this.depose(ttl === -1 ? 'the lease expired' : 'the lease could not be renewed');
+    if (ttl <= 0 && (ttl === -1 || performance.now() - this.renewedAt > this.renewalLimitMs)) this.depose(ttl === -1 ? 'the lease expired' : 'the lease could not be renewed');
   }
 
+  /** Stops leading and campaigns again. The lease is revoked, in case it still holds the key: another process then
+   * takes over at once rather than when it expires. */
   private depose(reason: string): void {
     if (!this.leading) return;
     clearInterval(this.renewTimer);
     this.leading = false;
     this.options.log(`storage: ${this.options.identity} stops publishing: ${reason}`);
     this.options.deposed();
-    void this.run();
+    const id = this.leaseId;
+    this.leaseId = 0;
+    void this.client.leaseRevoke(id).catch(() => undefined).then(() => this.run());
   }
 
   /** One keep-alive: resolves the TTL etcd left the lease (-1: gone). */

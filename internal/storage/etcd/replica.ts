@@ -20,13 +20,13 @@ export async function runReplica(store: EtcdStore, publisher: EventPublisher, lo
   });
   // What was published before the subscription was committed before this revision.
   const followedFrom = (await store.currentRevision()).revision;
-  const election = new PublisherElection(store.client, store.keys.publisherKey, {
+  const election: PublisherElection = new PublisherElection(store.client, store.keys.publisherKey, {
     ttlSeconds: PUBLISHER_TTL_SECONDS,
     identity: `${hostname()}/${process.pid}`,
     elected: () => {
       const after = seen || followedFrom;
       publisher.resume(after);
-      store.startPublishing(after);
+      store.startPublishing(after, () => election.mayPublish());
     },
     deposed: () => store.stopPublishing(),
     log,

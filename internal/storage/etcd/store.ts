@@ -11,9 +11,10 @@ import type {
   WriteResult,
 } from '../backend.js';
 import { change, refusal, type Write } from '../changes.js';
+import { LiveFeed, MAX_WATCH_BACKLOG } from '../feed.js';
 import { checkKey, checkList, checkRevision, checkWatch, invalid, notFound, outOfRange, unavailable } from '../checks.js';
 import type { KeyValue, StorageEvent } from '../events.js';
-import { EtcdClient, prefixEnd, type EtcdOptions, type RequestOp } from './client.js';
+import { EtcdClient, WRITE_DEADLINE_MS, prefixEnd, type EtcdOptions, type RequestOp, type TxnResponse } from './client.js';
 import { Compactor } from './compactor.js';
 import { ChangeFeed } from './feed.js';
 import { EtcdKeys, decodeKv, encodeValue, toStorageEvent } from './values.js';
@@ -24,6 +25,8 @@ export interface EtcdStoreOptions extends EtcdOptions {
   prefix?: string;
   /** How often etcd is compacted, in ms (default 5 minutes; 0: never). */
   compactionIntervalMs?: number;
+  /** Live events a watch may have waiting before it is ended with RESOURCE_EXHAUSTED. */
+  maxWatchBacklog?: number;
   log?: (line: string) => void;
 }
 
@@ -32,6 +35,13 @@ const PROGRESS_GRACE_MS = 100;
 /** A write that keeps losing its transaction to others gives up after this many rounds. */
 const MAX_WRITE_ROUNDS = 50;
 const EMPTY = Buffer.alloc(0);
+/** Between attempts of a write whose outcome is unknown: etcd may be electing a leader. */
+const RESEND_PAUSE_MS = 200;
+/** The deadline of each such attempt: a healthy etcd answers in milliseconds, one without a leader never does. */
+const RESEND_DEADLINE_MS = 500;
+
+/** A failure after which a write may have been applied or not: etcd (or its leader) went out of reach mid-call. */
+const outcomeUnknown = (err: unknown): boolean => err instanceof RpcError && err.code === grpc.status.UNAVAILABLE;
 
 export class EtcdStore implements StorageBackend {
   readonly keys: EtcdKeys;
@@ -152,14 +162,48 @@ export class EtcdStore implements StorageBackend {
   async create(key: string, value: Uint8Array, uid = ''): Promise<WriteResult> {
     this.checkWrite(key, uid);
     const context = activeContext();
-    const etcdKey = this.keys.etcdKey(key);
     const answered = this.feed?.expect(key, context);
-    const res = await this.client.txn([{ key: etcdKey, target: 'CREATE', createRevision: 0 }], [{ requestPut: { key: etcdKey, value: encodeValue(uid, value) } }])
-      .finally(answered);
-    if (!res.succeeded) throw new RpcError(grpc.status.ALREADY_EXISTS, `"${key}" already exists`);
-    const revision = res.header.revision;
+    const revision = await this.createOrFindOut(key, value, uid).finally(answered);
     this.feed?.remember(revision, context);
     return { kv: { key, value: Buffer.from(value), modRevision: revision, createRevision: revision, uid }, revision };
+  }
+
+  /** Creates the key; resolves the revision it was created at. When etcd's answer is lost (the member or the leader
+   * went away mid-write: the create may have happened or not), the same transaction is sent again within one more
+   * write deadline: it finds the key stored with this create's uid (it happened), creates it (it did not; the first
+   * one, if still under way, then finds the key and does nothing) or finds another object there. */
+  private async createOrFindOut(key: string, value: Uint8Array, uid: string): Promise<number> {
+    const etcdKey = this.keys.etcdKey(key);
+    const send = (deadlineMs?: number) => this.client.txn([{ key: etcdKey, target: 'CREATE', createRevision: 0 }],
+      [{ requestPut: { key: etcdKey, value: encodeValue(uid, value) } }], [{ requestRange: { key: etcdKey } }], deadlineMs);
+    let res: TxnResponse;
+    try {
+      res = await send();
+    } catch (err) {
+      if (!uid || !outcomeUnknown(err)) throw err;
+      res = await this.sendAgain(send, err);
+      const stored = res.succeeded ? undefined : res.responses[0]?.responseRange?.kvs[0];
+      if (stored && decodeKv(key, stored).uid === uid) return stored.createRevision;
+    }
+    if (!res.succeeded) throw new RpcError(grpc.status.ALREADY_EXISTS, `"${key}" already exists`);
+    return res.header.revision;
+  }
+
+  /** Sends a write whose first outcome is unknown again, as often as one more write deadline allows (through the
+   * next server after one out of reach, after a pause while etcd elects a leader); rejects with `first` when no
+   * attempt is answered. Each attempt has RESEND_DEADLINE_MS of it: one sent just after the leader died may go to a
+   * follower that does not know it yet and forwards it to be dropped. Only for writes that recognise their own success. */
+  private async sendAgain<T>(send: (deadlineMs: number) => Promise<T>, first: unknown): Promise<T> {
+    const until = performance.now() + WRITE_DEADLINE_MS;
+    for (let left = WRITE_DEADLINE_MS; left > 0; left = until - performance.now()) {
+      try {
+        return await send(Math.min(left, RESEND_DEADLINE_MS));
+      } catch (err) {
+        if (!outcomeUnknown(err)) throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(RESEND_PAUSE_MS, Math.max(0, until - performance.now()))));
+    }
+    throw first;
   }
 
   update(key: string, value: Uint8Array, preconditions: Preconditions = {}): Promise<WriteResult> {
@@ -216,15 +260,18 @@ export class EtcdStore implements StorageBackend {
     const abort = (): void => aborted.abort();
     options.signal?.addEventListener('abort', abort);
     this.aborts.add(aborted);
+    let live: LiveFeed | undefined;
     try {
       const upTo = afterRevision < revision ? yield* this.replay(prefix, afterRevision, revision, aborted.signal) : afterRevision;
       if (options.follow && !aborted.signal.aborted) {
+        live = await this.follow(prefix, upTo, aborted);
         yield { type: 'PROGRESS', kv: null, prevKv: null, revision: upTo };
-        yield* this.follow(prefix, upTo, aborted.signal);
+        for (let events = await live.next(); events; events = await live.next()) yield* events;
       }
     } catch (err) {
       if (!aborted.signal.aborted) throw err; // ended by its caller or by close: no failure of its own
     } finally {
+      live?.close();
       options.signal?.removeEventListener('abort', abort);
       this.aborts.delete(aborted);
     }
@@ -256,13 +303,28 @@ export class EtcdStore implements StorageBackend {
     }
   }
 
-  /** The changes under a prefix after a revision, as they come. */
-  private async *follow(prefix: string, after: number, signal: AbortSignal): AsyncGenerator<StorageEvent> {
+  /** The changes under a prefix after a revision, read from etcd as they come into a feed of bounded backlog: a
+   * watch whose reader falls too far behind is ended (RESOURCE_EXHAUSTED, as on LevelDB) and its etcd watch with it,
+   * rather than left for etcd to hold back. A watch so ended no longer counts as open. */
+  private async follow(prefix: string, after: number, watching: AbortController): Promise<LiveFeed> {
     const from = this.keys.etcdKey(prefix);
-    const watch = await openWatch(this.client, { key: from, rangeEnd: prefixEnd(from), startRevision: after + 1 }, signal);
-    for await (const events of watch.responses) {
-      for (const e of events) if (!this.keys.isOwn(e.kv.key)) yield toStorageEvent(this.keys.storageKey(e.kv.key), e);
-    }
+    const ended = new AbortController();
+    const watch = await openWatch(this.client, { key: from, rangeEnd: prefixEnd(from), startRevision: after + 1 },
+      AbortSignal.any([watching.signal, ended.signal]));
+    const feed = new LiveFeed(prefix, this.options.maxWatchBacklog ?? MAX_WATCH_BACKLOG, watching.signal, () => {
+      ended.abort();
+      this.aborts.delete(watching);
+    });
+    void (async () => {
+      try {
+        for await (const events of watch.responses) {
+          feed.push(events.filter((e) => !this.keys.isOwn(e.kv.key)).map((e) => toStorageEvent(this.keys.storageKey(e.kv.key), e)));
+        }
+      } catch (err) {
+        feed.fail(err as Error);
+      }
+    })();
+    return feed;
   }
 
   // ---- compaction
@@ -288,16 +350,19 @@ export class EtcdStore implements StorageBackend {
     return () => this.progressListeners.delete(listener);
   }
 
-  /** Follows etcd's changes after a revision and hands them to the listeners, until stopPublishing. */
-  startPublishing(after: number): void {
+  /** Follows etcd's changes after a revision and hands them to the listeners, until stopPublishing; each hand-on
+   * first asks mayPublish (whether this process still holds the right to publish). */
+  startPublishing(after: number, mayPublish: () => boolean = () => true): void {
     this.feed?.stop();
     this.streamRevision = Math.max(this.streamRevision, after);
     this.feed = new ChangeFeed(this.client, this.keys, after, {
       changes: (batch) => {
+        if (!mayPublish()) return;
         this.noteStreamRevision(batch[batch.length - 1].event.revision);
         for (const l of this.commitListeners) l(batch);
       },
       progress: (revision, gap) => {
+        if (!mayPublish()) return;
         this.noteStreamRevision(revision);
         for (const l of this.progressListeners) l(revision, gap);
       },
