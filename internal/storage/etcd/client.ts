@@ -11,6 +11,7 @@ import protobuf from 'protobufjs';
 import { RpcError, grpc, isServiceError } from '../../rpc/index.js';
 import { serviceError } from '../../rpc/multiplex.js';
 import { STORAGE_ERROR_KEY } from '../client.js';
+import { StallWatch, WRITE_STALL_MS } from './stall.js';
 
 const protoFile = fileURLToPath(new URL('../../../../internal/storage/etcd/etcd.proto', import.meta.url));
 const root = protobuf.parse(readFileSync(protoFile, 'utf8'), { keepCase: false }).root;
@@ -19,19 +20,11 @@ const toObjectOptions: protobuf.IConversionOptions = { longs: Number, enums: Str
 
 /** Every call but a watch ends within this; etcd answers a healthy request in milliseconds. */
 const CALL_DEADLINE_MS = 5000;
-/** A write that a follower forwarded to a leader that died is dropped, and etcd says so only after its own request
- * timeout (5 s and more), while a new leader is elected in about a second. So a write is given up sooner:
- * LEADER_CHANGE_GRACE_MS after an answer names a newer leader's term than the write was sent under (what the old
- * leader had committed, the new one applies at once), or once etcd answered no call for this long and a small read
- * finds it without a leader (unanswered within PROBE_DEADLINE_MS). An etcd that answers under the same leader is
- * only busy: the write waits up to the deadline. */
-export const WRITE_STALL_MS = 2000;
-const LEADER_CHANGE_GRACE_MS = 500;
-const PROBE_DEADLINE_MS = 1000;
-
 /** How long a call may take: in all (deadlineMs), and, a write, while etcd answers nothing or changes leader
- * (stallMs: none by default). */
+ * (stallMs, see StallWatch: none by default). */
 export interface CallLimits { deadlineMs?: number; stallMs?: number }
+/** How long the read that asks whether etcd has a leader may take. */
+const PROBE_DEADLINE_MS = 1000;
 
 export interface EtcdKeyValue { key: Buffer; createRevision: number; modRevision: number; version: number; value: Buffer; lease: number }
 export interface EtcdEvent { type: 'PUT' | 'DELETE'; kv: EtcdKeyValue; prevKv: EtcdKeyValue | null }
@@ -102,13 +95,9 @@ export function etcdError(err: unknown): Error {
 export class EtcdClient {
   private readonly channels: grpc.Client[];
   private current = 0;
-  /** When etcd last answered a call (performance.now()), and the newest leader term an answer named. */
-  private answeredAt = 0;
-  private term = 0;
-  /** Writes under way with a stall limit, told when an answer names a newer term. */
-  private readonly stallable = new Set<() => void>();
-  /** The read under way that asks whether etcd answers at all. */
-  private probing?: Promise<boolean>;
+  /** Tells when a write etcd may never answer is to be given up: it learns of every answer. */
+  private readonly stalls = new StallWatch(() => this.call('KV', 'Range', 'RangeRequest', 'RangeResponse',
+    { key: Buffer.from([0]), countOnly: true }, { deadlineMs: PROBE_DEADLINE_MS }));
 
   constructor(readonly options: EtcdOptions) {
     const servers = options.servers.split(',').map((s) => s.trim()).filter(Boolean);
@@ -143,56 +132,15 @@ export class EtcdClient {
         { deadline: Date.now() + deadlineMs }, (err, out) => {
           stop();
           if (!err) {
-            this.answered((out as { header?: Header }).header);
+            this.stalls.answered((out as { header?: Header }).header?.raftTerm ?? 0);
             return resolve(out as T);
           }
           const failure = givenUp ? serviceError(grpc.status.DEADLINE_EXCEEDED, givenUp) : err;
           this.failedOn(channel, failure);
           reject(etcdError(failure));
         });
-      if (stallMs) stop = this.watchStall(stallMs, (why) => { givenUp = why; call.cancel(); });
+      if (stallMs) stop = this.stalls.watch(stallMs, (why) => { givenUp = why; call.cancel(); });
     });
-  }
-
-  private answered(header: Header | undefined): void {
-    this.answeredAt = performance.now();
-    const term = header?.raftTerm ?? 0;
-    if (term <= this.term) return;
-    const known = this.term > 0;
-    this.term = term;
-    if (known) for (const told of [...this.stallable]) told();
-  }
-
-  /** Calls giveUp a while after an answer named a new leader, or once etcd answered nothing for stallMs since now
-   * and does not answer a small read either; returns what ends the watch. */
-  private watchStall(stallMs: number, giveUp: (why: string) => void): () => void {
-    const sent = performance.now();
-    let quiet: NodeJS.Timeout | undefined;
-    let leaderChange: NodeJS.Timeout | undefined;
-    let over = false;
-    const check = (): void => {
-      const silent = performance.now() - Math.max(sent, this.answeredAt);
-      if (silent < stallMs) quiet = setTimeout(check, stallMs - silent);
-      else void this.probe().then((answers) => { if (over) return; if (answers) check(); else giveUp(`etcd answered nothing for ${stallMs} ms`); });
-    };
-    quiet = setTimeout(check, stallMs);
-    const newLeader = (): void => {
-      leaderChange ??= setTimeout(() => giveUp(`etcd changed leader (term ${this.term}) while it was under way`), Math.min(stallMs, LEADER_CHANGE_GRACE_MS));
-    };
-    this.stallable.add(newLeader);
-    return () => {
-      over = true;
-      clearTimeout(quiet);
-      clearTimeout(leaderChange);
-      this.stallable.delete(newLeader);
-    };
-  }
-
-  /** Whether etcd answers a linearizable read (which needs a leader) in time: one at a time for every caller. */
-  private probe(): Promise<boolean> {
-    this.probing ??= this.call('KV', 'Range', 'RangeRequest', 'RangeResponse', { key: Buffer.from([0]), countOnly: true }, { deadlineMs: PROBE_DEADLINE_MS })
-      .then(() => true, () => false).finally(() => { this.probing = undefined; });
-    return this.probing;
   }
 
   /** A stream call on the current channel, which moves on when the stream cannot reach its server. */
