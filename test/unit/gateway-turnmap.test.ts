@@ -23,4 +23,15 @@ describe('gateway turn map', () => {
     expect(current()).to.not.equal(second);
     expect(current().has('b')).to.equal(false);
   });
+
+  it('is a new, empty map within the turn once it holds its limit of entries, so a long turn keeps no more', () => {
+    const current = turnMap<number, number>(3);
+    const first = current();
+    for (let i = 0; i < 3; i++) current().set(i, i);
+    expect(first.size).to.equal(3);
+    const second = current();
+    expect(second).to.not.equal(first);
+    expect(second.size).to.equal(0);
+    expect(current()).to.equal(second);
+  });
 });
