@@ -84,23 +84,40 @@ function watchParams(r: ResourceRequest, opts: WatchOptions): WatchParams {
   };
 }
 
+/**
+ * A map for the current turn of the event loop, replaced by a new one at the next: the watchers of one change share
+ * what it became while the hub hands it out, and nothing of it is kept afterwards. (Keyed weakly instead, every value
+ * would outlive the next young-generation collection, as a weak map's values do, and many would be promoted to the
+ * old generation: garbage, with the event bytes it holds, until a full collection.)
+ */
+function turnMap<K, V>(): () => Map<K, V> {
+  let map: Map<K, V> | undefined;
+  return () => {
+    if (!map) {
+      map = new Map();
+      setImmediate(() => { map = undefined; });
+    }
+    return map;
+  };
+}
+
 /** Objects decoded from one stored value, by the kind version they were decoded for: every
  * watcher of a change shares one decode (the hub hands them the same event). */
-const decodedValues = new WeakMap<KeyValue, Map<KindDef, ApiObject>>();
+const decodedValues = turnMap<KeyValue, Map<KindDef, ApiObject>>();
 
 function decodeShared(objects: Objects, kv: KeyValue, revision: number): ApiObject {
-  let byKind = decodedValues.get(kv);
-  if (!byKind) decodedValues.set(kv, (byKind = new Map()));
+  let byKind = decodedValues().get(kv);
+  if (!byKind) decodedValues().set(kv, (byKind = new Map()));
   let obj = byKind.get(objects.def);
   if (!obj) byKind.set(objects.def, (obj = objects.decode(kv, revision)));
   return obj;
 }
 
 /** Encoded events by the decoded object they carry: every watcher asking the same form shares one encoding. */
-const encodedEvents = new WeakMap<object, Map<string, Buffer>>();
+const encodedEvents = turnMap<object, Map<string, Buffer>>();
 
 /** Live events' bytes by the event, then by the form of the watchers without a selector that share them. */
-const liveBytes = new WeakMap<StorageEvent, Map<string, Buffer>>();
+const liveBytes = turnMap<StorageEvent, Map<string, Buffer>>();
 /** A number per kind version, for the keys of liveBytes. */
 const defIds = new WeakMap<KindDef, number>();
 let nextDefId = 0;
@@ -278,8 +295,8 @@ class WatchStream {
 
   /** A change's bytes in a form, encoded by the first watch of that form without a selector and shared by the others. */
   private sharedBytes(ev: StorageEvent, form: string): Buffer {
-    let forms = liveBytes.get(ev);
-    if (!forms) liveBytes.set(ev, (forms = new Map()));
+    let forms = liveBytes().get(ev);
+    if (!forms) liveBytes().set(ev, (forms = new Map()));
     let bytes = forms.get(form);
     if (!bytes) forms.set(form, (bytes = this.encoded(toWatchEvent(this.r.objects, ev)!)));
     return bytes;
@@ -391,8 +408,8 @@ class WatchStream {
     if (as === 'Table' && ev.type !== 'ERROR' && ev.type !== 'BOOKMARK') {
       return this.encode(ev.type, toTable(this.r.ctx, this.r.def, [object], { resourceVersion: object.metadata?.resourceVersion }, metaVersion!));
     }
-    let forms = encodedEvents.get(object);
-    if (!forms) encodedEvents.set(object, (forms = new Map()));
+    let forms = encodedEvents().get(object);
+    if (!forms) encodedEvents().set(object, (forms = new Map()));
     const metadataOnly = as === 'PartialObjectMetadata' && ev.type !== 'ERROR';
     const key = `${ev.type} ${this.format.mediaType} ${metadataOnly ? metaVersion : this.r.info.groupAlias ?? ''}`;
     let bytes = forms.get(key);

@@ -51,6 +51,8 @@ export interface MemoryFigures {
   jsonBytes: number;
   writeSeconds: number;
   settled: boolean;
+  /** Writes of the burst before the 'before' figure (see memory.ts: warmUp). */
+  warmUpWrites: number;
   /** RSS before and after, MiB, by process. */
   beforeMb: Record<string, number>;
   afterMb: Record<string, number>;

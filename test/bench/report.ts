@@ -89,7 +89,7 @@ function memory(api: ApiFigures): string {
   const jsonMb = (m.jsonBytes * scale) / MIB;
   const rows = processes.map((p) => [p, num(m.beforeMb[p]), num(m.afterMb[p]), num(growth(p)), ratio(growth(p), jsonMb)]);
   return grid(`Memory: ${m.objects.toLocaleString('en-US')} ConfigMaps of ~${Math.round(m.jsonBytes / m.objects)} B JSON `
-    + `(${num(m.jsonBytes / MIB)} MiB) written through storage in ${num(m.writeSeconds)} s${m.settled ? '' : ' (processes still busy when measured)'}; `
+    + `(${num(m.jsonBytes / MIB)} MiB) written through storage in ${num(m.writeSeconds)} s, after a warm-up of ${m.warmUpWrites.toLocaleString('en-US')} updates${m.settled ? '' : ' (processes still busy when measured)'}; `
     + `growth per 100k${m.objects < 100_000 ? ' (scaled: the write budget ran out)' : ''}`,
   ['process', 'RSS before MiB', 'after MiB', 'growth MiB', 'vs JSON size'], [...rows, ['sum', '', '', num(sum), ratio(sum, jsonMb)]])
     + '\n(RSS holds garbage not yet collected: a process that collected meanwhile can show less after than before)';

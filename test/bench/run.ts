@@ -66,6 +66,11 @@ if (process.env.BENCH === 'create') {
   await import('./creates.js').then((m) => m.benchCreatesAlone());
   process.exit(0);
 }
+if (process.env.BENCH === 'memory') {
+  // Memory growth per 100k ConfigMaps alone, on a cluster of its own: a quick loop for work on memory.
+  await import('./memory.js').then((m) => m.benchMemoryAlone());
+  process.exit(0);
+}
 if (process.env.BENCH === 'backends') {
   // LevelDB beside etcd alone, a cluster on each: a quick loop for work on a storage backend.
   const b = PARTS.find((p) => p.module === 'backends')!;

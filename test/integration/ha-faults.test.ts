@@ -307,5 +307,7 @@ describe('faults: the replicated topology loses one process at a time under a wr
     const count = (items: string[]) => JSON.stringify(items.reduce((m, e) => ({ ...m, [e]: (m[e] ?? 0) + 1 }), {} as Record<string, number>));
     console.log(`      writes: ${writer.describe()}; reads: ${reads.length}, failures ${count(reads.filter((r) => r.status !== 200).map((r) => String(r.status)))}; ` +
       `watch endings ${count(endings.map(String))}`);
+    const refusals = writer.attempts.filter((a) => a.status !== 201 && a.status !== 0);
+    console.log(`      refused writes: ${refusals.map((a) => `${a.status} after ${a.end - a.start} ms: ${a.error}`).join('; ') || 'none'}`);
   });
 });

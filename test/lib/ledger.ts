@@ -9,7 +9,8 @@ import { waitFor } from './cluster.js';
 
 export type Send = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>;
 
-/** One create the writer tried: when it was sent and answered, the status (0: no answer) and, acknowledged, the revision. */
+/** One create the writer tried: when it was sent and answered, the status (0: no answer), acknowledged, the revision,
+ * and refused, why (the Status message, or the error of a request that got no answer). */
 export interface Attempt { name: string; start: number; end: number; status: number; resourceVersion?: number; error?: string }
 
 const PAUSE_MS = 20;
@@ -61,6 +62,7 @@ export class LedgerWriter {
       const res = await this.send('POST', this.collection, body).catch((err: Error) => { attempt.error = err.message; return undefined; });
       const status = res?.status ?? 0;
       Object.assign(attempt, { end: Date.now(), status, resourceVersion: status === 201 ? Number(res!.body?.metadata?.resourceVersion) : undefined });
+      if (res && status !== 201) attempt.error = String(res.body?.message ?? '');
       this.attempts.push(attempt);
       if (status === 201) this.acked.set(name, value);
       else this.failures.set(status, (this.failures.get(status) ?? 0) + 1);

@@ -9,7 +9,9 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import { RpcError, grpc, isServiceError } from '../../rpc/index.js';
+import { serviceError } from '../../rpc/multiplex.js';
 import { STORAGE_ERROR_KEY } from '../client.js';
+import { StallWatch, WRITE_STALL_MS } from './stall.js';
 
 const protoFile = fileURLToPath(new URL('../../../../internal/storage/etcd/etcd.proto', import.meta.url));
 const root = protobuf.parse(readFileSync(protoFile, 'utf8'), { keepCase: false }).root;
@@ -18,13 +20,15 @@ const toObjectOptions: protobuf.IConversionOptions = { longs: Number, enums: Str
 
 /** Every call but a watch ends within this; etcd answers a healthy request in milliseconds. */
 const CALL_DEADLINE_MS = 5000;
-/** Writes end sooner: one a follower forwarded to a leader that died is dropped, and etcd would only say so after
- * its own request timeout (5 s and more), while a new leader is elected in about a second. */
-export const WRITE_DEADLINE_MS = 2000;
+/** How long a call may take: in all (deadlineMs), and, a write, while etcd answers nothing or changes leader
+ * (stallMs, see StallWatch: none by default). */
+export interface CallLimits { deadlineMs?: number; stallMs?: number }
+/** How long the read that asks whether etcd has a leader may take. */
+const PROBE_DEADLINE_MS = 1000;
 
 export interface EtcdKeyValue { key: Buffer; createRevision: number; modRevision: number; version: number; value: Buffer; lease: number }
 export interface EtcdEvent { type: 'PUT' | 'DELETE'; kv: EtcdKeyValue; prevKv: EtcdKeyValue | null }
-export interface Header { revision: number }
+export interface Header { revision: number; raftTerm?: number }
 export interface RangeRequest { key: Buffer; rangeEnd?: Buffer; limit?: number; revision?: number; keysOnly?: boolean; countOnly?: boolean }
 export interface RangeResponse { header: Header; kvs: EtcdKeyValue[]; more: boolean; count: number }
 export interface Compare {
@@ -91,6 +95,9 @@ export function etcdError(err: unknown): Error {
 export class EtcdClient {
   private readonly channels: grpc.Client[];
   private current = 0;
+  /** Tells when a write etcd may never answer is to be given up: it learns of every answer. */
+  private readonly stalls = new StallWatch(() => this.call('KV', 'Range', 'RangeRequest', 'RangeResponse',
+    { key: Buffer.from([0]), countOnly: true }, { deadlineMs: PROBE_DEADLINE_MS }));
 
   constructor(readonly options: EtcdOptions) {
     const servers = options.servers.split(',').map((s) => s.trim()).filter(Boolean);
@@ -113,17 +120,26 @@ export class EtcdClient {
     this.current = (this.current + 1) % this.channels.length;
   }
 
-  private call<T>(service: string, method: string, req: string, res: string, message: object, deadlineMs = CALL_DEADLINE_MS): Promise<T> {
+  private call<T>(service: string, method: string, req: string, res: string, message: object, limits: CallLimits = {}): Promise<T> {
     const { encode } = codecs[req];
     const { decode } = codecs[res];
+    const { deadlineMs = CALL_DEADLINE_MS, stallMs } = limits;
     const channel = this.client;
     return new Promise((resolve, reject) => {
-      channel.makeUnaryRequest(`/etcdserverpb.${service}/${method}`, encode, decode, message,
+      let givenUp: string | undefined;
+      let stop = (): void => undefined;
+      const call = channel.makeUnaryRequest(`/etcdserverpb.${service}/${method}`, encode, decode, message,
         { deadline: Date.now() + deadlineMs }, (err, out) => {
-          if (!err) return resolve(out as T);
-          this.failedOn(channel, err);
-          reject(etcdError(err));
+          stop();
+          if (!err) {
+            this.stalls.answered((out as { header?: Header }).header?.raftTerm ?? 0);
+            return resolve(out as T);
+          }
+          const failure = givenUp ? serviceError(grpc.status.DEADLINE_EXCEEDED, givenUp) : err;
+          this.failedOn(channel, failure);
+          reject(etcdError(failure));
         });
+      if (stallMs) stop = this.stalls.watch(stallMs, (why) => { givenUp = why; call.cancel(); });
     });
   }
 
@@ -140,20 +156,15 @@ export class EtcdClient {
   }
 
   put(key: Buffer, value: Buffer, lease = 0): Promise<{ header: Header }> {
-    return this.call('KV', 'Put', 'PutRequest', 'PutResponse', { key, value, lease }, WRITE_DEADLINE_MS);
+    return this.call('KV', 'Put', 'PutRequest', 'PutResponse', { key, value, lease }, { stallMs: WRITE_STALL_MS });
   }
 
-  txn(compare: Compare[], success: RequestOp[], failure: RequestOp[] = [], deadlineMs = WRITE_DEADLINE_MS): Promise<TxnResponse> {
-    return this.call('KV', 'Txn', 'TxnRequest', 'TxnResponse', { compare: compare.map((c) => ({ result: 'EQUAL', ...c })), success, failure }, deadlineMs);
-  }
-
-  /** How many servers calls can go to. */
-  get serverCount(): number {
-    return this.channels.length;
+  txn(compare: Compare[], success: RequestOp[], failure: RequestOp[] = [], limits: CallLimits = { stallMs: WRITE_STALL_MS }): Promise<TxnResponse> {
+    return this.call('KV', 'Txn', 'TxnRequest', 'TxnResponse', { compare: compare.map((c) => ({ result: 'EQUAL', ...c })), success, failure }, limits);
   }
 
   compact(revision: number): Promise<{ header: Header }> {
-    return this.call('KV', 'Compact', 'CompactionRequest', 'CompactionResponse', { revision }, 30_000);
+    return this.call('KV', 'Compact', 'CompactionRequest', 'CompactionResponse', { revision }, { deadlineMs: 30_000 });
   }
 
   leaseGrant(id: number, ttlSeconds: number): Promise<{ ID: number; TTL: number; error: string }> {

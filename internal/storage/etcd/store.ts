@@ -14,7 +14,8 @@ import { change, refusal, type Write } from '../changes.js';
 import { LiveFeed, MAX_WATCH_BACKLOG } from '../feed.js';
 import { checkKey, checkList, checkRevision, checkWatch, invalid, notFound, outOfRange, unavailable } from '../checks.js';
 import type { KeyValue, StorageEvent } from '../events.js';
-import { EtcdClient, WRITE_DEADLINE_MS, prefixEnd, type EtcdOptions, type RequestOp, type TxnResponse } from './client.js';
+import { EtcdClient, prefixEnd, type CallLimits, type EtcdOptions, type RequestOp, type TxnResponse } from './client.js';
+import { WRITE_STALL_MS } from './stall.js';
 import { Compactor } from './compactor.js';
 import { ChangeFeed } from './feed.js';
 import { EtcdKeys, decodeKv, encodeValue, toStorageEvent } from './values.js';
@@ -37,6 +38,8 @@ const MAX_WRITE_ROUNDS = 50;
 const EMPTY = Buffer.alloc(0);
 /** Between attempts of a write whose outcome is unknown: etcd may be electing a leader. */
 const RESEND_PAUSE_MS = 200;
+/** How long such an attempt waits while etcd answers nothing: a healthy etcd answers in milliseconds. */
+const RESEND_STALL_MS = 500;
 
 /** A failure after which a write may have been applied or not: etcd (or its leader) went out of reach mid-call. */
 const outcomeUnknown = (err: unknown): boolean => err instanceof RpcError && err.code === grpc.status.UNAVAILABLE;
@@ -172,8 +175,8 @@ export class EtcdStore implements StorageBackend {
    * one, if still under way, then finds the key and does nothing) or finds another object there. */
   private async createOrFindOut(key: string, value: Uint8Array, uid: string): Promise<number> {
     const etcdKey = this.keys.etcdKey(key);
-    const send = (deadlineMs?: number) => this.client.txn([{ key: etcdKey, target: 'CREATE', createRevision: 0 }],
-      [{ requestPut: { key: etcdKey, value: encodeValue(uid, value) } }], [{ requestRange: { key: etcdKey } }], deadlineMs);
+    const send = (limits?: CallLimits) => this.client.txn([{ key: etcdKey, target: 'CREATE', createRevision: 0 }],
+      [{ requestPut: { key: etcdKey, value: encodeValue(uid, value) } }], [{ requestRange: { key: etcdKey } }], limits);
     let res: TxnResponse;
     try {
       res = await send();
@@ -187,14 +190,16 @@ export class EtcdStore implements StorageBackend {
     return res.header.revision;
   }
 
-  /** Sends a write whose first outcome is unknown again, as often as one more write deadline allows (through the
-   * next server after one out of reach, after a pause while etcd elects a leader); rejects with `first` when no
-   * attempt is answered. Only for writes that recognise their own earlier success. */
-  private async sendAgain<T>(send: (deadlineMs: number) => Promise<T>, first: unknown): Promise<T> {
-    const until = performance.now() + WRITE_DEADLINE_MS;
-    for (let left = WRITE_DEADLINE_MS; left > 0; left = until - performance.now()) {
+  /** Sends a write whose first outcome is unknown again, as often as WRITE_STALL_MS more allows (through the next
+   * server after one out of reach, after a pause while etcd elects a leader); rejects with `first` when no attempt is
+   * answered. An attempt is given up after RESEND_STALL_MS without any answer from etcd: one sent just after the
+   * leader died may go to a follower that does not know it yet and forwards it to be dropped. Only for writes that
+   * recognise their own success. */
+  private async sendAgain<T>(send: (limits: CallLimits) => Promise<T>, first: unknown): Promise<T> {
+    const until = performance.now() + WRITE_STALL_MS;
+    for (let left = WRITE_STALL_MS; left > 0; left = until - performance.now()) {
       try {
-        return await send(left);
+        return await send({ deadlineMs: left, stallMs: RESEND_STALL_MS });
       } catch (err) {
         if (!outcomeUnknown(err)) throw err;
       }
