@@ -20,6 +20,7 @@ import { formatOf, metadataMisfit, partialMetadata, presented, presentedStatus, 
 import { parseResourceVersion, readPlan } from './versions.js';
 import type { WatchHub } from './hub.js';
 import { decodeCached, type Collection } from './objectcache.js';
+import { turnMap } from './turnmap.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 interface WatchEvent {
@@ -81,23 +82,6 @@ function watchParams(r: ResourceRequest, opts: WatchOptions): WatchParams {
     bookmarks: q.get('allowWatchBookmarks') === 'true',
     initialEvents,
     select: selectorOf(r.def, selectQuery),
-  };
-}
-
-/**
- * A map for the current turn of the event loop, replaced by a new one at the next: the watchers of one change share
- * what it became while the hub hands it out, and nothing of it is kept afterwards. (Keyed weakly instead, every value
- * would outlive the next young-generation collection, as a weak map's values do, and many would be promoted to the
- * old generation: garbage, with the event bytes it holds, until a full collection.)
- */
-function turnMap<K, V>(): () => Map<K, V> {
-  let map: Map<K, V> | undefined;
-  return () => {
-    if (!map) {
-      map = new Map();
-      setImmediate(() => { map = undefined; });
-    }
-    return map;
   };
 }
 

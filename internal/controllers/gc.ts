@@ -42,11 +42,13 @@ const intern = (namespace: string | undefined): string | undefined => {
   return namespace;
 };
 /** What the collector reads of an object: who it is, its owners, and what holds its deletion (not its managedFields,
- * labels or annotations, which are most of a metadata view's bytes); fields an object lacks take no slot. */
+ * labels or annotations, which are most of a metadata view's bytes); fields an object lacks take no slot. The fields
+ * every object of a kind has are in one literal: a field added later would cost an out-of-object property store. */
 function identity(obj: ApiObject): ApiObject {
   const { uid, name, namespace, resourceVersion, ownerReferences, finalizers, deletionTimestamp } = obj.metadata ?? {};
-  const metadata: NonNullable<ApiObject['metadata']> = { uid, name, resourceVersion };
-  if (namespace !== undefined) metadata.namespace = intern(namespace);
+  const metadata: NonNullable<ApiObject['metadata']> = namespace === undefined
+    ? { uid, name, resourceVersion }
+    : { uid, name, namespace: intern(namespace), resourceVersion };
   if (ownerReferences?.length) metadata.ownerReferences = ownerReferences;
   if (finalizers?.length) metadata.finalizers = finalizers;
   if (deletionTimestamp) metadata.deletionTimestamp = deletionTimestamp;

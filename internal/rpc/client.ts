@@ -3,9 +3,8 @@
 // multiplex, and the standard health service.
 import * as grpc from '@grpc/grpc-js';
 import { injectContext } from '../tracing/index.js';
-import { api, healthApi } from './api.js';
-import { ClientMultiplexer, type FrameCodec } from './multiplex.js';
-import type { Frames__Output } from './gen/svc/rpc/v1/Frames.js';
+import { healthApi } from './api.js';
+import { ClientMultiplexer } from './multiplex.js';
 
 /** Puts the active trace context, when there is one, into every outgoing call's metadata. */
 const traceInterceptor: grpc.Interceptor = (options, nextCall) => new grpc.InterceptingCall(nextCall(options), {
@@ -28,12 +27,6 @@ export const clientOptions: grpc.ClientOptions = {
 /** A generated unary method: overloaded, so typed loosely; callers name the answer type. */
 export type UnaryMethod = (...args: any[]) => unknown;
 
-const frameMethod = api.svc.rpc.v1.Multiplex.service.Batches;
-const frameCodec: FrameCodec = {
-  path: frameMethod.path,
-  serialize: (frame) => frameMethod.requestSerialize(frame),
-  deserialize: (bytes) => frameMethod.responseDeserialize(bytes) as Frames__Output,
-};
 /** Methods whose answers may be megabytes: each on a stream of its own, so none holds up the small calls behind it. */
 const BULK_METHOD = /\/List$/;
 const multiplexers = new WeakMap<grpc.Client, ClientMultiplexer>();
@@ -42,7 +35,7 @@ const multiplexers = new WeakMap<grpc.Client, ClientMultiplexer>();
 function multiplexerOf(client: grpc.Client): ClientMultiplexer {
   let multiplexer = multiplexers.get(client);
   if (!multiplexer) {
-    const created = new ClientMultiplexer(client, frameCodec);
+    const created = new ClientMultiplexer(client);
     const close = client.close.bind(client);
     client.close = () => { created.close(); close(); };
     multiplexers.set(client, multiplexer = created);

@@ -4,10 +4,9 @@
 // and send small unary calls over the multiplex.
 import * as grpc from '@grpc/grpc-js';
 import { SpanKind, beginSpan, extractContext, recordFailure, runIn, shutdownTracing, type Context } from '../tracing/index.js';
-import { api } from './api.js';
 import { HealthService } from './health.js';
 import { prepareSocket, unixPath } from './sockets.js';
-import { MultiplexServer, serviceError, type FailureFields } from './multiplex.js';
+import { MultiplexServer, multiplexDefinition, serviceError, type FailureFields } from './multiplex.js';
 import { unaryOne, type UnaryMethod } from './client.js';
 import { replicaSetOf } from './replicas.js';
 
@@ -165,7 +164,7 @@ export async function serve(address: string,
     server.addService(definition, wrap(s.name, definition, s.handlers, multiplex));
     health.setStatus(s.name, 'SERVING');
   }
-  server.addService(api.svc.rpc.v1.Multiplex.service, { Batches: multiplex.handler });
+  server.addService(multiplexDefinition, { Batches: multiplex.handler });
   health.addToServer(server);
   await prepareSocket(address);
   const port = await new Promise<number>((resolve, reject) =>

@@ -9,15 +9,16 @@
 // (framing, stream bookkeeping, write callbacks) is paid once for all of them.
 import * as grpc from '@grpc/grpc-js';
 import { ROOT_CONTEXT, extractContext, injectContext, runIn, type Context } from '../tracing/index.js';
-import type { Frame, Frame__Output } from './gen/svc/rpc/v1/Frame.js';
-import type { Frames, Frames__Output } from './gen/svc/rpc/v1/Frames.js';
+import { api } from './api.js';
+import { decodeFrames, encodeFrames, type Frame, type ReceivedFrame } from './framecodec.js';
 
-/** How the Frames message is (de)serialized: the stream's own method definition. */
-export interface FrameCodec {
-  path: string;
-  serialize(frames: Frames): Buffer;
-  deserialize(bytes: Buffer): Frames__Output;
-}
+const batches = api.svc.rpc.v1.Multiplex.service.Batches;
+/** The Multiplex service with its messages (arrays of frames) (de)serialized by the frame codec. */
+export const multiplexDefinition: grpc.ServiceDefinition = {
+  Batches: {
+    ...batches, requestSerialize: encodeFrames, requestDeserialize: decodeFrames, responseSerialize: encodeFrames, responseDeserialize: decodeFrames,
+  },
+};
 
 /** Frames to send, written as one message at the end of this turn of the event loop. */
 class Outbox {
@@ -26,7 +27,7 @@ class Outbox {
   constructor(private readonly write: (frames: Frame[]) => void) {}
 
   get ids(): number[] {
-    return this.frames.map((f) => Number(f.id));
+    return this.frames.map((f) => f.id);
   }
 
   add(frame: Frame): void {
@@ -67,7 +68,7 @@ export interface FailureFields {
 export const UNPROCESSED_TRAILER = 'rpc-unprocessed';
 
 interface ServedStream {
-  call: grpc.ServerDuplexStream<Frames__Output, Frames>;
+  call: grpc.ServerDuplexStream<ReceivedFrame[], Frame[]>;
   inFlight: number;
   ended: boolean;
   outbox: Outbox;
@@ -87,13 +88,13 @@ export class MultiplexServer {
   }
 
   /** The grpc-js handler of `Batches`. */
-  readonly handler = (call: grpc.ServerDuplexStream<Frames__Output, Frames>): void => {
+  readonly handler = (call: grpc.ServerDuplexStream<ReceivedFrame[], Frame[]>): void => {
     const stream: ServedStream = {
       call, inFlight: 0, ended: false,
-      outbox: new Outbox((frames) => { if (!stream.ended && !call.cancelled) call.write({ frames }); }),
+      outbox: new Outbox((frames) => { if (!stream.ended && !call.cancelled) call.write(frames); }),
     };
     this.streams.add(stream);
-    call.on('data', (batch: Frames__Output) => { for (const frame of batch.frames) this.serve(stream, frame); });
+    call.on('data', (frames: ReceivedFrame[]) => { for (const frame of frames) this.serve(stream, frame); });
     // The client half-closed (it closes its channel): answer what is in flight, then end.
     call.on('end', () => this.endWhenIdle(stream));
     call.on('error', () => this.forget(stream));
@@ -111,8 +112,8 @@ export class MultiplexServer {
     return done;
   }
 
-  private serve(stream: ServedStream, frame: Frame__Output): void {
-    const reply = (fields: Frame): void => {
+  private serve(stream: ServedStream, frame: ReceivedFrame): void {
+    const reply = (fields: Omit<Frame, 'id'>): void => {
       if (!stream.ended && !stream.call.cancelled) stream.outbox.add({ id: frame.id, ...fields });
     };
     // An ended stream runs nothing more: its clean end tells the client that what it did not answer never ran.
@@ -121,7 +122,7 @@ export class MultiplexServer {
     if (this.draining) return reply({ code: grpc.status.UNAVAILABLE, details: 'the server is shutting down', trailers: { [UNPROCESSED_TRAILER]: 'true' } });
     if (!method) return reply({ code: grpc.status.UNIMPLEMENTED, details: `unknown method ${frame.method}` });
     stream.inFlight++;
-    const parent = frame.context && Object.keys(frame.context).length ? extractContext((k) => frame.context[k]) : ROOT_CONTEXT;
+    const parent = hasEntries(frame.context) ? extractContext((k) => frame.context[k]) : ROOT_CONTEXT;
     // A response that does not serialize fails the call as INTERNAL, as grpc-js fails a plain one.
     method.run(method.deserialize(frame.payload), parent).then((response) => ({ payload: method.serialize(response) })).then(
       reply,
@@ -150,6 +151,11 @@ export class MultiplexServer {
   }
 }
 
+function hasEntries(map: Record<string, string>): boolean {
+  for (const _ in map) return true;
+  return false;
+}
+
 /** A ServiceError as grpc-js makes them, for failures the multiplex reports. */
 export function serviceError(code: grpc.status, details: string, trailers: Record<string, string> = {}): grpc.ServiceError {
   const metadata = new grpc.Metadata();
@@ -168,7 +174,7 @@ interface Pending {
 
 /** The client side for one peer: one stream, opened on the first call and again after it ends. */
 export class ClientMultiplexer {
-  private stream?: grpc.ClientDuplexStream<Frames, Frames__Output>;
+  private stream?: grpc.ClientDuplexStream<Frame[], ReceivedFrame[]>;
   private readonly pending = new Map<number, Pending>();
   private readonly outbox = new Outbox((frames) => this.send(frames));
   private nextId = 1;
@@ -176,7 +182,7 @@ export class ClientMultiplexer {
   /** The peer answered UNIMPLEMENTED: every call is a plain one from now on. */
   unsupported = false;
 
-  constructor(private readonly client: grpc.Client, private readonly codec: FrameCodec) {}
+  constructor(private readonly client: grpc.Client) {}
 
   call<Res>(method: { path: string; requestSerialize(req: object): Buffer; responseDeserialize(bytes: Buffer): unknown },
     request: object, timeoutMs: number, fallback: () => Promise<Res>): Promise<Res> {
@@ -195,33 +201,33 @@ export class ClientMultiplexer {
     this.closed = true;
     this.stream?.cancel();
     for (const frame of this.outbox.clear()) {
-      this.settle(Number(frame.id), (p) => p.reject(serviceError(grpc.status.CANCELLED, 'the client was closed')));
+      this.settle(frame.id, (p) => p.reject(serviceError(grpc.status.CANCELLED, 'the client was closed')));
     }
   }
 
   /** Writes frames on the stream, opening it when there is none; a stream that cannot be opened fails their calls. */
   private send(frames: Frame[]): void {
     try {
-      this.open().write({ frames });
+      this.open().write(frames);
     } catch (err) {
       const failure = serviceError(grpc.status.UNAVAILABLE, (err as Error)?.message ?? String(err), { [UNPROCESSED_TRAILER]: 'true' });
-      for (const frame of frames) this.settle(Number(frame.id), (p) => p.reject(failure));
+      for (const frame of frames) this.settle(frame.id, (p) => p.reject(failure));
     }
   }
 
-  private open(): grpc.ClientDuplexStream<Frames, Frames__Output> {
+  private open(): grpc.ClientDuplexStream<Frame[], ReceivedFrame[]> {
     if (this.stream) return this.stream;
     // Outside any request's trace context: the stream outlives the call that opened it.
-    const stream = runIn(ROOT_CONTEXT, () => this.client.makeBidiStreamRequest(this.codec.path, this.codec.serialize, this.codec.deserialize));
+    const stream = runIn(ROOT_CONTEXT, () => this.client.makeBidiStreamRequest(batches.path, encodeFrames, decodeFrames));
     this.stream = stream;
-    stream.on('data', (batch: Frames__Output) => { for (const frame of batch.frames) this.answer(frame); });
+    stream.on('data', (frames: ReceivedFrame[]) => { for (const frame of frames) this.answer(frame); });
     stream.on('error', (err: grpc.ServiceError) => this.ended(stream, err));
     // Ended cleanly (no error before it), the server answered every call it ran: those unanswered never ran.
     stream.on('end', () => this.ended(stream, serviceError(grpc.status.UNAVAILABLE, 'the multiplexed stream ended', { [UNPROCESSED_TRAILER]: 'true' })));
     return stream;
   }
 
-  private answer(frame: Frame__Output): void {
+  private answer(frame: ReceivedFrame): void {
     this.settle(frame.id, (p) => {
       if (frame.code === grpc.status.OK) p.resolve(p.deserialize(frame.payload));
       else p.reject(serviceError(frame.code, frame.details, frame.trailers));
@@ -230,7 +236,7 @@ export class ClientMultiplexer {
 
   /** The stream ended: the calls sent on it fail with its error (or become plain calls, when the peer does not serve
    * the multiplex); calls not sent yet go on the next stream. */
-  private ended(stream: grpc.ClientDuplexStream<Frames, Frames__Output>, err: grpc.ServiceError): void {
+  private ended(stream: grpc.ClientDuplexStream<Frame[], ReceivedFrame[]>, err: grpc.ServiceError): void {
     if (this.stream !== stream) return;
     this.stream = undefined;
     if (err.code === grpc.status.UNIMPLEMENTED) this.unsupported = true;

@@ -199,6 +199,19 @@ describe('storage service process', function () {
     expect(msg.headers?.get(PREV_REVISION_HEADER)).to.equal('6');
   });
 
+  it('publishes a burst of concurrent writes in revision order, the chain unbroken', async () => {
+    all.splice(0);
+    const before = (await client!.currentRevision()).revision;
+    const writes = await Promise.all(Array.from({ length: 40 }, (_, i) => client!.create(`core/configmaps/burst/c${i}`, v(`${i}`), `uid-burst-${i}`)));
+    const last = Math.max(...writes.map((w) => w.revision));
+    expect(last).to.equal(before + 40);
+    await waitFor('40 messages', () => (all.length >= 40 ? true : undefined));
+    const messages = all.splice(0);
+    const revisions = messages.map((m) => Number(m.headers?.get(REVISION_HEADER)));
+    expect(revisions).to.deep.equal(Array.from({ length: 40 }, (_, i) => before + 1 + i));
+    expect(messages.map((m) => Number(m.headers?.get(PREV_REVISION_HEADER)))).to.deep.equal(revisions.map((r) => r - 1));
+  });
+
   it('shuts down cleanly on SIGTERM', async () => {
     const watching = grpcError(readWatch(client!.watch('', 7, true), 100));
     await sleep(200);
