@@ -62,6 +62,7 @@ $(GEN): $(PROTOS) scripts/gen-proto.mjs $(STAMP)
 
 build: deps $(GEN)
 	$(NODE) node_modules/.bin/tsc -p tsconfig.json
+	$(NODE) scripts/bundle.mjs
 	$(NODE) scripts/link-bins.mjs
 
 run: build

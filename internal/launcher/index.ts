@@ -14,9 +14,9 @@ import https from 'node:https';
 import { readFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { FlagError, flagArgs, parseDuration, recordFlag, splitArgs, type FlagSet } from '../config/flags.js';
 import { SERVICE_FLAGS, serviceNodeArgs, type ServiceName } from '../config/services.js';
+import { serviceEntryPoint } from './entry.js';
 import { checkHealth } from '../rpc/index.js';
 import { ensurePki, adminKubeconfigPath, writeAdminKubeconfigOf, type PkiPaths } from '../pki/index.js';
 import { Child } from './child.js';
@@ -58,8 +58,6 @@ export function routeFlags(argv: string[]): { perService: Record<ServiceName, Ma
   }
   return { perService, launcher };
 }
-
-const entryPoint = (service: string) => fileURLToPath(new URL(`../../cmd/${service}/main.js`, import.meta.url));
 
 /** Asks the gateway's /readyz as the admin, as any client must authenticate (anonymous access may be off). */
 function httpsReady(port: number, pki: PkiPaths): Promise<boolean> {
@@ -199,7 +197,7 @@ export async function launch(argv: string[]): Promise<Launched> {
   };
   const serviceChild = (r: Replica, healthy: (address: string | undefined, child: Child) => Promise<boolean>, optional = false): Child => {
     const child: Child = new Child({
-      name: r.name, command: process.execPath, args: (address) => [...serviceNodeArgs(r.service), entryPoint(r.service), ...serviceArgs(r, perService, plan, address)],
+      name: r.name, command: process.execPath, args: (address) => [...serviceNodeArgs(r.service), serviceEntryPoint(r.service), ...serviceArgs(r, perService, plan, address)],
       healthy: (address) => healthy(address, child), announces: r.service !== 'controller-manager', optional,
     });
     r.child = child;

@@ -7,11 +7,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { checkHealth } from '../../internal/rpc/index.js';
 import { pkiPaths } from '../../internal/pki/index.js';
 import { announcedAddress, portOf } from '../../internal/launcher/announce.js';
 import { serviceNodeArgs } from '../../internal/config/services.js';
+import { serviceEntryPoint as entry } from '../../internal/launcher/entry.js';
 import { startNats, type RunningNats } from './nats.js';
 import { NatsCluster } from './natscluster.js';
 import { startEtcd, type RunningEtcd } from './etcd.js';
@@ -22,7 +22,6 @@ type Service = GrpcService | 'gateway' | 'controller-manager';
 
 /** Bounds each service's start: generous, as several test files share a loaded machine. */
 const START_TIMEOUT_MS = 60_000;
-const entry = (s: string) => fileURLToPath(new URL(`../../cmd/${s}/main.js`, import.meta.url));
 
 export interface Response {
   status: number;

@@ -6,14 +6,16 @@
 // cannot be reached, then to the next (the failed call is not repeated, as it may
 // have been applied).
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import protobuf from 'protobufjs';
+import { packageRoot } from '../../config/shared.js';
 import { RpcError, grpc, isServiceError } from '../../rpc/index.js';
 import { serviceError } from '../../rpc/multiplex.js';
 import { STORAGE_ERROR_KEY } from '../client.js';
 import { StallWatch, WRITE_STALL_MS } from './stall.js';
 
-const protoFile = fileURLToPath(new URL('../../../../internal/storage/etcd/etcd.proto', import.meta.url));
+// From the repository's root, which a bundled process finds as well as a built module.
+const protoFile = join(packageRoot(), 'internal/storage/etcd/etcd.proto');
 const root = protobuf.parse(readFileSync(protoFile, 'utf8'), { keepCase: false }).root;
 const type = (name: string): protobuf.Type => root.lookupType(`etcdserverpb.${name}`);
 const toObjectOptions: protobuf.IConversionOptions = { longs: Number, enums: String, defaults: true, oneofs: true };

@@ -1,0 +1,27 @@
+// Bundles the entry point of each service process (the built dist/cmd/<service>/main.js) into
+// dist/bundle/cmd/<service>/main.js, with the code they share in chunks beside them, so a process starts by
+// loading a few files instead of resolving and reading some 200 modules of ours and 700 of node_modules one by
+// one (about a third of its start-up CPU). What a process imports only when it needs it stays in chunks of its
+// own, loaded then. Source maps lead back through the built files to the TypeScript sources.
+import { build } from 'esbuild';
+
+const SERVICES = ['storage', 'authn', 'authz', 'admission', 'gateway', 'controller-manager'];
+
+await build({
+  entryPoints: SERVICES.map((s) => `dist/cmd/${s}/main.js`),
+  outbase: 'dist',
+  outdir: 'dist/bundle',
+  chunkNames: 'chunks/[name]-[hash]',
+  bundle: true,
+  splitting: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node22',
+  // Native addons load their binaries from beside their package; cbor-x picks its native extension at run time.
+  external: ['classic-level', 'cbor-x', 'cbor-extract'],
+  // The CommonJS packages bundled in call require for Node.js's own modules.
+  banner: { js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);" },
+  sourcemap: true,
+  sourcesContent: false,
+  logLevel: 'warning',
+});
