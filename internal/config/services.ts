@@ -166,9 +166,7 @@ export type ServiceName = keyof typeof SERVICE_FLAGS;
  * calls to admission and storage, so with 4 MB they outlive two scavenges, are
  * promoted and are found again by full collections (14-15% of its CPU under creates);
  * 16 MB semi-spaces bring that to about 5% for some 35-70 MB more resident memory.
- * Source maps on: a service runs from its bundle, whose stack traces name the TypeScript sources only through
- * them (reading the maps costs a start some 10-20 ms).
  */
 export function serviceNodeArgs(service: ServiceName): string[] {
-  return [`--max-semi-space-size=${service === 'gateway' ? 16 : 4}`, '--enable-source-maps'];
+  return [`--max-semi-space-size=${service === 'gateway' ? 16 : 4}`];
 }
