@@ -56,8 +56,8 @@ etcd:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server) >/dev/null \
 	  || { echo "could not install etcd-server: run 'apt-get install etcd-server' as root"; exit 1; }; }
 
-$(GEN): $(PROTOS) $(STAMP)
-	$(NODE) scripts/gen-proto-types.mjs
+$(GEN): $(PROTOS) scripts/gen-proto.mjs $(STAMP)
+	$(NODE) scripts/gen-proto.mjs
 	@touch $@
 
 build: deps $(GEN)

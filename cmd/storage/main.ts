@@ -4,8 +4,7 @@ import { parseArgsOrExit } from '../../internal/config/flags.js';
 import { storageFlags } from '../../internal/config/services.js';
 import { api, runServer } from '../../internal/rpc/index.js';
 import type { StorageBackend } from '../../internal/storage/backend.js';
-import { runReplica } from '../../internal/storage/etcd/replica.js';
-import { EtcdStore } from '../../internal/storage/etcd/store.js';
+import type { EtcdStore } from '../../internal/storage/etcd/store.js';
 import { EventPublisher } from '../../internal/storage/publisher.js';
 import { storageHandlers } from '../../internal/storage/service.js';
 import { Store } from '../../internal/storage/store.js';
@@ -21,8 +20,8 @@ const fail = (message: string): never => {
   process.exit(2);
 };
 
-/** The backend the flags name, and the revision its change stream starts after (on LevelDB). */
-async function openBackend(): Promise<{ store: StorageBackend; start: number }> {
+/** The backend the flags name, the revision its change stream starts after, and the store again when it is etcd. */
+async function openBackend(): Promise<{ store: StorageBackend; start: number; etcd?: EtcdStore }> {
   const backend = flags.string('storage-backend');
   const compactionGiven = flags.given.has('etcd-compaction-interval');
   if (backend === 'leveldb') {
@@ -33,6 +32,8 @@ async function openBackend(): Promise<{ store: StorageBackend; start: number }> 
   if (backend !== 'etcd3') return fail(`--storage-backend must be leveldb or etcd3, not "${backend}"`);
   const servers = flags.list('etcd-servers').join(',');
   if (!servers) return fail('--storage-backend=etcd3 needs --etcd-servers');
+  // Loaded only for this backend: its client parses etcd's API at load.
+  const { EtcdStore } = await import('../../internal/storage/etcd/store.js');
   const store = await EtcdStore.open({
     servers, prefix: flags.string('etcd-prefix'), log,
     caFile: flags.string('etcd-cafile') || undefined, certFile: flags.string('etcd-certfile') || undefined, keyFile: flags.string('etcd-keyfile') || undefined,
@@ -40,17 +41,17 @@ async function openBackend(): Promise<{ store: StorageBackend; start: number }> 
     compactionIntervalMs: compactionGiven ? flags.duration('etcd-compaction-interval')
       : flags.given.has('history-window') ? flags.duration('history-window') : undefined,
   }).catch((err: Error) => fail(`cannot reach etcd at ${servers}: ${err.message}`));
-  return { store, start: (await store.currentRevision()).revision };
+  return { store, start: (await store.currentRevision()).revision, etcd: store };
 }
 
-const { store, start } = await openBackend();
+const { store, start, etcd } = await openBackend();
 const publisher = new EventPublisher(flags.string('nats-url'), start, log);
 store.onCommit((batch) => publisher.publish(batch));
 store.onProgress((revision, gap) => publisher.progress(revision, gap));
 // Writes before the first NATS connection would be left out of the chain; give NATS a moment.
 if (!(await publisher.connected(NATS_STARTUP_WAIT_MS))) log(`storage: NATS at ${flags.string('nats-url')} not reachable yet; serving anyway`);
 // On etcd, any number of storage processes serve; the elected one publishes.
-const replica = store instanceof EtcdStore ? await runReplica(store, publisher, log) : undefined;
+const replica = etcd ? await import('../../internal/storage/etcd/replica.js').then((m) => m.runReplica(etcd, publisher, log)) : undefined;
 
 // Closing the store first ends watch streams at once, so the server can stop; a publishing replica hands over first.
 await runServer('storage', flags.string('listen'), [

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { GROUP_MASTERS, SERVER_NAME, USER_KUBE_CONTROLLER_MANAGER } from '../names/index.js';
-import { createCa, issueLeaf, loadCa, type IssuedPem, type KeyPair, type LeafSpec } from './certs.js';
+import type { IssuedPem, KeyPair, LeafSpec } from './certs.js';
 import { ADMIN_USER, pkiPaths, type PkiPaths } from './paths.js';
 
 export { ADMIN_USER, pkiPaths, adminKubeconfigPath, type PkiPaths } from './paths.js';
@@ -25,6 +25,9 @@ const CA_VALIDITY_DAYS = 3650;
 const LEAF_VALIDITY_DAYS = 365;
 /** Leaves closer than this to expiry are reissued at start. */
 const RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
+
+/** The certificate library, loaded only to issue: a start that finds every certificate fitting does without it. */
+const certs = () => import('./certs.js');
 
 const KEY_MODE = 0o600;
 const CERT_MODE = 0o644;
@@ -49,7 +52,7 @@ async function ensureCa(paths: PkiPaths): Promise<void> {
   await mkdir(parent, { recursive: true });
   const staging = await mkdtemp(join(parent, '.pki-'));
   try {
-    const ca = await createCa(`${SERVER_NAME}-ca`, CA_VALIDITY_DAYS);
+    const ca = await (await certs()).createCa(`${SERVER_NAME}-ca`, CA_VALIDITY_DAYS);
     await writePair(join(staging, 'ca.crt'), join(staging, 'ca.key'), ca);
     try {
       await rename(staging, paths.dir);
@@ -80,16 +83,17 @@ async function leafFits(ca: X509Certificate, certPath: string, keyPath: string, 
   }
 }
 
-async function ensureLeaf(ca: KeyPair, caCert: X509Certificate, certPath: string, keyPath: string, spec: LeafSpec): Promise<void> {
+async function ensureLeaf(ca: () => Promise<KeyPair>, caCert: X509Certificate, certPath: string, keyPath: string, spec: LeafSpec): Promise<void> {
   if (await leafFits(caCert, certPath, keyPath, spec.hosts ?? [])) return;
-  await writePair(certPath, keyPath, await issueLeaf(ca, spec));
+  await writePair(certPath, keyPath, await (await certs()).issueLeaf(await ca(), spec));
 }
 
 async function ensure(dataDir: string, opts: PkiOptions): Promise<PkiPaths> {
   const paths = pkiPaths(dataDir);
   await ensureCa(paths);
   const [caPem, caKeyPem] = await Promise.all([readFile(paths.caCert, 'utf8'), readFile(paths.caKey, 'utf8')]);
-  const ca = await loadCa(caPem, caKeyPem);
+  let loaded: Promise<KeyPair> | undefined;
+  const ca = () => (loaded ??= certs().then((c) => c.loadCa(caPem, caKeyPem)));
   const caCert = new X509Certificate(caPem);
   const hosts = [...new Set([...DEFAULT_SERVING_HOSTS, ...(opts.servingHosts ?? [])])];
   await ensureLeaf(ca, caCert, paths.servingCert, paths.servingKey,

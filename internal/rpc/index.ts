@@ -3,15 +3,15 @@
 // server span per call, clients that carry the trace context in their metadata
 // and send small unary calls over the multiplex.
 import * as grpc from '@grpc/grpc-js';
-import { HealthImplementation } from 'grpc-health-check';
 import { SpanKind, beginSpan, extractContext, recordFailure, runIn, shutdownTracing, type Context } from '../tracing/index.js';
+import { HealthService } from './health.js';
 import { prepareSocket, unixPath } from './sockets.js';
 import { MultiplexServer, multiplexDefinition, serviceError, type FailureFields } from './multiplex.js';
 import { unaryOne, type UnaryMethod } from './client.js';
 import { replicaSetOf } from './replicas.js';
 
 export { grpc };
-export { api, PROTO_DIR } from './api.js';
+export { api } from './api.js';
 export { addressesOf, checkHealth, clientOptions, healthClient } from './client.js';
 export { replicaSetOf, replicated, type ReplicaSet } from './replicas.js';
 
@@ -144,7 +144,7 @@ function wrap(serviceName: string, service: grpc.ServiceDefinition, handlers: Ha
 export interface RunningServer {
   server: grpc.Server;
   port: number;
-  health: HealthImplementation;
+  health: HealthService;
   stop(): Promise<void>;
 }
 
@@ -157,7 +157,7 @@ const serverOptions: grpc.ServerOptions = {
 export async function serve(address: string,
   services: Array<{ name: string; definition: grpc.ServiceDefinition; handlers: Handlers }>): Promise<RunningServer> {
   const server = new grpc.Server(serverOptions);
-  const health = new HealthImplementation({ '': 'SERVING' });
+  const health = new HealthService({ '': 'SERVING' });
   const multiplex = new MultiplexServer(failureOf);
   for (const s of services) {
     const definition = tolerantDefinition(s.definition);

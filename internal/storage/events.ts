@@ -1,9 +1,8 @@
 // The committed changes as they travel on NATS: subjects derived from storage
 // keys, the headers that chain consecutive publishes, and the `Event` message of
 // proto/svc/storage/v1/storage.proto as payload.
-import protobuf from 'protobufjs';
-import { fileURLToPath } from 'node:url';
 import { NATS_EVENTS_PREFIX } from '../names/index.js';
+import { protoRoot } from '../rpc/descriptor.js';
 import type { KeyValue__Output } from '../rpc/gen/svc/storage/v1/KeyValue.js';
 import type { Event__Output } from '../rpc/gen/svc/storage/v1/Event.js';
 
@@ -21,8 +20,7 @@ export const PREV_REVISION_HEADER = 'Svc-Prev-Revision';
  * (one token under the prefix: no object key has a single segment). */
 export const PROGRESS_SUBJECT = `${NATS_EVENTS_PREFIX}.progress`;
 
-const protoFile = fileURLToPath(new URL('../../../proto/svc/storage/v1/storage.proto', import.meta.url));
-const EventMessage = protobuf.loadSync(protoFile).lookupType('svc.storage.v1.Event');
+const EventMessage = protoRoot.lookupType('svc.storage.v1.Event');
 const TYPE_NUMBER = { PUT: 0, DELETE: 1, PROGRESS: 2 } as const;
 const toObjectOptions = { longs: Number, enums: String, defaults: true };
 

@@ -5,7 +5,9 @@
 // The SDK and the exporter are loaded only when an exporter is configured.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Attributes, type Tracer, type TextMapGetter } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+// The propagator's own module: the package's index loads the whole of it (timers, platform code, exporters' helpers),
+// which doubled what tracing costs every process at start.
+import { W3CTraceContextPropagator } from '@opentelemetry/core/build/src/trace/W3CTraceContextPropagator.js';
 import { maySample, samplingFromEnv, sdkSampler, type Sampling } from './sampling.js';
 
 export { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace };
