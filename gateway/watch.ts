@@ -21,6 +21,7 @@ import { parseResourceVersion, readPlan } from './versions.js';
 import type { WatchHub } from './hub.js';
 import { decodeCached, type Collection } from './objectcache.js';
 import { turnMap } from './turnmap.js';
+import { needsDrain, onDrain, writeEvents } from './watchwriter.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 interface WatchEvent {
@@ -112,23 +113,6 @@ function defId(def: KindDef): number {
   return id;
 }
 
-/** The last events joined for a write: the watchers of one form given the same events write the same bytes. */
-let lastJoin: { parts: Buffer[]; joined: Buffer } | undefined;
-
-function joinShared(parts: Buffer[]): Buffer {
-  if (parts.length === 1) return parts[0];
-  if (lastJoin && samePieces(lastJoin.parts, parts)) return lastJoin.joined;
-  lastJoin = { parts, joined: Buffer.concat(parts) };
-  return lastJoin.joined;
-}
-
-/** Whether two lists hold the same buffers in order (a loop: it runs per watcher at each flush). */
-function samePieces(a: Buffer[], b: Buffer[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
 /** The watch event a storage change becomes for a watcher with a selector. */
 export function toWatchEvent(objects: Objects, ev: StorageEvent, select?: (obj: ApiObject) => boolean): WatchEvent | undefined {
   const obj = decodeShared(objects, ev.kv!, ev.revision);
@@ -215,6 +199,8 @@ class WatchStream {
   /** Wakes a catch-up waiting for the client once the watch is over. */
   private wake?: () => void;
   private readonly timers: NodeJS.Timeout[] = [];
+  /** Stops following the drains of the response and of its connection, which outlives the watch. */
+  private offDrain?: () => void;
   /** Where the events of a kind converting through a webhook are in their turn. */
   private converted: Promise<void> = Promise.resolve();
   /** The form of this watch's events, shared with the other watches without a selector that have it (none for
@@ -297,7 +283,7 @@ class WatchStream {
    * for its socket to drain, and a client that reads nothing for STALL_MS meanwhile is let go. */
   flush(): void {
     if (this.ended) return;
-    if (this.blockedSince === undefined && (this.pending || !this.r.ctx.res.writableNeedDrain)) {
+    if (this.blockedSince === undefined && (this.pending || !needsDrain(this.r.ctx.res))) {
       if (!this.pending) this.writeQueued();
       return;
     }
@@ -337,7 +323,7 @@ class WatchStream {
     const res = this.r.ctx.res;
     res.writeHead(200, { 'Content-Type': type, 'Cache-Control': 'no-cache, private', 'X-Content-Type-Options': 'nosniff' });
     res.flushHeaders();
-    res.on('drain', () => {
+    this.offDrain = onDrain(res, () => {
       this.blockedSince = undefined;
       this.flush();
     });
@@ -380,7 +366,7 @@ class WatchStream {
 
   private writeQueued(): void {
     if (this.queue.length === 0) return;
-    if (!this.r.ctx.res.destroyed) this.r.ctx.res.write(joinShared(this.queue));
+    if (!this.r.ctx.res.destroyed) writeEvents(this.r.ctx.res, this.queue);
     this.queue = [];
     this.queuedBytes = 0;
   }
@@ -419,10 +405,10 @@ class WatchStream {
     if (res.writableLength > CATCH_UP_UNREAD_BYTES && !this.ended) {
       this.blocked();
       const progressed = await new Promise<boolean>((resolve) => {
-        const settle = (ok: boolean) => { clearTimeout(timer); res.off('drain', onward); res.off('close', onward); this.wake = undefined; resolve(ok); };
+        const settle = (ok: boolean) => { clearTimeout(timer); offDrain(); res.off('close', onward); this.wake = undefined; resolve(ok); };
         const onward = () => settle(true);
         const timer = setTimeout(() => settle(false), CATCH_UP_STALL_MS);
-        res.on('drain', onward);
+        const offDrain = onDrain(res, onward);
         res.on('close', onward);
         this.wake = onward;
       });
@@ -453,6 +439,7 @@ class WatchStream {
     if (res.headersSent) this.writeQueued();
     this.ended = true;
     for (const t of this.timers) clearTimeout(t);
+    this.offDrain?.();
     this.wake?.();
     if (res.headersSent) res.end();
   }
