@@ -24,3 +24,14 @@ export function turnMap<K, V>(limit = 256): () => Map<K, V> {
     return map;
   };
 }
+
+/** The entries of one key in the map of the current turn: the inner map of what is shared about it, made when first asked. */
+export function turnEntries<K, IK, V>(limit?: number): (key: K) => Map<IK, V> {
+  const current = turnMap<K, Map<IK, V>>(limit);
+  return (key) => {
+    const map = current();
+    let entries = map.get(key);
+    if (!entries) map.set(key, (entries = new Map()));
+    return entries;
+  };
+}

@@ -20,7 +20,7 @@ import { formatOf, metadataMisfit, partialMetadata, presented, presentedStatus, 
 import { parseResourceVersion, readPlan } from './versions.js';
 import type { WatchHub } from './hub.js';
 import { decodeCached, type Collection } from './objectcache.js';
-import { turnMap } from './turnmap.js';
+import { turnEntries } from './turnmap.js';
 import { needsDrain, onDrain, writeEvents } from './watchwriter.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
@@ -88,21 +88,20 @@ function watchParams(r: ResourceRequest, opts: WatchOptions): WatchParams {
 
 /** Objects decoded from one stored value, by the kind version they were decoded for: every
  * watcher of a change shares one decode (the hub hands them the same event). */
-const decodedValues = turnMap<KeyValue, Map<KindDef, ApiObject>>();
+const decodedValues = turnEntries<KeyValue, KindDef, ApiObject>();
 
 function decodeShared(objects: Objects, kv: KeyValue, revision: number): ApiObject {
-  let byKind = decodedValues().get(kv);
-  if (!byKind) decodedValues().set(kv, (byKind = new Map()));
+  const byKind = decodedValues(kv);
   let obj = byKind.get(objects.def);
   if (!obj) byKind.set(objects.def, (obj = objects.decode(kv, revision)));
   return obj;
 }
 
 /** Encoded events by the decoded object they carry: every watcher asking the same form shares one encoding. */
-const encodedEvents = turnMap<object, Map<string, Buffer>>();
+const encodedEvents = turnEntries<object, string, Buffer>();
 
 /** Live events' bytes by the event, then by the form of the watchers without a selector that share them. */
-const liveBytes = turnMap<StorageEvent, Map<string, Buffer>>();
+const liveBytes = turnEntries<StorageEvent, string, Buffer>();
 /** A number per kind version, for the keys of liveBytes. */
 const defIds = new WeakMap<KindDef, number>();
 let nextDefId = 0;
@@ -265,8 +264,7 @@ class WatchStream {
 
   /** A change's bytes in a form, encoded by the first watch of that form without a selector and shared by the others. */
   private sharedBytes(ev: StorageEvent, form: string): Buffer {
-    let forms = liveBytes().get(ev);
-    if (!forms) liveBytes().set(ev, (forms = new Map()));
+    const forms = liveBytes(ev);
     let bytes = forms.get(form);
     if (!bytes) forms.set(form, (bytes = this.encoded(toWatchEvent(this.r.objects, ev)!)));
     return bytes;
@@ -378,8 +376,7 @@ class WatchStream {
     if (as === 'Table' && ev.type !== 'ERROR' && ev.type !== 'BOOKMARK') {
       return this.encode(ev.type, toTable(this.r.ctx, this.r.def, [object], { resourceVersion: object.metadata?.resourceVersion }, metaVersion!));
     }
-    let forms = encodedEvents().get(object);
-    if (!forms) encodedEvents().set(object, (forms = new Map()));
+    const forms = encodedEvents(object);
     const metadataOnly = as === 'PartialObjectMetadata' && ev.type !== 'ERROR';
     const key = `${ev.type} ${this.format.mediaType} ${metadataOnly ? metaVersion : this.r.info.groupAlias ?? ''}`;
     let bytes = forms.get(key);

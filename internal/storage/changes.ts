@@ -2,6 +2,7 @@
 // current value, and the value and event it commits.
 import { RpcError, grpc } from '../rpc/index.js';
 import { STORAGE_CURRENT_REVISION_KEY } from './client.js';
+import type { Preconditions } from './backend.js';
 import type { KeyValue, StorageEvent } from './events.js';
 
 export type WriteOp = 'create' | 'update' | 'delete';
@@ -24,6 +25,11 @@ export interface Change {
 const failedPrecondition = (current: KeyValue, what: string): RpcError =>
   new RpcError(grpc.status.FAILED_PRECONDITION, `precondition failed for "${current.key}": ${what}`,
     { [STORAGE_CURRENT_REVISION_KEY]: String(current.modRevision) });
+
+/** A write's preconditions with the defaults (0 and '': none) filled in. */
+export function preconditionsOf(p: Preconditions = {}): Write['preconditions'] {
+  return { modRevision: p.modRevision ?? 0, uid: p.uid ?? '' };
+}
 
 /** Why a write cannot apply to the key's current value, or undefined when it can. */
 export function refusal(write: Write, current: KeyValue | undefined): RpcError | undefined {

@@ -17,6 +17,11 @@ export function checkRevision(revision: number, what = 'revision'): void {
   if (!Number.isSafeInteger(revision) || revision < 0) throw invalid(`invalid ${what} ${revision}`);
 }
 
+/** Refuses a revision past the store's newest. */
+export function checkNotFuture(revision: number, newest: number): void {
+  if (revision > newest) throw outOfRange('future', `revision ${revision} is newer than the store (${newest})`);
+}
+
 /** Checks a list's arguments. */
 export function checkList(prefix: string, limit: number, continueAfter: string): void {
   if (!prefix.endsWith('/')) throw invalid(`prefix "${prefix}" does not end with "/"`);

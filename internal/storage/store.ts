@@ -15,8 +15,8 @@ import { activeContext, trace, withSpan, type Context } from '../tracing/index.j
 import type {
   CommitListener, GetResult, ListOptions, ListResult, Preconditions, ReadOptions, Revisions, StorageBackend, WatchOptions, WriteResult,
 } from './backend.js';
-import { checkKey, checkList, checkRevision, checkWatch, invalid, notFound, outOfRange, unavailable } from './checks.js';
-import { change, refusal, type Write } from './changes.js';
+import { checkKey, checkList, checkNotFuture, checkRevision, checkWatch, invalid, notFound, outOfRange, unavailable } from './checks.js';
+import { change, preconditionsOf, refusal, type Write } from './changes.js';
 import { decodeEvent, encodeEvent, type KeyValue, type StorageEvent } from './events.js';
 import { LiveFeed } from './feed.js';
 import {
@@ -270,7 +270,7 @@ export class Store implements StorageBackend {
   private readableRevision(revision: number, anyNewer = false): number {
     checkRevision(revision);
     const at = this.view.revision;
-    if (revision > at) throw outOfRange('future', `revision ${revision} is newer than the store (${at})`);
+    checkNotFuture(revision, at);
     if (revision === 0 || anyNewer) return at;
     if (revision < this.compacted) throw outOfRange('compacted', `revision ${revision} is compacted (oldest readable: ${this.compacted})`);
     return revision;
@@ -279,15 +279,15 @@ export class Store implements StorageBackend {
   // ---- writes
 
   create(key: string, value: Uint8Array, uid = ''): Promise<WriteResult> {
-    return this.enqueue({ op: 'create', key, value: asBuffer(value), uid, preconditions: normalize({}) });
+    return this.enqueue({ op: 'create', key, value: asBuffer(value), uid, preconditions: preconditionsOf() });
   }
 
   update(key: string, value: Uint8Array, preconditions: Preconditions = {}): Promise<WriteResult> {
-    return this.enqueue({ op: 'update', key, value: asBuffer(value), uid: '', preconditions: normalize(preconditions) });
+    return this.enqueue({ op: 'update', key, value: asBuffer(value), uid: '', preconditions: preconditionsOf(preconditions) });
   }
 
   delete(key: string, preconditions: Preconditions = {}): Promise<WriteResult> {
-    return this.enqueue({ op: 'delete', key, value: TOMBSTONE, uid: '', preconditions: normalize(preconditions) });
+    return this.enqueue({ op: 'delete', key, value: TOMBSTONE, uid: '', preconditions: preconditionsOf(preconditions) });
   }
 
   private enqueue(write: Write): Promise<WriteResult> {
@@ -396,7 +396,7 @@ export class Store implements StorageBackend {
   async *watch(prefix: string, afterRevision: number, options: WatchOptions = {}): AsyncGenerator<StorageEvent> {
     checkWatch(prefix, afterRevision);
     const upTo = this.readView().revision;
-    if (afterRevision > upTo) throw outOfRange('future', `revision ${afterRevision} is newer than the store (${upTo})`);
+    checkNotFuture(afterRevision, upTo);
     if (afterRevision < this.compacted) throw outOfRange('compacted', `revision ${afterRevision} is compacted (oldest watchable: ${this.compacted})`);
     // Follow from now and read history up to now in the same tick: nothing is missed or sent twice.
     const feed = options.follow ? this.follow(prefix, options.signal) : undefined;
@@ -430,7 +430,7 @@ export class Store implements StorageBackend {
   async compact(revision = 0): Promise<number> {
     checkRevision(revision);
     const current = this.readView().revision;
-    if (revision > current) throw outOfRange('future', `revision ${revision} is newer than the store (${current})`);
+    checkNotFuture(revision, current);
     const target = revision || this.windowRevision();
     if (target > this.compacted) {
       // Readers check the compacted revision before they take a snapshot, so raising
@@ -494,9 +494,6 @@ export class Store implements StorageBackend {
 const asBuffer = (bytes: Uint8Array): Buffer =>
   (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 
-function normalize(p: Preconditions): Write['preconditions'] {
-  return { modRevision: p.modRevision ?? 0, uid: p.uid ?? '' };
-}
 
 /** Visits, per key of a version scan in key order, its newest version at or below
  * `revision` unless deleted, until visit declines one; resolves the first db key of

@@ -4,8 +4,10 @@
 // and progress (a revision taken by one of the backend's own keys). A lost watch
 // is resumed after the last revision handed on, so nothing is skipped or repeated;
 // one whose revision etcd compacted meanwhile cannot be, and says so.
+import { RpcError } from '../../rpc/index.js';
 import { ROOT_CONTEXT, type Context } from '../../tracing/index.js';
 import type { CommittedEvent } from '../backend.js';
+import { STORAGE_ERROR_KEY } from '../client.js';
 import { encodeEvent } from '../events.js';
 import { prefixEnd, type EtcdClient } from './client.js';
 import { toStorageEvent, type EtcdKeys } from './values.js';
@@ -63,7 +65,7 @@ export class ChangeFeed {
       } catch (err) {
         if (this.stopped) return;
         this.log(`storage: the etcd change feed after revision ${this.after} failed: ${(err as Error).message}`);
-        if ((err as { trailers?: Record<string, string> }).trailers?.['storage-error'] === 'compacted') await this.skipCompacted();
+        if (err instanceof RpcError && err.trailers[STORAGE_ERROR_KEY] === 'compacted') await this.skipCompacted();
       }
       if (!this.stopped) await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
     }

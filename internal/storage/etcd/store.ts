@@ -10,9 +10,9 @@ import type {
   CommitListener, GetResult, ListOptions, ListResult, Preconditions, ProgressListener, ReadOptions, Revisions, StorageBackend, WatchOptions,
   WriteResult,
 } from '../backend.js';
-import { change, refusal, type Write } from '../changes.js';
+import { change, preconditionsOf, refusal, type Write } from '../changes.js';
 import { LiveFeed, MAX_WATCH_BACKLOG } from '../feed.js';
-import { checkKey, checkList, checkRevision, checkWatch, invalid, notFound, outOfRange, unavailable } from '../checks.js';
+import { checkKey, checkList, checkNotFuture, checkRevision, checkWatch, invalid, notFound, outOfRange, unavailable } from '../checks.js';
 import type { KeyValue, StorageEvent } from '../events.js';
 import { EtcdClient, prefixEnd, type CallLimits, type EtcdOptions, type RequestOp, type TxnResponse } from './client.js';
 import { WRITE_STALL_MS } from './stall.js';
@@ -132,7 +132,7 @@ export class EtcdStore implements StorageBackend {
     if (!newest) this.checkCompacted(revision);
     const res = await this.client.range({ key: this.keys.etcdKey(key), revision: newest ? 0 : revision });
     const at = newest ? res.header.revision : revision;
-    if (revision > res.header.revision) throw outOfRange('future', `revision ${revision} is newer than the store (${res.header.revision})`);
+    checkNotFuture(revision, res.header.revision);
     if (res.kvs.length === 0) throw notFound(key);
     return { kv: decodeKv(key, res.kvs[0]), revision: at };
   }
@@ -148,7 +148,7 @@ export class EtcdStore implements StorageBackend {
     const res = await this.client.range({
       key: from, rangeEnd: prefixEnd(this.keys.etcdKey(prefix)), limit, revision: newest ? 0 : revision,
     });
-    if (revision > res.header.revision) throw outOfRange('future', `revision ${revision} is newer than the store (${res.header.revision})`);
+    checkNotFuture(revision, res.header.revision);
     const items = res.kvs.map((kv) => decodeKv(this.keys.storageKey(kv.key), kv));
     const remaining = Math.max(0, res.count - items.length);
     return { items, revision: newest ? res.header.revision : revision, more: res.more, remaining };
@@ -209,11 +209,11 @@ export class EtcdStore implements StorageBackend {
   }
 
   update(key: string, value: Uint8Array, preconditions: Preconditions = {}): Promise<WriteResult> {
-    return this.write({ op: 'update', key, value: Buffer.from(value), uid: '', preconditions: normalize(preconditions) });
+    return this.write({ op: 'update', key, value: Buffer.from(value), uid: '', preconditions: preconditionsOf(preconditions) });
   }
 
   delete(key: string, preconditions: Preconditions = {}): Promise<WriteResult> {
-    return this.write({ op: 'delete', key, value: EMPTY, uid: '', preconditions: normalize(preconditions) });
+    return this.write({ op: 'delete', key, value: EMPTY, uid: '', preconditions: preconditionsOf(preconditions) });
   }
 
   /** Reads the key, checks the preconditions on what it read, and writes if the key is still at that revision;
@@ -256,7 +256,7 @@ export class EtcdStore implements StorageBackend {
   async *watch(prefix: string, afterRevision: number, options: WatchOptions = {}): AsyncGenerator<StorageEvent> {
     checkWatch(prefix, afterRevision);
     const { revision } = await this.currentRevision();
-    if (afterRevision > revision) throw outOfRange('future', `revision ${afterRevision} is newer than the store (${revision})`);
+    checkNotFuture(afterRevision, revision);
     this.checkCompacted(afterRevision);
     const aborted = new AbortController();
     const abort = (): void => aborted.abort();
@@ -407,7 +407,4 @@ export class EtcdStore implements StorageBackend {
   }
 }
 
-function normalize(p: Preconditions): Write['preconditions'] {
-  return { modRevision: p.modRevision ?? 0, uid: p.uid ?? '' };
-}
 
