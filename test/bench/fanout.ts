@@ -30,6 +30,8 @@ export class Fanout {
   readonly ended = new Set<number>();
   /** Bytes and events watcher 0 read: the size of one event on the wire. */
   readonly sample = { bytes: 0, events: 0 };
+  /** Reads of a watch stream that carried events (each as many events as the server wrote together, or fewer). */
+  reads = 0;
   /** Watchers that read each write's event, so far. */
   private readonly readers = new Uint32Array(2 * SEQS);
 
@@ -104,6 +106,7 @@ async function drain(f: Fanout, writes: Writes): Promise<void> {
 /** One phase: paced writes, their delivery to every watcher, and the CPU the processes of `pids` spent. */
 export async function phase(f: Fanout, pids: Pids, write: (seq: number) => Promise<boolean>, startSeq: number): Promise<WatchPhase> {
   const before = sampleCpu(pids);
+  const readsBefore = f.reads;
   const writes = await paceWrites(write, startSeq);
   await drain(f, writes);
   const cpu = cpuSince(before, pids);
@@ -135,5 +138,6 @@ export async function phase(f: Fanout, pids: Pids, write: (seq: number) => Promi
     cpuMsPerWrite: cpu.total / n,
     cpuMsPerWriteByProcess: Object.fromEntries(Object.entries(cpu.byProcess).map(([k, ms]) => [k, ms / n])),
     clientCpuShare: cpu.client / cpu.elapsedMs,
+    readsPerWatcherPerSecond: ((f.reads - readsBefore) / f.opened / cpu.elapsedMs) * 1000,
   };
 }

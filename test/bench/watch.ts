@@ -45,8 +45,8 @@ function namesIn(data: Buffer, seqs: number[]): number {
   return Math.max(data.length - NAME_MARK.length + 1, 0);
 }
 
-/** Opens one watch; every event name `w-<seq>` it reads goes to onSeq. */
-function openWatch(agent: https.Agent, port: number, path: string, onSeq: (seq: number, bytes: number) => void, onEnd: () => void): Promise<ClientRequest> {
+/** Opens watcher w's watch; every event name `w-<seq>` it reads is recorded in f. */
+function openWatch(agent: https.Agent, port: number, path: string, f: Fanout, w: number): Promise<ClientRequest> {
   return new Promise((resolve, reject) => {
     const req = https.request({ agent, host: '127.0.0.1', port, method: 'GET', path }, (res) => {
       if (res.statusCode !== 200) { reject(new Error(`watch answered ${res.statusCode}`)); req.destroy(); return; }
@@ -57,8 +57,10 @@ function openWatch(agent: https.Agent, port: number, path: string, onSeq: (seq: 
         const data = carry ? Buffer.concat([carry, chunk]) : chunk;
         const rest = namesIn(data, seqs);
         carry = rest < data.length ? data.subarray(rest) : undefined;
-        for (const seq of seqs) onSeq(seq, chunk.length / seqs.length);
+        if (seqs.length > 0) f.reads++;
+        for (const seq of seqs) f.received(w, seq, chunk.length / seqs.length);
       });
+      const onEnd = () => f.ended.add(w);
       res.on('end', onEnd);
       res.on('error', onEnd);
       resolve(req);
@@ -132,8 +134,7 @@ export async function benchWatch(cluster: Cluster, pids: Pids, tls: Tls, through
     let next = 0;
     await Promise.all(Array.from({ length: OPENING_LANES }, async () => {
       for (let w = next++; w < WATCHERS && performance.now() < openDeadline; w = next++) {
-        requests.push(await openWatch(watchAgent, cluster.port, `${collection}?watch=1&resourceVersion=${rv}`,
-          (seq, bytes) => f.received(w, seq, bytes), () => f.ended.add(w)));
+        requests.push(await openWatch(watchAgent, cluster.port, `${collection}?watch=1&resourceVersion=${rv}`, f, w));
         f.opened++;
       }
     }));
@@ -165,7 +166,7 @@ export async function benchWatch(cluster: Cluster, pids: Pids, tls: Tls, through
 const phaseLine = (name: string, p: WatchPhase): string =>
   `${name}: ${p.achievedRate.toFixed(0)} writes/s (${p.writes} writes, ${p.failedWrites} failed), delivery p50 ${p.p50Ms.toFixed(1)} ms `
   + `p99 ${p.p99Ms.toFixed(1)} ms, ${p.lost} lost; CPU ms/write ${Object.entries(p.cpuMsPerWriteByProcess).map(([k, ms]) => `${k} ${ms.toFixed(2)}`).join(', ')}; `
-  + `client ${(p.clientCpuShare * 100).toFixed(0)}% of a core`;
+  + `client ${(p.clientCpuShare * 100).toFixed(0)}% of a core; ${p.readsPerWatcherPerSecond.toFixed(1)} reads/s per watcher`;
 
 /** ConfigMaps of another namespace written first, so that the stalled watcher (of every namespace) has a catch-up to read. */
 const SEEDED = 20_000;
