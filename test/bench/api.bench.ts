@@ -127,7 +127,8 @@ export async function benchApi(): Promise<ApiFigures> {
 }
 
 /** Lists alone, on a cluster of their own (BENCH=list): BENCH_ROUNDS rounds, each of JSON then Protobuf lists,
- * printed with the CPU ms per list by process. BENCH_CPU_PROF=<dir> profiles every service. */
+ * printed with the CPU ms per list by process. BENCH_LIST_FORMAT=JSON|Protobuf lists in one format only;
+ * BENCH_CPU_PROF=<dir> profiles every service. */
 export async function benchListAlone(): Promise<void> {
   const profDir = process.env.BENCH_CPU_PROF;
   const cluster = new Cluster({ nodeArgs: profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [] });
@@ -138,7 +139,7 @@ export async function benchListAlone(): Promise<void> {
     await seedList(cluster, pids);
     const tls = adminTls(cluster.dataDir);
     for (let r = 0; r < Number(process.env.BENCH_ROUNDS ?? 3); r++) {
-      for (const [format, accept] of [['JSON', 'application/json'], ['Protobuf', MEDIA_PROTOBUF]]) {
+      for (const [format, accept] of [['JSON', 'application/json'], ['Protobuf', MEDIA_PROTOBUF]].filter(([f]) => (process.env.BENCH_LIST_FORMAT ?? f) === f)) {
         const m = await withAgent(tls, 1, listIn(cluster, pids, accept));
         console.log(`round ${r + 1} ${format}: ${m.count} lists, p50 ${m.p50Ms.toFixed(1)} ms, p99 ${m.p99Ms.toFixed(1)} ms, CPU ${m.cpuMsPerOp.toFixed(1)} ms/list (`
           + Object.entries(m.cpuMsPerOpByProcess).filter(([, ms]) => ms > 0).map(([p, ms]) => `${p} ${ms.toFixed(1)}`).join(', ') + `; client ${m.clientCpuMsPerOp.toFixed(1)})`);
