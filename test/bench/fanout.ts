@@ -35,12 +35,12 @@ export class Fanout {
   /** Watchers that read each write's event, so far. */
   private readonly readers = new Uint32Array(2 * SEQS);
 
-  /** Records that watcher w read write seq's event (the first time only). */
-  received(w: number, seq: number, bytes: number): void {
+  /** Records that watcher w read write seq's event at a time (the first time only). */
+  received(w: number, seq: number, bytes: number, at = performance.now()): void {
     if (!(seq >= 0 && seq < 2 * SEQS)) return;
     const i = w * 2 * SEQS + seq;
     if (!Number.isNaN(this.at[i])) return;
-    this.at[i] = performance.now();
+    this.at[i] = at;
     this.readers[seq]++;
     if (w === 0) { this.sample.bytes += bytes; this.sample.events++; }
   }

@@ -24,36 +24,29 @@ const OPENING_LANES = 50;
 const OPEN_BUDGET_MS = 60_000;
 /** How long the stalled watcher's stream is read afterwards to learn whether it was ended. */
 const STALLED_READ_MS = 10_000;
-/** What precedes a watched write's sequence number in its event: `"name":"w-<seq>"`. */
-const NAME_MARK = Buffer.from('"name":"w-');
-const DIGIT_0 = 0x30;
-const QUOTE = 0x22;
+/** A watched write's name in its event, `"name":"w-<seq>"`, and what precedes the number. */
+const NAME = /"name":"w-(\d+)"/g;
+const NAME_MARK = '"name":"w-';
+/** The beginnings of NAME_MARK a read may end with, longest first. */
+const MARK_STARTS = Array.from({ length: NAME_MARK.length - 1 }, (_, i) => NAME_MARK.slice(0, NAME_MARK.length - 1 - i));
 
 const collection = `/api/v1/namespaces/${WATCH_NAMESPACE}/configmaps`;
 
-/** The sequence numbers of the event names `w-<seq>` in data, in order, into seqs; returns where an unfinished
- * name starts (data.length when none: what is left is kept to be read with the next chunk). */
-function namesIn(data: Buffer, seqs: number[]): number {
+/** The sequence numbers of the event names `w-<seq>` in text, in order, into seqs (a compiled regular expression:
+ * about twice as fast as searching the bytes per event); returns what to keep for the next read: an unfinished name. */
+function namesIn(text: string, seqs: number[]): string {
   seqs.length = 0;
-  for (let at = data.indexOf(NAME_MARK); at >= 0; at = data.indexOf(NAME_MARK, at + NAME_MARK.length)) {
-    let seq = 0;
-    let i = at + NAME_MARK.length;
-    for (; i < data.length && data[i] !== QUOTE; i++) seq = seq * 10 + data[i] - DIGIT_0;
-    if (i === data.length) return at;
-    seqs.push(seq);
+  let end = 0;
+  NAME.lastIndex = 0;
+  for (let m = NAME.exec(text); m; m = NAME.exec(text)) {
+    seqs.push(Number(m[1]));
+    end = NAME.lastIndex;
   }
-  return cutMark(data);
-}
-
-/** Where the start of a NAME_MARK cut by the end of data begins; data.length when data does not end with one (as a
- * read ending with whole events does not: nothing is kept then). */
-function cutMark(data: Buffer): number {
-  for (let k = Math.min(NAME_MARK.length - 1, data.length); k > 0; k--) {
-    let i = 0;
-    while (i < k && data[data.length - k + i] === NAME_MARK[i]) i++;
-    if (i === k) return data.length - k;
-  }
-  return data.length;
+  const open = text.lastIndexOf(NAME_MARK);
+  if (open >= end) return text.slice(open);
+  // A read ending with whole events (the usual case) keeps nothing.
+  const cut = MARK_STARTS.find((start) => text.length - start.length >= end && text.endsWith(start));
+  return cut ? text.slice(text.length - cut.length) : '';
 }
 
 /** Opens watcher w's watch; every event name `w-<seq>` it reads is recorded in f. */
@@ -61,15 +54,15 @@ function openWatch(agent: https.Agent, port: number, path: string, f: Fanout, w:
   return new Promise((resolve, reject) => {
     const req = https.request({ agent, host: '127.0.0.1', port, method: 'GET', path }, (res) => {
       if (res.statusCode !== 200) { reject(new Error(`watch answered ${res.statusCode}`)); req.destroy(); return; }
-      let carry: Buffer | undefined;
+      let carry = '';
       const seqs: number[] = [];
       res.on('data', (chunk: Buffer) => {
-        // The bytes, not a text made of them, are searched; a name cut by a chunk boundary is read with the next chunk.
-        const data = carry ? Buffer.concat([carry, chunk]) : chunk;
-        const rest = namesIn(data, seqs);
-        carry = rest < data.length ? data.subarray(rest) : undefined;
+        // The events of one read arrived together: one time for them all. A name cut by the read's end is read with the next.
+        const at = performance.now();
+        const text = chunk.toString('latin1');
+        carry = namesIn(carry ? carry + text : text, seqs);
         if (seqs.length > 0) f.reads++;
-        for (const seq of seqs) f.received(w, seq, chunk.length / seqs.length);
+        for (const seq of seqs) f.received(w, seq, chunk.length / seqs.length, at);
       });
       const onEnd = () => f.ended.add(w);
       res.on('end', onEnd);
