@@ -32,6 +32,8 @@ export interface WatchPhase {
   cpuMsPerWrite: number;
   cpuMsPerWriteByProcess: Record<string, number>;
   clientCpuShare: number;
+  /** Reads by each watcher that carried events, per second of the phase (drain included): how often the server wrote. */
+  readsPerWatcherPerSecond: number;
 }
 
 export interface WatchFigures {
