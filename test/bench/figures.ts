@@ -32,7 +32,8 @@ export interface WatchPhase {
   cpuMsPerWrite: number;
   cpuMsPerWriteByProcess: Record<string, number>;
   clientCpuShare: number;
-  /** Reads by each watcher that carried events, per second of the phase (drain included): how often the server wrote. */
+  /** Reads by each watcher that carried events, per second of the phase (drain included): how often the server wrote,
+   * or fewer when the client falls behind and one read brings several writes. */
   readsPerWatcherPerSecond: number;
 }
 

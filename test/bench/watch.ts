@@ -42,7 +42,18 @@ function namesIn(data: Buffer, seqs: number[]): number {
     if (i === data.length) return at;
     seqs.push(seq);
   }
-  return Math.max(data.length - NAME_MARK.length + 1, 0);
+  return cutMark(data);
+}
+
+/** Where the start of a NAME_MARK cut by the end of data begins; data.length when data does not end with one (as a
+ * read ending with whole events does not: nothing is kept then). */
+function cutMark(data: Buffer): number {
+  for (let k = Math.min(NAME_MARK.length - 1, data.length); k > 0; k--) {
+    let i = 0;
+    while (i < k && data[data.length - k + i] === NAME_MARK[i]) i++;
+    if (i === k) return data.length - k;
+  }
+  return data.length;
 }
 
 /** Opens watcher w's watch; every event name `w-<seq>` it reads is recorded in f. */
