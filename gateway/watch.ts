@@ -105,6 +105,8 @@ const encodedEvents = turnEntries<object, string, Buffer>();
 
 /** Live events' bytes by the event, then by the form of the watchers without a selector that share them. */
 const liveBytes = turnEntries<StorageEvent, string, Buffer>();
+/** The live event's bytes last asked, and their form. */
+let lastShared: { ev?: StorageEvent; form?: string; bytes: Buffer } = { bytes: Buffer.alloc(0) };
 /** A number per kind version, for the keys of liveBytes. */
 const defIds = new WeakMap<KindDef, number>();
 let nextDefId = 0;
@@ -266,11 +268,14 @@ class WatchStream {
     if (out) this.write(out);
   }
 
-  /** A change's bytes in a form, encoded by the first watch of that form without a selector and shared by the others. */
+  /** A change's bytes in a form, encoded by the first watch of that form without a selector and shared by the others
+   * (the last ones asked are kept at hand: the watchers of a change ask one after another, most in the same form). */
   private sharedBytes(ev: StorageEvent, form: string): Buffer {
+    if (lastShared.ev === ev && lastShared.form === form) return lastShared.bytes;
     const forms = liveBytes(ev);
     let bytes = forms.get(form);
     if (!bytes) forms.set(form, (bytes = this.encoded(toWatchEvent(this.r.objects, ev)!)));
+    lastShared = { ev, form, bytes };
     return bytes;
   }
 

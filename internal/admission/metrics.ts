@@ -13,7 +13,9 @@ export const stepType = (phase: Phase): string => (phase === 'mutating' ? 'admit
 export class ChainMetrics {
   private readonly step: BoundHistogram<'type' | 'operation' | 'rejected'>;
   private readonly controller: BoundHistogram<'name' | 'type' | 'operation' | 'rejected'>;
-  private readonly bound = new Map<string, BoundSeries>();
+  /** The bound series by phase, plugin name ('' for the step) and operation: [admitted, rejected]. Looked up with
+   * the strings as they come, rather than a key joined from them, which cost more than the observation itself. */
+  private readonly bound: Record<Phase, Map<string, Map<string, BoundSeries[]>>> = { mutating: new Map(), validating: new Map() };
 
   constructor(registry: Registry) {
     this.step = new BoundHistogram('apiserver_admission_step_admission_duration_seconds',
@@ -34,13 +36,16 @@ export class ChainMetrics {
 
   /** The series of a plugin (`name`), or of the step when `name` is empty. */
   private series(name: string, phase: Phase, operation: string, rejected: boolean): BoundSeries {
-    const key = `${name}\0${phase}\0${operation}\0${rejected}`;
-    let series = this.bound.get(key);
-    if (!series) {
-      const labels = { type: stepType(phase), operation, rejected: String(rejected) };
-      series = name ? this.controller.labels({ name, ...labels }) : this.step.labels(labels);
-      this.bound.set(key, series);
-    }
-    return series;
+    let byOperation = this.bound[phase].get(name);
+    if (!byOperation) this.bound[phase].set(name, byOperation = new Map());
+    let pair = byOperation.get(operation);
+    if (!pair) byOperation.set(operation, pair = []);
+    const i = rejected ? 1 : 0;
+    return pair[i] ??= this.bind(name, phase, operation, rejected);
+  }
+
+  private bind(name: string, phase: Phase, operation: string, rejected: boolean): BoundSeries {
+    const labels = { type: stepType(phase), operation, rejected: String(rejected) };
+    return name ? this.controller.labels({ name, ...labels }) : this.step.labels(labels);
   }
 }
