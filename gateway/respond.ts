@@ -9,8 +9,9 @@ import { Readable } from 'node:stream';
 import { goEscape, isProtobuf, negotiate, serialize, type ResponseFormat } from './negotiation.js';
 import { decodeCached } from './objectcache.js';
 import { EncodedForms } from './encodedforms.js';
+import { ListBody } from './listbody.js';
 import type { RequestInfo } from './requestinfo.js';
-import { encodeListPieces, encodeObject, messageNameFor } from '../internal/apimachinery/protobuf/index.js';
+import { listItemEncoder, listParts, messageNameFor } from '../internal/apimachinery/protobuf/index.js';
 import { apiVersionOf, splitApiVersion } from '../internal/apimachinery/meta.js';
 
 export function writeBody(ctx: Koa.Context, status: number, body: unknown, mediaType = 'application/json'): void {
@@ -187,18 +188,39 @@ export function writeCachedList(ctx: Koa.Context, def: KindDef, apiVersion: stri
   ctx.body = chunkedBody(items, jsonList(head, items, { lead: `{${typeMeta},`, end: `,${typeMeta}}` }));
 }
 
-/** Lists' items in Protobuf, kept within this many bytes so that a collection read often is encoded once. */
+/** Lists' items in Protobuf (each as its list holds it), kept within this many bytes so that a collection read often is encoded once. */
 const protobufItems = new EncodedForms(32 * 1024 * 1024);
 
-/** Writes a list in Protobuf: each item's message (kept, or encoded from its JSON), then the list around them. */
+/** Item encoders by list (`<apiVersion>/<listKind>`). */
+const itemEncoders = new Map<string, (obj: ApiObject) => Buffer>();
+
+function itemEncoder(form: string, apiVersion: string, listKind: string, message: string): (obj: ApiObject) => Buffer {
+  let encode = itemEncoders.get(form);
+  if (!encode) itemEncoders.set(form, encode = listItemEncoder(apiVersion, listKind, message));
+  return encode;
+}
+
+/** Writes a list in Protobuf: each item as the list holds it (kept, or encoded from its JSON), then the list around them. */
 function writeProtobufList(ctx: Koa.Context, def: KindDef, apiVersion: string, items: string[], listMeta: Record<string, unknown>, mediaType: string): void {
-  const message = messageNameFor(apiVersion, def.kind)!;
-  const encode = (json: string) => encodeObject(decodeCached(def, json), message);
+  const listKind = listKindOf(def);
+  const form = `${apiVersion}/${listKind}`;
+  const encodeItem = itemEncoder(form, apiVersion, listKind, messageNameFor(apiVersion, def.kind)!);
+  const encode = (json: string) => encodeItem(decodeCached(def, json));
   const encoded = new Array<Buffer>(items.length);
-  for (let i = 0; i < items.length; i++) encoded[i] = protobufItems.get(items[i], message, encode);
+  for (let i = 0; i < items.length; i++) encoded[i] = protobufItems.get(items[i], form, encode);
   ctx.status = 200;
   ctx.type = mediaType;
-  ctx.body = chunkedBody(encoded, encodeListPieces(apiVersion, listKindOf(def), listMeta, encoded, STREAM_CHUNK));
+  const parts = listParts(apiVersion, listKind, listMeta, encoded);
+  let size = 0;
+  for (const part of parts) size += part.length;
+  if (size < COMPRESSION_THRESHOLD) {
+    ctx.body = Buffer.concat(parts, size);
+    return;
+  }
+  const body: ListBody = new ListBody(parts, size, () => (ctx.body === body ? ctx.res : undefined));
+  ctx.body = body;
+  // Its length is known: the response is not chunked (a compressed one is, and drops it).
+  ctx.length = size;
 }
 
 /** The chunks of a JSON list. */

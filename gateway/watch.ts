@@ -22,6 +22,7 @@ import type { WatchHub } from './hub.js';
 import { decodeCached, type Collection } from './objectcache.js';
 import { turnEntries } from './turnmap.js';
 import { needsDrain, onDrain, writeEvents } from './watchwriter.js';
+import { SharedTicker } from './ticker.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 interface WatchEvent {
@@ -43,6 +44,8 @@ const CATCH_UP_STALL_MS = 30_000;
 /** During the catch-up, queued events are written once they reach this size. */
 const CATCH_UP_WRITE_BYTES = 64 * 1024;
 const BOOKMARK_INTERVAL_MS = 30_000;
+/** Every watch's periodic bookmark, sent in the same turn. */
+const bookmarkTicker = new SharedTicker(BOOKMARK_INTERVAL_MS);
 /** How long an ended slow watcher's socket may take to drain its last events and the ERROR before it is cut. */
 const SLOW_WATCHER_GRACE_MS = 30_000;
 export const INITIAL_EVENTS_END = labelKey('initial-events-end');
@@ -102,6 +105,8 @@ const encodedEvents = turnEntries<object, string, Buffer>();
 
 /** Live events' bytes by the event, then by the form of the watchers without a selector that share them. */
 const liveBytes = turnEntries<StorageEvent, string, Buffer>();
+/** The live event's bytes last asked, and their form. */
+let lastShared: { ev?: StorageEvent; form?: string; bytes: Buffer } = { bytes: Buffer.alloc(0) };
 /** A number per kind version, for the keys of liveBytes. */
 const defIds = new WeakMap<KindDef, number>();
 let nextDefId = 0;
@@ -198,6 +203,7 @@ class WatchStream {
   /** Wakes a catch-up waiting for the client once the watch is over. */
   private wake?: () => void;
   private readonly timers: NodeJS.Timeout[] = [];
+  private stopBookmarks?: () => void;
   /** Stops following the drains of the response and of its connection, which outlives the watch. */
   private offDrain?: () => void;
   /** Where the events of a kind converting through a webhook are in their turn. */
@@ -262,11 +268,14 @@ class WatchStream {
     if (out) this.write(out);
   }
 
-  /** A change's bytes in a form, encoded by the first watch of that form without a selector and shared by the others. */
+  /** A change's bytes in a form, encoded by the first watch of that form without a selector and shared by the others
+   * (the last ones asked are kept at hand: the watchers of a change ask one after another, most in the same form). */
   private sharedBytes(ev: StorageEvent, form: string): Buffer {
+    if (lastShared.ev === ev && lastShared.form === form) return lastShared.bytes;
     const forms = liveBytes(ev);
     let bytes = forms.get(form);
     if (!bytes) forms.set(form, (bytes = this.encoded(toWatchEvent(this.r.objects, ev)!)));
+    lastShared = { ev, form, bytes };
     return bytes;
   }
 
@@ -308,7 +317,7 @@ class WatchStream {
     const { def, registry } = this.r;
     if (def.custom) unserved = registry.onChange(() => { if (registry.lookup(def.group, def.version, def.resource) !== def) stop(); });
     if (params.bookmarks) {
-      this.timers.push(setInterval(() => { this.bookmark(Math.max(this.sent, hub.currentRevision)); this.flush(); }, BOOKMARK_INTERVAL_MS));
+      this.stopBookmarks = bookmarkTicker.add(() => { this.bookmark(Math.max(this.sent, hub.currentRevision)); this.flush(); });
     }
     res.on('close', stop);
     this.r.ctx.req.on('close', stop);
@@ -436,6 +445,7 @@ class WatchStream {
     if (res.headersSent) this.writeQueued();
     this.ended = true;
     for (const t of this.timers) clearTimeout(t);
+    this.stopBookmarks?.();
     this.offDrain?.();
     this.wake?.();
     if (res.headersSent) res.end();

@@ -7,7 +7,7 @@ import { Cluster } from '../lib/cluster.js';
 import { MEDIA_PROTOBUF } from '../../internal/names/index.js';
 import { adminTls, expectStatus, keepAlive, send, type Tls } from './https.js';
 import { measure, type Measured } from './load.js';
-import { measureIdle, waitQuiet, type Pids } from './proc.js';
+import { IDLE_WINDOW_MS, measureIdle, waitQuiet, type Pids } from './proc.js';
 import { createBody, storedObject } from './objects.js';
 import { benchMemory, MEMORY_NAMESPACE, writeThroughStorage } from './memory.js';
 import { benchWatch, WATCH_NAMESPACE } from './watch.js';
@@ -17,7 +17,6 @@ import type { ApiFigures, ListFigures } from './figures.js';
 export const NAMESPACE = 'bench';
 const LIST_NAMESPACE = 'bench-list';
 const LISTED_OBJECTS = 10_000;
-const IDLE_MS = 5_000;
 const PHASE_MS = { c1: 3_000, c32: 5_000 };
 const WARM_UP = 100;
 const LISTS = 20;
@@ -53,16 +52,23 @@ export async function benchCrud(cluster: Cluster, pids: Pids, tls: Tls): Promise
   return { create: { c1, c32 }, get: { c1: await run(1, PHASE_MS.c1, get), c32: await run(32, PHASE_MS.c32, get) } };
 }
 
-/** Listing 10k ConfigMaps over HTTPS, as JSON and as Protobuf. The objects are written
- *  straight through storage: seeding is not what is measured. */
-async function benchList(cluster: Cluster, pids: Pids, tls: Tls): Promise<ListFigures> {
+/** Writes the objects to list straight through storage (seeding is not what is measured) and waits until a list has them all. */
+async function seedList(cluster: Cluster, pids: Pids): Promise<void> {
   const { written } = await writeThroughStorage(cluster.addresses.storage, LISTED_OBJECTS, 60_000, (i) => storedObject(LIST_NAMESPACE, `l-${i}`));
   if (written < LISTED_OBJECTS) throw new Error(`only ${written} of ${LISTED_OBJECTS} objects to list were written in time`);
   await waitQuiet(pids, 100, 20_000);
   const items = (await cluster.request('GET', collection(LIST_NAMESPACE), { timeoutMs: 60_000 })).body?.items?.length;
   if (items !== LISTED_OBJECTS) throw new Error(`the list has ${items} items, expected ${LISTED_OBJECTS}`);
-  const list = (accept: string) => (agent: https.Agent) => measure(pids, 1, LIST_MS, async () =>
-    expectStatus(200, 'list')(await send(agent, cluster.port, 'GET', collection(LIST_NAMESPACE), undefined, accept)), LISTS);
+}
+
+/** LISTS lists of the seeded collection in the format of `accept`, one client. */
+const listIn = (cluster: Cluster, pids: Pids, accept: string) => (agent: https.Agent) => measure(pids, 1, LIST_MS, async () =>
+  expectStatus(200, 'list')(await send(agent, cluster.port, 'GET', collection(LIST_NAMESPACE), undefined, accept)), LISTS);
+
+/** Listing 10k ConfigMaps over HTTPS, as JSON and as Protobuf. */
+async function benchList(cluster: Cluster, pids: Pids, tls: Tls): Promise<ListFigures> {
+  await seedList(cluster, pids);
+  const list = (accept: string) => listIn(cluster, pids, accept);
   return {
     objects: LISTED_OBJECTS,
     json: await withAgent(tls, 1, list('application/json')),
@@ -98,7 +104,7 @@ export async function benchApi(): Promise<ApiFigures> {
     await cluster.start();
     const pids = cluster.pids();
     await waitQuiet(pids, 50, 15_000);
-    const idle = await measureIdle(pids, IDLE_MS);
+    const idle = await measureIdle(pids, IDLE_WINDOW_MS);
     for (const ns of [NAMESPACE, WATCH_NAMESPACE, LIST_NAMESPACE, MEMORY_NAMESPACE]) {
       expectStatus(201, `create namespace ${ns}`)((await cluster.request('POST', '/api/v1/namespaces', { body: { metadata: { name: ns } } })).status);
     }
@@ -115,6 +121,30 @@ export async function benchApi(): Promise<ApiFigures> {
     throw new Error(`${(err as Error).message}\n${serviceLogTails(cluster)}`);
   } finally {
     process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+    await cluster.stop();
+  }
+}
+
+/** Lists alone, on a cluster of their own (BENCH=list): BENCH_ROUNDS rounds, each of JSON then Protobuf lists,
+ * printed with the CPU ms per list by process. BENCH_LIST_FORMAT=JSON|Protobuf lists in one format only;
+ * BENCH_CPU_PROF=<dir> profiles every service. */
+export async function benchListAlone(): Promise<void> {
+  const profDir = process.env.BENCH_CPU_PROF;
+  const cluster = new Cluster({ nodeArgs: profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [] });
+  try {
+    await cluster.start();
+    const pids = cluster.pids();
+    expectStatus(201, 'create namespace')((await cluster.request('POST', '/api/v1/namespaces', { body: { metadata: { name: LIST_NAMESPACE } } })).status);
+    await seedList(cluster, pids);
+    const tls = adminTls(cluster.dataDir);
+    for (let r = 0; r < Number(process.env.BENCH_ROUNDS ?? 3); r++) {
+      for (const [format, accept] of [['JSON', 'application/json'], ['Protobuf', MEDIA_PROTOBUF]].filter(([f]) => (process.env.BENCH_LIST_FORMAT ?? f) === f)) {
+        const m = await withAgent(tls, 1, listIn(cluster, pids, accept));
+        console.log(`round ${r + 1} ${format}: ${m.count} lists, p50 ${m.p50Ms.toFixed(1)} ms, p99 ${m.p99Ms.toFixed(1)} ms, CPU ${m.cpuMsPerOp.toFixed(1)} ms/list (`
+          + Object.entries(m.cpuMsPerOpByProcess).filter(([, ms]) => ms > 0).map(([p, ms]) => `${p} ${ms.toFixed(1)}`).join(', ') + `; client ${m.clientCpuMsPerOp.toFixed(1)})`);
+      }
+    }
+  } finally {
     await cluster.stop();
   }
 }

@@ -32,6 +32,9 @@ export interface WatchPhase {
   cpuMsPerWrite: number;
   cpuMsPerWriteByProcess: Record<string, number>;
   clientCpuShare: number;
+  /** Reads by each watcher that carried events, per second of the phase (drain included): how often the server wrote,
+   * or fewer when the client falls behind and one read brings several writes. */
+  readsPerWatcherPerSecond: number;
 }
 
 export interface WatchFigures {

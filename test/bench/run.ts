@@ -66,6 +66,11 @@ if (process.env.BENCH === 'create') {
   await import('./creates.js').then((m) => m.benchCreatesAlone());
   process.exit(0);
 }
+if (process.env.BENCH === 'list') {
+  // Lists of 10k ConfigMaps alone, on a cluster of their own: a quick loop for work on the list path.
+  await import('./api.bench.js').then((m) => m.benchListAlone());
+  process.exit(0);
+}
 if (process.env.BENCH === 'memory') {
   // Memory growth per 100k ConfigMaps alone, on a cluster of its own: a quick loop for work on memory.
   await import('./memory.js').then((m) => m.benchMemoryAlone());

@@ -24,23 +24,54 @@ const OPENING_LANES = 50;
 const OPEN_BUDGET_MS = 60_000;
 /** How long the stalled watcher's stream is read afterwards to learn whether it was ended. */
 const STALLED_READ_MS = 10_000;
-const NAME = /"name":"w-(\d+)"/g;
+/** What precedes a watched write's sequence number in its event: `"name":"w-<seq>"`. */
+const NAME_MARK = Buffer.from('"name":"w-');
+const DIGIT_0 = 0x30;
+const QUOTE = 0x22;
 
 const collection = `/api/v1/namespaces/${WATCH_NAMESPACE}/configmaps`;
 
-/** Opens one watch; every event name `w-<seq>` it reads goes to onSeq. */
-function openWatch(agent: https.Agent, port: number, path: string, onSeq: (seq: number, bytes: number) => void, onEnd: () => void): Promise<ClientRequest> {
+/** The sequence numbers of the event names `w-<seq>` in data, in order, into seqs; returns where an unfinished
+ * name starts (data.length when none: what is left is kept to be read with the next chunk). */
+function namesIn(data: Buffer, seqs: number[]): number {
+  seqs.length = 0;
+  for (let at = data.indexOf(NAME_MARK); at >= 0; at = data.indexOf(NAME_MARK, at + NAME_MARK.length)) {
+    let seq = 0;
+    let i = at + NAME_MARK.length;
+    for (; i < data.length && data[i] !== QUOTE; i++) seq = seq * 10 + data[i] - DIGIT_0;
+    if (i === data.length) return at;
+    seqs.push(seq);
+  }
+  return cutMark(data);
+}
+
+/** Where the start of a NAME_MARK cut by the end of data begins; data.length when data does not end with one (as a
+ * read ending with whole events does not: nothing is kept then). */
+function cutMark(data: Buffer): number {
+  for (let k = Math.min(NAME_MARK.length - 1, data.length); k > 0; k--) {
+    let i = 0;
+    while (i < k && data[data.length - k + i] === NAME_MARK[i]) i++;
+    if (i === k) return data.length - k;
+  }
+  return data.length;
+}
+
+/** Opens watcher w's watch; every event name `w-<seq>` it reads is recorded in f. */
+function openWatch(agent: https.Agent, port: number, path: string, f: Fanout, w: number): Promise<ClientRequest> {
   return new Promise((resolve, reject) => {
     const req = https.request({ agent, host: '127.0.0.1', port, method: 'GET', path }, (res) => {
       if (res.statusCode !== 200) { reject(new Error(`watch answered ${res.statusCode}`)); req.destroy(); return; }
-      let carry = '';
+      let carry: Buffer | undefined;
+      const seqs: number[] = [];
       res.on('data', (chunk: Buffer) => {
-        // Names cut by a chunk boundary are found on the next chunk; one found twice is recorded once.
-        const text = carry + chunk.toString('latin1');
-        const names = [...text.matchAll(NAME)];
-        for (const m of names) onSeq(Number(m[1]), chunk.length / names.length);
-        carry = text.slice(-24);
+        // The bytes, not a text made of them, are searched; a name cut by a chunk boundary is read with the next chunk.
+        const data = carry ? Buffer.concat([carry, chunk]) : chunk;
+        const rest = namesIn(data, seqs);
+        carry = rest < data.length ? data.subarray(rest) : undefined;
+        if (seqs.length > 0) f.reads++;
+        for (const seq of seqs) f.received(w, seq, chunk.length / seqs.length);
       });
+      const onEnd = () => f.ended.add(w);
       res.on('end', onEnd);
       res.on('error', onEnd);
       resolve(req);
@@ -114,8 +145,7 @@ export async function benchWatch(cluster: Cluster, pids: Pids, tls: Tls, through
     let next = 0;
     await Promise.all(Array.from({ length: OPENING_LANES }, async () => {
       for (let w = next++; w < WATCHERS && performance.now() < openDeadline; w = next++) {
-        requests.push(await openWatch(watchAgent, cluster.port, `${collection}?watch=1&resourceVersion=${rv}`,
-          (seq, bytes) => f.received(w, seq, bytes), () => f.ended.add(w)));
+        requests.push(await openWatch(watchAgent, cluster.port, `${collection}?watch=1&resourceVersion=${rv}`, f, w));
         f.opened++;
       }
     }));
@@ -147,7 +177,7 @@ export async function benchWatch(cluster: Cluster, pids: Pids, tls: Tls, through
 const phaseLine = (name: string, p: WatchPhase): string =>
   `${name}: ${p.achievedRate.toFixed(0)} writes/s (${p.writes} writes, ${p.failedWrites} failed), delivery p50 ${p.p50Ms.toFixed(1)} ms `
   + `p99 ${p.p99Ms.toFixed(1)} ms, ${p.lost} lost; CPU ms/write ${Object.entries(p.cpuMsPerWriteByProcess).map(([k, ms]) => `${k} ${ms.toFixed(2)}`).join(', ')}; `
-  + `client ${(p.clientCpuShare * 100).toFixed(0)}% of a core`;
+  + `client ${(p.clientCpuShare * 100).toFixed(0)}% of a core; ${p.readsPerWatcherPerSecond.toFixed(1)} reads/s per watcher`;
 
 /** ConfigMaps of another namespace written first, so that the stalled watcher (of every namespace) has a catch-up to read. */
 const SEEDED = 20_000;

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  decodeEnvelope, decodeObject, decodeWatchEvents, encodeEnvelope, encodeListPieces, encodeObject, encodeWatchEvent, messageNameFor,
+  decodeEnvelope, decodeObject, decodeWatchEvents, encodeEnvelope, encodeObject, encodeWatchEvent, listItemEncoder, listParts, messageNameFor,
   ProtobufError,
 } from '../../internal/apimachinery/protobuf/index.js';
 import { StatusError } from '../../internal/apimachinery/status.js';
@@ -162,6 +162,15 @@ describe('protobuf special types', () => {
     expect(roundTrip({ metadata: meta }, core('Pod'))).to.deep.equal({ metadata: meta });
   });
 
+  it('writes managed fields as the UTF-8 bytes of their JSON text, short, long and non-ASCII', () => {
+    const varint = (n: number) => (n < 128 ? [n] : [(n & 127) | 128, n >> 7]);
+    for (const fieldsV1 of [{ 'f:a': {} }, { 'f:metadata': { 'f:labels': { 'f:größe': {}, [`f:${'x'.repeat(200)}`]: {} } } }]) {
+      const bytes = encodeObject({ metadata: { managedFields: [{ manager: 'm', fieldsType: 'FieldsV1', fieldsV1 }] } }, core('Pod'));
+      const text = Buffer.from(JSON.stringify(fieldsV1));
+      expect(bytes.includes(Buffer.concat([Buffer.from(varint(text.length)), text])), JSON.stringify(fieldsV1)).to.equal(true);
+    }
+  });
+
   it('keeps verbs and extra values as plain arrays', () => {
     const resource = { name: 'pods', singularName: 'pod', namespaced: true, kind: 'Pod', verbs: ['get', 'list'] };
     expect(roundTrip(resource, `${DOMAIN}.apimachinery.pkg.apis.meta.v1.APIResource`)).to.deep.equal(resource);
@@ -218,19 +227,27 @@ describe('protobuf watch frames', () => {
   });
 });
 
-describe('protobuf lists written a piece at a time', () => {
+describe('protobuf lists written in parts', () => {
   const item = (i: number) => ({ metadata: { name: `cm-${i}`, namespace: 'ns', resourceVersion: String(i + 1) }, data: { k: 'v'.repeat(i * 37 % 300) } });
 
   for (const count of [0, 1, 3000]) {
-    it(`are the bytes of the whole list encoded at once (${count} items, small pieces)`, () => {
+    it(`are the bytes of the whole list encoded at once (${count} items)`, () => {
       const items = Array.from({ length: count }, (_, i) => item(i));
       const listMeta = { resourceVersion: '9', continue: 'tok', remainingItemCount: 4 };
       const whole = encodeEnvelope({ apiVersion: 'v1', kind: 'ConfigMapList', metadata: listMeta, items });
-      const encoded = items.map((o) => encodeObject(o, messageNameFor('v1', 'ConfigMap')!));
-      const pieces = [...encodeListPieces('v1', 'ConfigMapList', listMeta, encoded, 4096)];
-      expect(Buffer.concat(pieces).equals(whole)).to.equal(true);
-      if (count === 3000) expect(pieces.length).to.be.greaterThan(10);
-      expect((decodeEnvelope(Buffer.concat(pieces)).items as unknown[] | undefined ?? []).length).to.equal(count);
+      const encoded = items.map(listItemEncoder('v1', 'ConfigMapList', messageNameFor('v1', 'ConfigMap')!));
+      const parts = listParts('v1', 'ConfigMapList', listMeta, encoded);
+      expect(parts.length).to.equal(count + 2);
+      expect(Buffer.concat(parts).equals(whole)).to.equal(true);
+      expect((decodeEnvelope(Buffer.concat(parts)).items as unknown[] | undefined ?? []).length).to.equal(count);
     });
   }
+
+  it('hold each item as its message, framed', () => {
+    const obj = item(5);
+    const framed = listItemEncoder('v1', 'ConfigMapList', messageNameFor('v1', 'ConfigMap')!)(obj);
+    expect(framed.subarray(framed.length - encodeObject(obj, messageNameFor('v1', 'ConfigMap')!).length)
+      .equals(encodeObject(obj, messageNameFor('v1', 'ConfigMap')!))).to.equal(true);
+    expect(framed[0]).to.equal(0x12); // items: field 2, length-delimited
+  });
 });

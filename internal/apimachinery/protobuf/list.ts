@@ -1,34 +1,42 @@
-// A list in its Protobuf form, written a piece at a time. The envelope's length
-// prefixes need the size of everything after them, so the items are encoded
-// first (or taken from a cache of encoded items) and their sizes summed; the
-// pieces then go out without the response ever being one buffer, each filled in
-// place with the items' keys, lengths and bytes.
+// A list in its Protobuf form, made of parts that are written one after another:
+// the envelope and list metadata, each item as the list holds it (the items field's
+// key, the length, the item's message), then the envelope's tail. The envelope's
+// length prefixes need the size of everything after them, so the items are encoded
+// first (or taken from a cache of encoded items) and their sizes summed; the parts
+// are never joined into one buffer.
 import { fieldNamed, messageNameFor, writeEnvelopeHead, writeEnvelopeTail, writeMessage, type JsonObject } from './codec.js';
 import { ProtobufError } from './errors.js';
 import { getSchema } from './schema.js';
 import { Writer } from './wire.js';
 
-/** Room the Writer asks for beyond a varint it writes, so that a piece sized exactly never grows. */
-const VARINT_SLACK = 10;
-
-function varintSize(n: number): number {
-  let size = 1;
-  for (; n >= 128; n = Math.floor(n / 128)) size++;
-  return size;
-}
-
-/**
- * The enveloped list `listKind` of `apiVersion` holding `items` (each the bytes of one item's message), as
- * pieces of about `pieceBytes` each; the same bytes as encoding the whole list at once.
- */
-export function* encodeListPieces(apiVersion: string, listKind: string, listMeta: JsonObject, items: Uint8Array[],
-  pieceBytes = 64 * 1024): Generator<Buffer> {
+function listMessage(apiVersion: string, listKind: string): string {
   const name = messageNameFor(apiVersion, listKind);
   if (!name) throw new ProtobufError(`no Protobuf form for kind ${JSON.stringify(listKind)} of ${JSON.stringify(apiVersion)}`);
-  const list = getSchema().message(name);
-  const metadata = fieldNamed(list, 'metadata');
-  const itemsKey = fieldNamed(list, 'items').key;
+  return name;
+}
 
+/** Encodes an object of message `itemMessage` as the list `listKind` of `apiVersion` holds an item: the items
+ * field's key, the length, the object's message. */
+export function listItemEncoder(apiVersion: string, listKind: string, itemMessage: string): (obj: JsonObject) => Buffer {
+  const key = fieldNamed(getSchema().message(listMessage(apiVersion, listKind)), 'items').key;
+  const message = getSchema().message(itemMessage);
+  // One writer for every item (encoding is synchronous); each item's bytes are copied out of it.
+  const w = new Writer();
+  return (obj) => {
+    w.reset();
+    w.uint(key);
+    const mark = w.begin();
+    writeMessage(w, message, obj);
+    w.end(mark);
+    return w.finish();
+  };
+}
+
+/** The parts of the enveloped list `listKind` of `apiVersion` around `items` (each made by listItemEncoder):
+ * written head, items, tail, they are the same bytes as the whole list encoded at once. */
+export function listParts(apiVersion: string, listKind: string, listMeta: JsonObject, items: Uint8Array[]): Uint8Array[] {
+  const list = getSchema().message(listMessage(apiVersion, listKind));
+  const metadata = fieldNamed(list, 'metadata');
   const meta = new Writer(256);
   meta.uint(metadata.key);
   const mark = meta.begin();
@@ -36,8 +44,7 @@ export function* encodeListPieces(apiVersion: string, listKind: string, listMeta
   meta.end(mark);
   const metaBytes = meta.take();
   let listLength = metaBytes.length;
-  const keySize = varintSize(itemsKey);
-  for (const item of items) listLength += keySize + varintSize(item.length) + item.length;
+  for (const item of items) listLength += item.length;
 
   const head = new Writer(1024);
   writeEnvelopeHead(head, apiVersion, listKind);
@@ -45,24 +52,5 @@ export function* encodeListPieces(apiVersion: string, listKind: string, listMeta
   head.raw(metaBytes);
   const tail = new Writer(16);
   writeEnvelopeTail(tail);
-  // Each piece is one buffer of the size its items need, filled in place: the head, then each item's key, length
-  // and bytes, up to about pieceBytes; the last piece ends with the tail.
-  let leading: Buffer | undefined = head.take();
-  let next = 0;
-  do {
-    let size = leading?.length ?? 0;
-    let end = next;
-    for (; end < items.length && size < pieceBytes; end++) size += keySize + varintSize(items[end].length) + items[end].length;
-    const last = end === items.length;
-    const piece = new Writer(size + (last ? tail.length : 0) + VARINT_SLACK);
-    if (leading) piece.raw(leading);
-    leading = undefined;
-    for (; next < end; next++) {
-      piece.uint(itemsKey);
-      piece.uint(items[next].length);
-      piece.raw(items[next]);
-    }
-    if (last) piece.raw(tail.take());
-    yield piece.take();
-  } while (next < items.length);
+  return [head.take(), ...items, tail.take()];
 }
