@@ -107,6 +107,10 @@ function readEntry(r: protobuf.Reader, map: Record<string, string>): void {
   map[key] = value;
 }
 
+/** An unsigned 64-bit value as a number, from its two halves: Number() of a Long goes through its decimal text.
+ * Frame ids are counters, far below 2^53. */
+const uint64Number = (v: protobuf.Long | number): number => (typeof v === 'number' ? v : (v.high >>> 0) * 0x1_0000_0000 + (v.low >>> 0));
+
 function readFrame(r: protobuf.Reader): ReceivedFrame {
   const end = r.uint32() + r.pos;
   if (end > r.len) throw new RangeError(`truncated frame: ${end} > ${r.len}`);
@@ -114,7 +118,7 @@ function readFrame(r: protobuf.Reader): ReceivedFrame {
   while (r.pos < end) {
     const t = r.uint32();
     switch (t) {
-      case ID: f.id = Number(r.uint64()); break;
+      case ID: f.id = uint64Number(r.uint64()); break;
       case METHOD: f.method = r.string(); break;
       case PAYLOAD: f.payload = r.bytes() as Buffer; break;
       case CODE: f.code = r.uint32(); break;
