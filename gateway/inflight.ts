@@ -39,9 +39,12 @@ export interface InflightMetrics {
 export class InflightLimiter {
   private readonly current: Record<RequestKind, number> = { readOnly: 0, mutating: 0 };
   private readonly watermark: Record<RequestKind, number> = { readOnly: 0, mutating: 0 };
+  /** Publishes the watermarks while requests come and go; an idle server keeps no timer. */
+  private ticking?: NodeJS.Timeout;
+  private tracked = false;
 
-  constructor(private readonly limits: InflightLimits, private readonly metrics: InflightMetrics) {
-    setInterval(() => this.publish(), WATERMARK_PERIOD_MS).unref();
+  constructor(private readonly limits: InflightLimits, private readonly metrics: InflightMetrics,
+    private readonly periodMs = WATERMARK_PERIOD_MS) {
     this.publish();
   }
 
@@ -68,6 +71,19 @@ export class InflightLimiter {
   private track(kind: RequestKind, delta: number): void {
     this.current[kind] += delta;
     this.watermark[kind] = Math.max(this.watermark[kind], this.current[kind]);
+    this.tracked = true;
+    this.ticking ??= setInterval(() => this.tick(), this.periodMs).unref();
+  }
+
+  /** Publishes; stops once a whole period passed with no request and none in flight, as all is published then. */
+  private tick(): void {
+    this.publish();
+    if (this.tracked || this.current.readOnly > 0 || this.current.mutating > 0) {
+      this.tracked = false;
+      return;
+    }
+    clearInterval(this.ticking);
+    this.ticking = undefined;
   }
 
   private publish(): void {

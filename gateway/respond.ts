@@ -207,6 +207,7 @@ function writeProtobufList(ctx: Koa.Context, def: KindDef, apiVersion: string, i
   const encodeItem = itemEncoder(form, apiVersion, listKind, messageNameFor(apiVersion, def.kind)!);
   const encode = (json: string) => encodeItem(decodeCached(def, json));
   const encoded = new Array<Buffer>(items.length);
+  protobufItems.startRound();
   for (let i = 0; i < items.length; i++) encoded[i] = protobufItems.get(items[i], form, encode);
   ctx.status = 200;
   ctx.type = mediaType;

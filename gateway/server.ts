@@ -25,10 +25,14 @@ export const MAX_URL_BYTES = 1 << 20;
 const MAX_PARSED_BYTES = MAX_URL_BYTES + MAX_HEADER_BYTES + 4096;
 /** Upstream's ReadHeaderTimeout: the TLS handshake and the headers must arrive within it. */
 const HEADERS_TIMEOUT_MS = 32_000;
+/** Upstream's IdleTimeout: a kept-alive connection may wait this long for its next request, so a client asking
+ * now and then (a controller's rediscovery every 30 s) keeps its connection rather than a TLS handshake each time. */
+const KEEP_ALIVE_MS = 90_000;
 /** A body still arriving this long after the request timed out (and was answered 504) ends the connection. */
 const BODY_GRACE_MS = 5_000;
-/** How often Node looks for connections past those deadlines. */
-const CONNECTIONS_CHECK_MS = 1_000;
+/** Node looks for connections past those deadlines every quarter of the shortest one, within these bounds: often
+ * enough that a deadline is kept to within a quarter, and no more, since each look wakes an idle server. */
+const CONNECTIONS_CHECK_MS = { min: 1_000, max: 10_000 };
 
 export interface ServerOptions {
   /** `--request-timeout` in milliseconds; 0 leaves requests without a deadline. */
@@ -43,7 +47,8 @@ export function createHttpsServer(app: Koa, tls: TlsFiles, opts: ServerOptions):
   const server = https.createServer({
     ...tls, requestCert: true, rejectUnauthorized: false, maxHeaderSize: MAX_PARSED_BYTES,
     headersTimeout, requestTimeout: opts.requestTimeoutMs > 0 ? opts.requestTimeoutMs + BODY_GRACE_MS : 0,
-    connectionsCheckingInterval: CONNECTIONS_CHECK_MS, handshakeTimeout: headersTimeout,
+    connectionsCheckingInterval: Math.min(CONNECTIONS_CHECK_MS.max, Math.max(CONNECTIONS_CHECK_MS.min, headersTimeout / 4)),
+    handshakeTimeout: headersTimeout, keepAliveTimeout: KEEP_ALIVE_MS,
   }, (req, res) => {
     const refused = sizeError(req);
     if (refused) return writeStatus(res, refused);

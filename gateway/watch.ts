@@ -22,6 +22,7 @@ import type { WatchHub } from './hub.js';
 import { decodeCached, type Collection } from './objectcache.js';
 import { turnEntries } from './turnmap.js';
 import { needsDrain, onDrain, writeEvents } from './watchwriter.js';
+import { SharedTicker } from './ticker.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 interface WatchEvent {
@@ -43,6 +44,8 @@ const CATCH_UP_STALL_MS = 30_000;
 /** During the catch-up, queued events are written once they reach this size. */
 const CATCH_UP_WRITE_BYTES = 64 * 1024;
 const BOOKMARK_INTERVAL_MS = 30_000;
+/** Every watch's periodic bookmark, sent in the same turn. */
+const bookmarkTicker = new SharedTicker(BOOKMARK_INTERVAL_MS);
 /** How long an ended slow watcher's socket may take to drain its last events and the ERROR before it is cut. */
 const SLOW_WATCHER_GRACE_MS = 30_000;
 export const INITIAL_EVENTS_END = labelKey('initial-events-end');
@@ -200,6 +203,7 @@ class WatchStream {
   /** Wakes a catch-up waiting for the client once the watch is over. */
   private wake?: () => void;
   private readonly timers: NodeJS.Timeout[] = [];
+  private stopBookmarks?: () => void;
   /** Stops following the drains of the response and of its connection, which outlives the watch. */
   private offDrain?: () => void;
   /** Where the events of a kind converting through a webhook are in their turn. */
@@ -313,7 +317,7 @@ class WatchStream {
     const { def, registry } = this.r;
     if (def.custom) unserved = registry.onChange(() => { if (registry.lookup(def.group, def.version, def.resource) !== def) stop(); });
     if (params.bookmarks) {
-      this.timers.push(setInterval(() => { this.bookmark(Math.max(this.sent, hub.currentRevision)); this.flush(); }, BOOKMARK_INTERVAL_MS));
+      this.stopBookmarks = bookmarkTicker.add(() => { this.bookmark(Math.max(this.sent, hub.currentRevision)); this.flush(); });
     }
     res.on('close', stop);
     this.r.ctx.req.on('close', stop);
@@ -441,6 +445,7 @@ class WatchStream {
     if (res.headersSent) this.writeQueued();
     this.ended = true;
     for (const t of this.timers) clearTimeout(t);
+    this.stopBookmarks?.();
     this.offDrain?.();
     this.wake?.();
     if (res.headersSent) res.end();

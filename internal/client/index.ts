@@ -4,7 +4,7 @@
 import https from 'node:https';
 import type { ApiObject } from '../apimachinery/meta.js';
 import type { ResourceEntry } from '../registry/resources.js';
-import { GROUP_META } from '../names/index.js';
+import { GROUP_APIDISCOVERY, GROUP_META } from '../names/index.js';
 
 export interface ClientOptions {
   /** `https://host:port` of a gateway. */
@@ -51,6 +51,16 @@ const ACCEPT = {
   list: { object: 'application/json', metadata: metadataAs('PartialObjectMetadataList') },
   watch: { object: 'application/json', metadata: metadataAs('PartialObjectMetadata') },
 };
+const ACCEPT_AGGREGATED_DISCOVERY = `application/json;g=${GROUP_APIDISCOVERY};v=v2;as=APIGroupDiscoveryList`;
+/** The parts of an aggregated discovery document (`APIGroupDiscoveryList`) that `resources` reads; versions come
+ * most preferred first. */
+interface AggregatedDiscovery {
+  kind?: string;
+  items?: Array<{
+    metadata?: { name?: string };
+    versions?: Array<{ version: string; resources?: Array<{ resource: string; responseKind?: { kind?: string }; scope?: string; verbs?: string[] }> }>;
+  }>;
+}
 /** As client-go: an answer that says Retry-After (429, or a 5xx) is tried again this many times at most. */
 const MAX_RETRIES = 10;
 /** Retry-After is obeyed up to this many seconds. */
@@ -194,22 +204,19 @@ export class ApiClient {
     return req;
   }
 
-  /** The resources of every served group version (the preferred version of each group). */
+  /** The resources of every served group's preferred version, from the two aggregated discovery documents
+   * (`/api` and `/apis`), as client-go reads them, instead of one request per group version. */
   async resources(): Promise<Resource[]> {
     const out: Resource[] = [];
-    const add = async (base: string, group: string, version: string) => {
-      const res = await this.request('GET', base);
-      if (res.status !== 200) throw new Error(`discovery ${base}: ${res.status}`);
-      for (const r of res.body.resources ?? []) {
-        if (!String(r.name).includes('/')) out.push({ group, version, resource: r.name, kind: r.kind, namespaced: Boolean(r.namespaced), verbs: r.verbs ?? [] });
+    for (const path of ['/api', '/apis']) {
+      const res = await this.retrying<AggregatedDiscovery>('GET', path, { Accept: ACCEPT_AGGREGATED_DISCOVERY });
+      if (res.status !== 200 || res.body?.kind !== 'APIGroupDiscoveryList') throw new Error(`discovery ${path}: ${res.status}`);
+      for (const g of res.body.items ?? []) {
+        const preferred = g.versions?.[0];
+        for (const r of preferred?.resources ?? []) {
+          out.push({ group: g.metadata?.name ?? '', version: preferred!.version, resource: r.resource, kind: r.responseKind?.kind ?? '', namespaced: r.scope === 'Namespaced', verbs: r.verbs ?? [] });
+        }
       }
-    };
-    await add('/api/v1', '', 'v1');
-    const groups = await this.request('GET', '/apis');
-    if (groups.status !== 200) throw new Error(`discovery /apis: ${groups.status}`);
-    for (const g of groups.body.groups ?? []) {
-      const preferred = g.preferredVersion?.version ?? g.versions?.[0]?.version;
-      if (preferred) await add(`/apis/${g.name}/${preferred}`, g.name, preferred);
     }
     return out;
   }

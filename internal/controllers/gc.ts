@@ -90,8 +90,8 @@ class OwnerIndex {
   }
 }
 
-/** How often the collector looks for resources served since it started. */
-const REDISCOVERY_MS = 15_000;
+/** How often the collector looks for resources served since it started: the platform's 30 s. */
+const REDISCOVERY_MS = 30_000;
 
 export class GarbageCollector {
   /** An informer per resource, its store keyed by uid: the objects the collector knows to exist. */

@@ -5,6 +5,7 @@
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs/light.js';
 import { protoRoot } from './descriptor.js';
+import { finished, sizedWriter } from './writer.js';
 import type { ProtoGrpcType as StorageProto } from './gen/storage.js';
 import type { ProtoGrpcType as AuthnProto } from './gen/authn.js';
 import type { ProtoGrpcType as AuthzProto } from './gen/authz.js';
@@ -15,10 +16,17 @@ import type { ProtoGrpcType as MultiplexProto } from './gen/multiplex.js';
 /** Messages as the generated types in gen/ describe them (proto-loader's longs: Number, enums: String, defaults, oneofs). */
 const conversion: protobuf.IConversionOptions = { longs: Number, enums: String, defaults: true, oneofs: true };
 
+/** Room for a message beyond the size of the one before it. */
+const SIZE_SLACK = 256;
+
 function serializer(type: protobuf.Type): grpc.serialize<object> {
+  // The messages of one type are of much the same size: each is written into a buffer sized by the one before.
+  let previous = 0;
   return (value) => {
     if (Array.isArray(value)) throw new Error(`Failed to serialize message: expected object with ${type.name} structure, got array instead`);
-    return type.encode(type.fromObject(value)).finish() as Buffer;
+    const bytes = finished(type.encode(type.fromObject(value), sizedWriter(previous + SIZE_SLACK)));
+    previous = bytes.length;
+    return bytes;
   };
 }
 

@@ -4,6 +4,7 @@
 // sides: here a batch is written in one pass, and read with its payloads as views
 // of the bytes received. Unknown fields are skipped.
 import protobuf from 'protobufjs';
+import { finished, sizedWriter } from './writer.js';
 
 /** One frame as the multiplex sends it. */
 export interface Frame {
@@ -53,9 +54,29 @@ function writeMap(w: protobuf.Writer, field: number, map: Record<string, string>
   for (const key in map) w.uint32(field).fork().uint32(ENTRY_KEY).string(key).uint32(ENTRY_VALUE).string(map[key]).ldelim();
 }
 
+/** Bytes a frame takes besides its payload, method and details (tags, lengths, id, code), and per map entry. */
+const FRAME_OVERHEAD = 32;
+const ENTRY_OVERHEAD = 64;
+
+function entries(map: Record<string, string> | undefined): number {
+  let n = 0;
+  for (const _ in map) n++;
+  return n;
+}
+
+/** About the size of a batch of frames (a little more, unless their maps hold long values). */
+function sizeOf(frames: Frame[]): number {
+  let size = 0;
+  for (const f of frames) {
+    size += FRAME_OVERHEAD + (f.payload?.length ?? 0) + (f.method?.length ?? 0) + (f.details?.length ?? 0) * 3
+      + (entries(f.trailers) + entries(f.context)) * ENTRY_OVERHEAD;
+  }
+  return size;
+}
+
 /** The bytes of a `Frames` message. */
 export function encodeFrames(frames: Frame[]): Buffer {
-  const w = protobuf.Writer.create();
+  const w = sizedWriter(sizeOf(frames));
   for (const f of frames) {
     w.uint32(FRAMES_FRAME).fork();
     if (f.id) w.uint32(ID).uint64(f.id);
@@ -67,7 +88,7 @@ export function encodeFrames(frames: Frame[]): Buffer {
     writeMap(w, CONTEXT, f.context);
     w.ldelim();
   }
-  return w.finish() as Buffer;
+  return finished(w);
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -86,6 +107,10 @@ function readEntry(r: protobuf.Reader, map: Record<string, string>): void {
   map[key] = value;
 }
 
+/** An unsigned 64-bit value as a number, from its two halves: Number() of a Long goes through its decimal text.
+ * Frame ids are counters, far below 2^53. */
+const uint64Number = (v: protobuf.Long | number): number => (typeof v === 'number' ? v : (v.high >>> 0) * 0x1_0000_0000 + (v.low >>> 0));
+
 function readFrame(r: protobuf.Reader): ReceivedFrame {
   const end = r.uint32() + r.pos;
   if (end > r.len) throw new RangeError(`truncated frame: ${end} > ${r.len}`);
@@ -93,7 +118,7 @@ function readFrame(r: protobuf.Reader): ReceivedFrame {
   while (r.pos < end) {
     const t = r.uint32();
     switch (t) {
-      case ID: f.id = Number(r.uint64()); break;
+      case ID: f.id = uint64Number(r.uint64()); break;
       case METHOD: f.method = r.string(); break;
       case PAYLOAD: f.payload = r.bytes() as Buffer; break;
       case CODE: f.code = r.uint32(); break;

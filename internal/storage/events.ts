@@ -3,6 +3,7 @@
 // proto/svc/storage/v1/storage.proto as payload.
 import { NATS_EVENTS_PREFIX } from '../names/index.js';
 import { protoRoot } from '../rpc/descriptor.js';
+import { finished, sizedWriter } from '../rpc/writer.js';
 import type { KeyValue__Output } from '../rpc/gen/svc/storage/v1/KeyValue.js';
 import type { Event__Output } from '../rpc/gen/svc/storage/v1/Event.js';
 
@@ -24,9 +25,14 @@ const EventMessage = protoRoot.lookupType('svc.storage.v1.Event');
 const TYPE_NUMBER = { PUT: 0, DELETE: 1, PROGRESS: 2 } as const;
 const toObjectOptions = { longs: Number, enums: String, defaults: true };
 
+/** Bytes of an event's message besides its keys and values (tags, lengths, revisions, uids). */
+const EVENT_OVERHEAD = 192;
+const kvSize = (kv: KeyValue | null): number => (kv ? kv.key.length * 3 + kv.value.length : 0);
+
 /** The `Event` message bytes of an event. */
 export function encodeEvent(event: StorageEvent): Uint8Array {
-  return EventMessage.encode({ ...event, type: TYPE_NUMBER[event.type] }).finish();
+  const w = sizedWriter(EVENT_OVERHEAD + kvSize(event.kv) + kvSize(event.prevKv));
+  return finished(EventMessage.encode({ ...event, type: TYPE_NUMBER[event.type] }, w));
 }
 
 /** Decodes an `Event` message; `value`s are Buffers viewing the input. */

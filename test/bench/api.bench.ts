@@ -7,7 +7,7 @@ import { Cluster } from '../lib/cluster.js';
 import { MEDIA_PROTOBUF } from '../../internal/names/index.js';
 import { adminTls, expectStatus, keepAlive, send, type Tls } from './https.js';
 import { measure, type Measured } from './load.js';
-import { measureIdle, waitQuiet, type Pids } from './proc.js';
+import { IDLE_WINDOW_MS, measureIdle, waitQuiet, type Pids } from './proc.js';
 import { createBody, storedObject } from './objects.js';
 import { benchMemory, MEMORY_NAMESPACE, writeThroughStorage } from './memory.js';
 import { benchWatch, WATCH_NAMESPACE } from './watch.js';
@@ -17,7 +17,6 @@ import type { ApiFigures, ListFigures } from './figures.js';
 export const NAMESPACE = 'bench';
 const LIST_NAMESPACE = 'bench-list';
 const LISTED_OBJECTS = 10_000;
-const IDLE_MS = 5_000;
 const PHASE_MS = { c1: 3_000, c32: 5_000 };
 const WARM_UP = 100;
 const LISTS = 20;
@@ -105,7 +104,7 @@ export async function benchApi(): Promise<ApiFigures> {
     await cluster.start();
     const pids = cluster.pids();
     await waitQuiet(pids, 50, 15_000);
-    const idle = await measureIdle(pids, IDLE_MS);
+    const idle = await measureIdle(pids, IDLE_WINDOW_MS);
     for (const ns of [NAMESPACE, WATCH_NAMESPACE, LIST_NAMESPACE, MEMORY_NAMESPACE]) {
       expectStatus(201, `create namespace ${ns}`)((await cluster.request('POST', '/api/v1/namespaces', { body: { metadata: { name: ns } } })).status);
     }

@@ -7,7 +7,9 @@ export interface Measured {
   count: number;
   opsPerSec: number;
   p50Ms: number;
+  p90Ms: number;
   p99Ms: number;
+  maxMs: number;
   /** CPU ms per operation summed over the server processes, and by process. */
   cpuMsPerOp: number;
   cpuMsPerOpByProcess: Record<string, number>;
@@ -46,7 +48,9 @@ export async function measure(pids: Pids, clients: number, durationMs: number, o
     count,
     opsPerSec: (count / elapsedMs) * 1000,
     p50Ms: percentile(latencies, 0.5),
+    p90Ms: percentile(latencies, 0.9),
     p99Ms: percentile(latencies, 0.99),
+    maxMs: count ? latencies[count - 1] : NaN,
     cpuMsPerOp: perOp(cpu.total),
     cpuMsPerOpByProcess: Object.fromEntries(Object.entries(cpu.byProcess).map(([name, ms]) => [name, perOp(ms)])),
     clientCpuMsPerOp: perOp(cpu.client),

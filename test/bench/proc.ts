@@ -98,6 +98,10 @@ export async function waitQuiet(pids: Pids, busyMs: number, maxMs: number): Prom
 
 export interface Idle { cpuMsPerSec: number; wakeupsPerSec: number }
 
+/** The idle window: long enough to hold one period of every periodic task (bookmarks, the garbage collector's
+ * rediscovery and gRPC keepalives come every 30 s), so that it counts polling and not where a burst happens to fall. */
+export const IDLE_WINDOW_MS = 30_000;
+
 /** CPU and main-thread wake-ups per second of each process over `ms` with no requests. */
 export async function measureIdle(pids: Pids, ms: number): Promise<Record<string, Idle>> {
   const wakes = new Map([...pids].map(([name, pid]) => [name, wakeups(pid)]));

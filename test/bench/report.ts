@@ -4,6 +4,7 @@
 import type { Measured } from './load.js';
 import type { ApiFigures, EtcdFigures, WatchPhase } from './figures.js';
 import { grid, num, ratio } from './table.js';
+import { IDLE_WINDOW_MS } from './proc.js';
 
 /** The order processes are shown in; any other process the cluster runs follows. */
 const ORDER = ['gateway', 'authn', 'authz', 'admission', 'storage', 'controller-manager', 'nats-server'];
@@ -96,7 +97,7 @@ function memory(api: ApiFigures): string {
 }
 
 function idle(api: ApiFigures): string {
-  return grid('Idle (5 s, no requests): CPU, and how often the main thread woke up',
+  return grid(`Idle (${IDLE_WINDOW_MS / 1000} s, no requests): CPU, and how often the main thread woke up`,
     ['process', 'CPU ms/s', 'wake-ups/s'], processesOf(api).map((p) => [p, num(api.idle[p].cpuMsPerSec), num(api.idle[p].wakeupsPerSec)]));
 }
 

@@ -328,7 +328,7 @@ describe('custom resources: serving the kinds of CustomResourceDefinitions', fun
     const cm = await c.request('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'owned', ownerReferences: [ref] } } });
     expect(cm.status).to.equal(201);
     expect((await c.request('DELETE', `${WIDGETS}/owner`)).status).to.equal(200);
-    // The collector follows kinds served since it started within its rediscovery interval (15 s).
+    // The collector follows kinds served since it started within its rediscovery interval (30 s).
     expect(await waitFor(async () => (await c.request('GET', '/api/v1/namespaces/default/configmaps/owned')).status === 404, 40_000, 250)).to.equal(true);
   });
 

@@ -3,7 +3,8 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { Counter, Gauge, Registry } from 'prom-client';
-import { InflightLimiter, isLongRunning, requestKindOf } from '../../gateway/inflight.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { InflightLimiter, isLongRunning, requestKindOf, type InflightMetrics } from '../../gateway/inflight.js';
 import { requestInfo } from '../../gateway/requestinfo.js';
 import { parseGoDuration } from '../../gateway/timeout.js';
 import { StatusError } from '../../internal/apimachinery/status.js';
@@ -62,6 +63,29 @@ describe('overload protection', () => {
     expect((await metrics.dropped.get()).values).to.deep.equal([{ value: 1, labels: { request_kind: 'readOnly' } }]);
     limiter.leave(held!);
     limiter.leave(enter(['dev'])!);
+  });
+
+  it('publishes the in-flight watermark of each period while requests come and go, and nothing once idle', async () => {
+    const published: Array<[string, number]> = [];
+    const metrics = {
+      inflight: { set: (labels: { request_kind: string }, value: number) => published.push([labels.request_kind, value]) },
+      dropped: { inc: () => undefined },
+    } as unknown as InflightMetrics;
+    const limiter = new InflightLimiter({ readOnly: 0, mutating: 0 }, metrics, 20);
+    published.length = 0;
+    const first = limiter.enter(info('GET', '/api/v1/pods'), undefined, {})!;
+    limiter.leave(limiter.enter(info('GET', '/api/v1/pods'), undefined, {})!);
+    limiter.leave(first);
+    await sleep(150);
+    const readOnly = published.filter(([kind]) => kind === 'readOnly').map(([, value]) => value);
+    expect(readOnly[0], 'the period\'s highest count').to.equal(2);
+    expect(readOnly.at(-1), 'then none in flight').to.equal(0);
+    const count = published.length;
+    await sleep(100);
+    expect(published.length, 'an idle limiter publishes nothing more').to.equal(count);
+    limiter.leave(limiter.enter(info('POST', '/api/v1/pods'), undefined, {})!);
+    await sleep(60);
+    expect(published.slice(count)).to.deep.include(['mutating', 1]);
   });
 
   it('logs a stray rejection and exception with the request they came from, and the process lives on', () => {

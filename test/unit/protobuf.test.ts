@@ -162,6 +162,15 @@ describe('protobuf special types', () => {
     expect(roundTrip({ metadata: meta }, core('Pod'))).to.deep.equal({ metadata: meta });
   });
 
+  it('writes managed fields as the UTF-8 bytes of their JSON text, short, long and non-ASCII', () => {
+    const varint = (n: number) => (n < 128 ? [n] : [(n & 127) | 128, n >> 7]);
+    for (const fieldsV1 of [{ 'f:a': {} }, { 'f:metadata': { 'f:labels': { 'f:größe': {}, [`f:${'x'.repeat(200)}`]: {} } } }]) {
+      const bytes = encodeObject({ metadata: { managedFields: [{ manager: 'm', fieldsType: 'FieldsV1', fieldsV1 }] } }, core('Pod'));
+      const text = Buffer.from(JSON.stringify(fieldsV1));
+      expect(bytes.includes(Buffer.concat([Buffer.from(varint(text.length)), text])), JSON.stringify(fieldsV1)).to.equal(true);
+    }
+  });
+
   it('keeps verbs and extra values as plain arrays', () => {
     const resource = { name: 'pods', singularName: 'pod', namespaced: true, kind: 'Pod', verbs: ['get', 'list'] };
     expect(roundTrip(resource, `${DOMAIN}.apimachinery.pkg.apis.meta.v1.APIResource`)).to.deep.equal(resource);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { api, grpc, RpcError, serve, trailers, unary, type RunningServer } from '../../internal/rpc/index.js';
 import { MultiplexServer, multiplexDefinition } from '../../internal/rpc/multiplex.js';
 import { decodeFrames, encodeFrames, type Frame, type ReceivedFrame } from '../../internal/rpc/framecodec.js';
+import { protoRoot } from '../../internal/rpc/descriptor.js';
 import type { AuthorizationClient } from '../../internal/rpc/gen/svc/authz/v1/Authorization.js';
 import type { PolicyStatusResponse__Output } from '../../internal/rpc/gen/svc/authz/v1/PolicyStatusResponse.js';
 import type { StorageClient as RawStorage } from '../../internal/rpc/gen/svc/storage/v1/Storage.js';
@@ -178,6 +179,32 @@ describe('rpc: the frame codec', () => {
     expect(decodeFrames(unknown).map((f) => f.id)).to.deep.equal([7]);
     expect(() => decodeFrames(Buffer.from([0x0a, 0x09, 0x08]))).to.throw(/truncated|index out of range/);
     expect(() => decodeFrames(Buffer.from([0x0e]))).to.throw(/wire type/);
+  });
+});
+
+describe('rpc: messages written into buffers sized in advance', () => {
+  const create = api.svc.storage.v1.Storage.service.Create;
+  const type = protoRoot.lookupType('svc.storage.v1.CreateRequest');
+  const request = (size: number) => ({ key: `core/configmaps/ns/c-${size}`, value: Buffer.alloc(size, size % 251), uid: `uid-${size}` });
+
+  it('are the bytes protobufjs writes, whatever the size of the message before, and stay as written', () => {
+    const sizes = [10, 100_000, 3, 2_500_000, 40, 1_500, 1_500, 70_000];
+    const written = sizes.map((size) => create.requestSerialize(request(size)));
+    written.forEach((bytes, i) => {
+      expect(bytes.equals(type.encode(type.fromObject(request(sizes[i]))).finish()), `message ${i} of ${sizes[i]} bytes`).to.equal(true);
+      expect(create.requestDeserialize(bytes)).to.deep.include({ key: request(sizes[i]).key, uid: request(sizes[i]).uid });
+    });
+  });
+
+  it('writes a batch of frames larger than its estimate as the generic codec does', () => {
+    const generic = api.svc.rpc.v1.Multiplex.service.Batches;
+    const long = 'x'.repeat(5000);
+    const batch: Frame[] = Array.from({ length: 40 }, (_, i) => ({
+      id: i + 1, method: '/svc.storage.v1.Storage/Create', payload: Buffer.alloc(i * 100, i), context: i % 2 ? { traceparent: long } : undefined,
+    }));
+    expect(encodeFrames(batch).equals(generic.requestSerialize({ frames: batch }))).to.equal(true);
+    expect(decodeFrames(encodeFrames(batch)).map((f) => [f.id, f.payload.length, f.context.traceparent?.length ?? 0]))
+      .to.deep.equal(batch.map((f) => [f.id, f.payload!.length, f.context ? 5000 : 0]));
   });
 });
 

@@ -138,12 +138,13 @@ function writeSpecial(w: Writer, kind: Kind, m: Message, v: unknown): void {
       w.uint(tag(m, 'strVal', WIRE_BYTES));
       return w.string(isString ? v : '');
     }
+    // JSON text goes in as a string: the same length-prefixed UTF-8 bytes, without a Buffer made for each.
     case Kind.RawExtension:
       w.uint(tag(m, 'raw', WIRE_BYTES));
-      return w.bytes(v instanceof Uint8Array ? v : Buffer.from(JSON.stringify(v)));
+      return v instanceof Uint8Array ? w.bytes(v) : w.string(JSON.stringify(v));
     case Kind.FieldsV1:
       w.uint(tag(m, 'Raw', WIRE_BYTES));
-      return w.bytes(Buffer.from(JSON.stringify(v)));
+      return w.string(JSON.stringify(v));
     case Kind.StringList: {
       if (!Array.isArray(v)) throw new ProtobufError(`${m.name}: want an array`);
       const key = tag(m, 'items', WIRE_BYTES);

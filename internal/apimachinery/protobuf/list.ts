@@ -20,8 +20,10 @@ function listMessage(apiVersion: string, listKind: string): string {
 export function listItemEncoder(apiVersion: string, listKind: string, itemMessage: string): (obj: JsonObject) => Buffer {
   const key = fieldNamed(getSchema().message(listMessage(apiVersion, listKind)), 'items').key;
   const message = getSchema().message(itemMessage);
+  // One writer for every item (encoding is synchronous); each item's bytes are copied out of it.
+  const w = new Writer();
   return (obj) => {
-    const w = new Writer();
+    w.reset();
     w.uint(key);
     const mark = w.begin();
     writeMessage(w, message, obj);

@@ -155,6 +155,11 @@ export class Writer {
     return Buffer.from(this.buf.subarray(0, this.pos));
   }
 
+  /** Starts over, keeping the memory: a writer used for one value after another allocates only what it outgrows. */
+  reset(): void {
+    this.pos = 0;
+  }
+
   /** The bytes written so far, sharing the writer's memory (no copy): valid while the writer does not grow. */
   take(): Buffer {
     return this.buf.subarray(0, this.pos);
