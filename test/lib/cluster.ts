@@ -59,6 +59,11 @@ export interface Replica {
   log: string[];
 }
 
+/** Clusters started and not yet stopped: their processes are killed when the test process exits, whatever a test
+ * left running (a `before` that timed out while its cluster was starting leaves its `after` nothing to stop). */
+const unstopped = new Set<Cluster>();
+process.once('exit', () => { for (const c of unstopped) c.killAllNow(); });
+
 export class Cluster {
   readonly procs = new Map<Service, ChildProcess>();
   readonly logs = new Map<Service, string[]>();
@@ -89,6 +94,7 @@ export class Cluster {
 
   /** Starts everything; on failure stops what did start before rethrowing, so nothing is left behind. */
   async start(): Promise<this> {
+    unstopped.add(this);
     try {
       if (this.opts.natsNodes) {
         this.natsCluster = await new NatsCluster().start(this.opts.natsNodes);
@@ -275,6 +281,16 @@ export class Cluster {
     await this.etcd?.stop();
     if (this.ownsDataDir) rmSync(this.dataDir, { recursive: true, force: true });
     rmSync(this.socketDir, { recursive: true, force: true });
+    unstopped.delete(this);
+  }
+
+  /** SIGKILLs every process of the cluster at once, synchronously, as the test process's exit allows. */
+  killAllNow(): void {
+    const pids = [...this.pids().values(), ...[...this.replicas.values()].map((r) => r.proc.pid),
+      ...(this.etcd?.members.map((m) => m.pid) ?? []), ...(this.natsCluster?.nodes.map((n) => n?.pid) ?? [])];
+    for (const pid of pids) {
+      try { if (pid) process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
+    }
   }
 
   get kubeconfig(): string {
