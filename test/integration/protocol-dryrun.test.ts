@@ -1,7 +1,7 @@
 // Document 1, "Dry run": dryRun=All runs every step but the store write, answers the
 // would-be object with the normal status code, stores and publishes nothing.
 import { expect } from 'chai';
-import { Cluster, type Response } from '../lib/cluster.js';
+import { Cluster, waitFor, type Response } from '../lib/cluster.js';
 
 const NS = 'dry';
 const CMS = `/api/v1/namespaces/${NS}/configmaps`;
@@ -29,6 +29,8 @@ describe('protocol: dry run', function () {
   before(async () => {
     c = await new Cluster().start();
     expect((await c.request('POST', '/api/v1/namespaces', { body: { metadata: { name: NS } } })).status).to.equal(201);
+    // The namespace's default ServiceAccount is the controller-manager's write: made before the test counts writes.
+    expect(await waitFor(async () => (await c.request('GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`)).status === 200, 15_000, 50)).to.equal(true);
     const res = await c.request('POST', CMS, { body: { metadata: { name: 'real', labels: { keep: 'yes' } }, data: { v: '1' } } });
     expect(res.status).to.equal(201);
     stored = res.body;
