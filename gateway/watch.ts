@@ -106,7 +106,7 @@ const encodedEvents = turnEntries<object, string, Buffer>();
 /** Live events' bytes by the event, then by the form of the watchers without a selector that share them. */
 const liveBytes = turnEntries<StorageEvent, string, Buffer>();
 /** The live event's bytes last asked, and their form. */
-let lastShared: { ev?: StorageEvent; form?: string; bytes: Buffer } = { bytes: Buffer.alloc(0) };
+let lastShared: { ev: StorageEvent; form: string; bytes: Buffer } | undefined;
 /** A number per kind version, for the keys of liveBytes. */
 const defIds = new WeakMap<KindDef, number>();
 let nextDefId = 0;
@@ -202,7 +202,8 @@ class WatchStream {
   private ended = false;
   /** Wakes a catch-up waiting for the client once the watch is over. */
   private wake?: () => void;
-  private readonly timers: NodeJS.Timeout[] = [];
+  /** Ends the watch at its timeout. */
+  private timeout?: NodeJS.Timeout;
   private stopBookmarks?: () => void;
   /** Stops following the drains of the response and of its connection, which outlives the watch. */
   private offDrain?: () => void;
@@ -271,7 +272,7 @@ class WatchStream {
   /** A change's bytes in a form, encoded by the first watch of that form without a selector and shared by the others
    * (the last ones asked are kept at hand: the watchers of a change ask one after another, most in the same form). */
   private sharedBytes(ev: StorageEvent, form: string): Buffer {
-    if (lastShared.ev === ev && lastShared.form === form) return lastShared.bytes;
+    if (lastShared?.ev === ev && lastShared.form === form) return lastShared.bytes;
     const forms = liveBytes(ev);
     let bytes = forms.get(form);
     if (!bytes) forms.set(form, (bytes = this.encoded(toWatchEvent(this.r.objects, ev)!)));
@@ -312,7 +313,7 @@ class WatchStream {
     const stop = () => { unregister(); unserved?.(); this.end(); };
     // Over already (failed, too slow, or the client left during the catch-up): its 'close' may have passed.
     if (this.ended || res.destroyed) { stop(); return; }
-    this.timers.push(setTimeout(stop, params.timeoutMs));
+    this.timeout = setTimeout(stop, params.timeoutMs);
     // A custom kind's watch ends once its CRD changes or goes: the client watches again what is served then.
     const { def, registry } = this.r;
     if (def.custom) unserved = registry.onChange(() => { if (registry.lookup(def.group, def.version, def.resource) !== def) stop(); });
@@ -444,7 +445,7 @@ class WatchStream {
     const res = this.r.ctx.res;
     if (res.headersSent) this.writeQueued();
     this.ended = true;
-    for (const t of this.timers) clearTimeout(t);
+    clearTimeout(this.timeout);
     this.stopBookmarks?.();
     this.offDrain?.();
     this.wake?.();
