@@ -16,7 +16,7 @@ import type { ApiObject } from '../internal/apimachinery/meta.js';
 import type { KindDef } from '../internal/registry/index.js';
 import type { HubWatcher, RevisionFeed } from './hub.js';
 import type { ReadPlan } from './versions.js';
-import { storedJson } from './storedjson.js';
+import { sharedStoredText, storedJson } from './storedjson.js';
 
 /** What a collection needs of the hub: its events and whether it can vouch for them. */
 export interface ChangeStream extends RevisionFeed {
@@ -116,7 +116,7 @@ export class Collection {
   private apply(ev: StorageEvent): void {
     if (ev.revision <= this.listedAt || !ev.kv) return;
     if (ev.type === 'DELETE') this.records.delete(ev.kv.key);
-    else if (ev.type === 'PUT') this.records.set(ev.kv.key, cachedJson(ev.kv));
+    else if (ev.type === 'PUT') this.records.set(ev.kv.key, sharedStoredText(ev.kv, ev.kv.modRevision).json);
     this.changedAt = ev.revision;
   }
 

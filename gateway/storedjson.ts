@@ -6,7 +6,9 @@
 // resourceVersion already there) is decoded and encoded instead.
 import { isAscii } from 'node:buffer';
 import { decodeValue } from '../internal/storage/objects.js';
+import type { KeyValue } from '../internal/storage/client.js';
 import { goEscape } from './negotiation.js';
+import { turnMap } from './turnmap.js';
 
 const QUOTE = 0x22;
 const COLON = 0x3a;
@@ -22,16 +24,47 @@ const SHORT_ESCAPED = new Set([0x08, 0x09, 0x0a, 0x0c, 0x0d]);
 const NUMBER = /-?[0-9][-+.0-9eE]*/y;
 const LITERAL = /true|false|null/y;
 
+/** An object's API JSON, and where its metadata object lies in it (known when the text was in stored form). */
+export interface StoredText {
+  json: string;
+  metadata?: { start: number; end: number };
+}
+
 /** The object's API JSON, with the platform encoder's escapes, as a get writes it. */
 export function storedJson(value: Buffer, revision: number): string {
+  return storedText(value, revision).json;
+}
+
+/** storedJson, with where the metadata object is in it. */
+export function storedText(value: Buffer, revision: number): StoredText {
   // Scanned one char a byte, so that indices are byte offsets: the text itself when it is all ASCII. The bytes of
   // other characters are all above ASCII, so they are never read as quotes, brackets or backslashes.
   const ascii = isAscii(value);
   const bytes = value.toString('latin1');
-  const at = metadataEnd(bytes);
-  if (at < 0) return goEscape(JSON.stringify(decodeValue(value, revision)));
-  const field = `${bytes.charCodeAt(at - 1) === OPEN ? '' : ','}"resourceVersion":"${revision}"`;
-  return goEscape(ascii ? bytes.slice(0, at) + field + bytes.slice(at) : value.toString('utf8', 0, at) + field + value.toString('utf8', at));
+  const span = metadataSpan(bytes);
+  if (!span) return { json: goEscape(JSON.stringify(decodeValue(value, revision))) };
+  const text = (from: number, to?: number): string => (ascii ? bytes.slice(from, to) : value.toString('utf8', from, to));
+  const field = `${bytes.charCodeAt(span.end - 1) === OPEN ? '' : ','}"resourceVersion":"${revision}"`;
+  const spliced = text(0, span.end) + field + text(span.end);
+  const json = goEscape(spliced);
+  // Escapes lengthen the text: unchanged, it is the stored text with the field inserted. Otherwise the metadata's
+  // place is that of the escaped text before it (the escapes are of single characters).
+  const unchanged = ascii && json.length === spliced.length;
+  const start = unchanged ? span.start : goEscape(text(0, span.start)).length;
+  const end = (unchanged ? span.end : goEscape(text(0, span.end)).length) + field.length + 1;
+  return { json, metadata: { start, end } };
+}
+
+/** The texts of the values of the changes the hub is handing out in this turn: the cache and every watch of a
+ * change in a JSON form share one. */
+const textsOfTurn = turnMap<KeyValue, StoredText & { revision: number }>();
+
+/** storedText of a changed value, made once for all who ask in the same turn. */
+export function sharedStoredText(kv: KeyValue, revision: number): StoredText {
+  const texts = textsOfTurn();
+  let text = texts.get(kv);
+  if (text?.revision !== revision) texts.set(kv, (text = { ...storedText(kv.value, revision), revision }));
+  return text;
 }
 
 /**
@@ -68,40 +101,44 @@ function tokenEnd(bytes: string, i: number): number {
   return token !== undefined && String(Number(token)) === token ? i + token.length : -1;
 }
 
-/** The index of the closing brace of the top-level metadata object, or -1 when the text is not in stored form. */
-function metadataEnd(bytes: string): number {
-  if (bytes.charCodeAt(0) !== OPEN) return -1;
+/** Where the top-level metadata object opens and closes (its braces), or undefined when the text is not in stored form. */
+function metadataSpan(bytes: string): { start: number; end: number } | undefined {
+  if (bytes.charCodeAt(0) !== OPEN) return undefined;
   let depth = 0;
   let metadata: 'before' | 'next' | 'in' | 'after' = 'before';
+  let start = -1;
   let end = -1;
   const escapes = { next: bytes.indexOf('\\') };
   for (let i = 0; i < bytes.length; i++) {
     const c = bytes.charCodeAt(i);
     if (c === QUOTE) {
       const close = stringEnd(bytes, i, escapes);
-      if (close < 0) return -1;
+      if (close < 0) return undefined;
       if (bytes.charCodeAt(close + 1) === COLON) {
         if (depth === 1 && close - i === 9 && bytes.startsWith('metadata', i + 1)) {
-          if (metadata !== 'before' || bytes.charCodeAt(close + 2) !== OPEN) return -1;
+          if (metadata !== 'before' || bytes.charCodeAt(close + 2) !== OPEN) return undefined;
           metadata = 'next';
-        } else if (depth === 2 && metadata === 'in' && close - i === 16 && bytes.startsWith('resourceVersion', i + 1)) return -1;
+        } else if (depth === 2 && metadata === 'in' && close - i === 16 && bytes.startsWith('resourceVersion', i + 1)) return undefined;
       }
       i = close;
     } else if (c === OPEN || c === OPEN_LIST) {
       depth++;
-      if (metadata === 'next') metadata = 'in';
+      if (metadata === 'next') {
+        metadata = 'in';
+        start = i;
+      }
     } else if (c === CLOSE || c === CLOSE_LIST) {
       depth--;
       if (depth === 1 && metadata === 'in') {
         metadata = 'after';
         end = i;
       }
-      if (depth === 0) return i === bytes.length - 1 && metadata === 'after' ? end : -1;
+      if (depth === 0) return i === bytes.length - 1 && metadata === 'after' ? { start, end } : undefined;
     } else if (c !== COLON && c !== COMMA) {
       const after = tokenEnd(bytes, i);
-      if (after < 0) return -1;
+      if (after < 0) return undefined;
       i = after - 1;
     }
   }
-  return -1;
+  return undefined;
 }

@@ -23,6 +23,7 @@ import { decodeCached, type Collection } from './objectcache.js';
 import { turnEntries } from './turnmap.js';
 import { needsDrain, onDrain, writeEvents } from './watchwriter.js';
 import { SharedTicker } from './ticker.js';
+import { sharedStoredText } from './storedjson.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 interface WatchEvent {
@@ -144,12 +145,21 @@ async function initialState(r: ResourceRequest, backends: Backends, select?: (ob
   return { events, revision };
 }
 
-/** The current state from the gateway's cache, as synthetic ADDED events decoded as they are sent. */
-function cachedState(r: ResourceRequest, c: Collection, select?: (obj: ApiObject) => boolean): { events: Iterable<WatchEvent>; revision: number } {
+/** A JSON watch event of an object's JSON text, as encodeJson writes it. */
+const jsonEvent = (type: WatchEventType, object: string): Buffer => Buffer.from(`{"type":"${type}","object":${object}}\n`, 'utf8');
+
+/** The current state from the gateway's cache, as synthetic ADDED events decoded as they are sent; with `asText`,
+ * events of the cached JSON itself (for a watch of the objects as stored, in JSON, with no selector). */
+function cachedState(r: ResourceRequest, c: Collection, select: ((obj: ApiObject) => boolean) | undefined, asText: boolean):
+  { events: Iterable<WatchEvent | Buffer>; revision: number } {
   const revision = c.revision;
   const { entries } = c.page(r.objects.prefix(r.info.namespace), 0);
-  function* events(): Generator<WatchEvent> {
+  function* events(): Generator<WatchEvent | Buffer> {
     for (const [, json] of entries) {
+      if (asText) {
+        yield jsonEvent('ADDED', json);
+        continue;
+      }
       const obj = decodeCached(r.def, json);
       if (!select || select(obj)) yield { type: 'ADDED', object: obj };
     }
@@ -222,11 +232,12 @@ class WatchStream {
   /** Sends the initial state and history, then what arrived live meanwhile. */
   async catchUp(backends: Backends, params: WatchParams): Promise<void> {
     let from = params.revision ?? 0;
-    let initial: Iterable<WatchEvent> = [];
+    let initial: Iterable<WatchEvent | Buffer> = [];
     let missed: StorageEvent[] = [];
     if (!from || params.initialEvents) {
       const cached = await cacheFor(this.r, backends, readPlan(params.revision));
-      const state = cached ? cachedState(this.r, cached, params.select) : await initialState(this.r, backends, params.select);
+      const asText = !params.select && this.storedTextForm() === 'object';
+      const state = cached ? cachedState(this.r, cached, params.select, asText) : await initialState(this.r, backends, params.select);
       initial = state.events;
       from = state.revision;
       // From the cache, the state is of the revision the live events continue from: nothing is missed.
@@ -238,7 +249,8 @@ class WatchStream {
     if (this.ended) return; // failed or fell behind meanwhile
     this.open();
     for (const ev of initial) {
-      this.write(ev);
+      if (Buffer.isBuffer(ev)) this.enqueue(ev);
+      else this.write(ev);
       if (!(await this.paced())) return;
     }
     this.sent = from;
@@ -275,9 +287,30 @@ class WatchStream {
     if (lastShared?.ev === ev && lastShared.form === form) return lastShared.bytes;
     const forms = liveBytes(ev);
     let bytes = forms.get(form);
-    if (!bytes) forms.set(form, (bytes = this.encoded(toWatchEvent(this.r.objects, ev)!)));
+    if (!bytes) forms.set(form, (bytes = this.storedTextEvent(ev) ?? this.encoded(toWatchEvent(this.r.objects, ev)!)));
     lastShared = { ev, form, bytes };
     return bytes;
+  }
+
+  /** A change as a JSON event made from the stored text (storedjson.ts) rather than decoded and encoded again: for
+   * watches of the objects as stored or of their metadata; undefined for other forms. */
+  private storedTextEvent(ev: StorageEvent): Buffer | undefined {
+    const as = this.storedTextForm();
+    if (!as) return undefined;
+    const text = sharedStoredText(ev.kv!, ev.revision);
+    const type: WatchEventType = ev.type === 'DELETE' ? 'DELETED' : ev.prevKv ? 'MODIFIED' : 'ADDED';
+    if (as === 'object') return jsonEvent(type, text.json);
+    if (!text.metadata) return undefined;
+    const metadata = text.json.slice(text.metadata.start, text.metadata.end);
+    return jsonEvent(type, `{"kind":"PartialObjectMetadata","apiVersion":${JSON.stringify(this.format.metaVersion)},"metadata":${metadata}}`);
+  }
+
+  /** Whether this watch's JSON events can be made from stored text: of the objects as stored, or of their metadata. */
+  private storedTextForm(): 'object' | 'PartialObjectMetadata' | undefined {
+    const { as, mediaType } = this.format;
+    const { def, info } = this.r;
+    if (mediaType !== 'application/json' || def.fromStorage || def.convert || info.groupAlias) return undefined;
+    return as === 'object' || as === 'PartialObjectMetadata' ? as : undefined;
   }
 
   fail(err: StatusError): void {

@@ -87,6 +87,28 @@ describe('watch: chunked events fed by NATS', function () {
     }
   });
 
+  it('without a selector, sends the objects and their metadata as a write answers them, byte for byte', async () => {
+    const rv = (await c.request('GET', CMS)).body.metadata.resourceVersion;
+    const metadata = { Accept: 'application/json;as=PartialObjectMetadata;g=meta.svc.io;v=v1' };
+    const until = (e: any[]) => e.length >= 2;
+    const [objects, metas] = [{}, metadata].map((headers) => c.watch(`${CMS}?watch=1&resourceVersion=${rv}`, { headers, until, timeoutMs: 15_000 }));
+    await new Promise((r) => setTimeout(r, 300));
+    // Characters the platform's encoder escapes, and others beyond ASCII, before the metadata, in it and after it.
+    const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'text', annotations: { a: '<é&>\u2028' } }, data: { k: 'é>' } };
+    const created = await c.request('POST', CMS, { body });
+    const updated = await c.request('PUT', `${CMS}/text`, { body: { ...created.body, data: { k: '<ü' } } });
+    const asMetadata = await c.request('GET', `${CMS}/text`, { headers: metadata });
+    const [o, m] = await Promise.all([objects, metas]);
+    expect(o.lines).to.deep.equal([`{"type":"ADDED","object":${created.text.trimEnd()}}`, `{"type":"MODIFIED","object":${updated.text.trimEnd()}}`]);
+    expect(m.lines[1]).to.equal(`{"type":"MODIFIED","object":${asMetadata.text.trimEnd()}}`);
+    expect(m.events[0].object.metadata).to.deep.equal(created.body.metadata);
+    // A new watch's initial state: the object as it is now.
+    const named = (e: any) => e.object?.metadata?.name === 'text';
+    const initial = await c.watch(`${CMS}?watch=1`, { until: (e) => e.some(named), timeoutMs: 15_000 });
+    expect(initial.lines[initial.events.findIndex(named)]).to.equal(`{"type":"ADDED","object":${updated.text.trimEnd()}}`);
+    await c.request('DELETE', `${CMS}/text`);
+  });
+
   it('ends the stream after timeoutSeconds', async () => {
     const started = Date.now();
     const { ended, status } = await c.watch(`${CMS}?watch=1&timeoutSeconds=1`, { timeoutMs: 10_000 });

@@ -336,10 +336,11 @@ export class Cluster {
   }
 
   /** Opens a watch and collects its events until `until` is satisfied, the stream ends, the timeout or `signal` aborts it. */
-  watch(path: string, opts: { until?: (events: any[]) => boolean; timeoutMs?: number; headers?: Record<string, string>; signal?: AbortSignal; port?: number } = {}): Promise<{ status: number; events: any[]; ended: boolean }> {
+  watch(path: string, opts: { until?: (events: any[]) => boolean; timeoutMs?: number; headers?: Record<string, string>; signal?: AbortSignal; port?: number } = {}): Promise<{ status: number; events: any[]; lines: string[]; ended: boolean }> {
     const tls = this.tls();
     return new Promise((resolve, reject) => {
       const events: any[] = [];
+      const lines: string[] = []; // each event as sent
       let buffer = '';
       let status = 0;
       let settled = false;
@@ -348,7 +349,7 @@ export class Cluster {
         settled = true;
         clearTimeout(timer);
         req.destroy();
-        resolve({ status, events, ended });
+        resolve({ status, events, lines, ended });
       };
       const timer = setTimeout(() => finish(false), opts.timeoutMs ?? 10_000);
       opts.signal?.addEventListener('abort', () => finish(false), { once: true });
@@ -360,7 +361,10 @@ export class Cluster {
           while ((nl = buffer.indexOf('\n')) >= 0) {
             const line = buffer.slice(0, nl).trim();
             buffer = buffer.slice(nl + 1);
-            if (line) events.push(JSON.parse(line));
+            if (line) {
+              lines.push(line);
+              events.push(JSON.parse(line));
+            }
           }
           if (status !== 200 && buffer) { events.push(JSON.parse(buffer)); buffer = ''; }
           if (opts.until?.(events)) finish(false);

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { storedJson } from '../../gateway/storedjson.js';
+import { storedJson, storedText } from '../../gateway/storedjson.js';
+import { goEscape } from '../../gateway/negotiation.js';
 import { encodeJson } from '../../gateway/negotiation.js';
 import { decodeValue, encodeStored } from '../../internal/storage/objects.js';
 import type { ApiObject } from '../../internal/apimachinery/meta.js';
@@ -14,6 +15,8 @@ describe('gateway stored JSON', () => {
     { spec: { n: 1.5, m: -3, big: 1e21, ok: true, off: false, none: null, list: [1, [2, {}], 'x'] }, metadata: { name: 'b', uid: 'u' } },
     { metadata: { name: 'esc', annotations: { html: '<a href="x">&</a>', ctl: '\u0001\n\t\\"', sep: '\u2028', uni: 'é😀' } } },
     { kind: 'X', metadata: { name: 'n', managedFields: [{ fieldsV1: { 'f:data': { '.': {}, 'f:k': {} } } }] }, data: { '1': 'a', b: 'c' } },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'é<', labels: { a: '&' } }, data: { k: '>é' } },
+    { spec: { x: 'é' }, metadata: { name: 'plain' }, status: { y: '\u2029' } },
   ];
 
   it('splices the resourceVersion into stored text exactly where decoding and encoding would put it', () => {
@@ -30,5 +33,18 @@ describe('gateway stored JSON', () => {
       '{"metadata":null}', '{"metadata":{"a":{"resourceVersion":"1"}},"spec":{"metadata":{}}}',
     ];
     for (const text of odd) expect(storedJson(Buffer.from(text), 7)).to.equal(decodedThenEncoded(Buffer.from(text), 7));
+  });
+
+  it('knows where the metadata object is in the text, escapes and other characters before it or in it', () => {
+    for (const obj of objects) {
+      const value = encodeStored(obj);
+      const { json, metadata } = storedText(value, 42);
+      expect(json).to.equal(decodedThenEncoded(value, 42));
+      expect(json.slice(metadata!.start, metadata!.end)).to.equal(goEscape(JSON.stringify(decodeValue(value, 42).metadata)));
+    }
+  });
+
+  it('knows no metadata place in text it decoded and encoded', () => {
+    expect(storedText(Buffer.from('{ "metadata": {"name":"a"} }'), 7).metadata).to.equal(undefined);
   });
 });
