@@ -6,7 +6,7 @@ import { StatusError, methodNotAllowed } from '../internal/apimachinery/status.j
 import type { KindDef, Registry } from '../internal/registry/index.js';
 import { checkHealth } from '../internal/rpc/index.js';
 import type { Backends } from './backends.js';
-import type { ResourceRequest } from './context.js';
+import { requestQuery, type ResourceRequest } from './context.js';
 import type { RequestInfo } from './requestinfo.js';
 import { Documents } from './documents.js';
 import { serveHealth, type Check } from './health.js';
@@ -112,7 +112,7 @@ async function serveResource(ctx: Koa.ParameterizedContext<State>, deps: Gateway
   if ((!info.subresource && !def.verbs.includes(info.verb)) || (needsNamespace && !info.name)) throw methodNotAllowed(ctx.method, ctx.path);
   if (needsNamespace) throw notFoundPath();
   const r: ResourceRequest = {
-    ctx, info, user: ctx.state.user, def, objects: new Objects(deps.backends.storage, def), query: new URLSearchParams(ctx.querystring),
+    ctx, info, user: ctx.state.user, def, objects: new Objects(deps.backends.storage, def), query: requestQuery(ctx),
     registry: deps.registry, allocator: deps.allocators.get(def),
   };
   if (info.subresource) return serveSubresource(r, deps.backends);

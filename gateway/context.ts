@@ -11,6 +11,11 @@ export interface RequestState {
   user: UserInfo;
 }
 
+/** The request's query, parsed once for every step that reads it. */
+export function requestQuery(ctx: Koa.Context): URLSearchParams {
+  return (ctx.state.query ??= new URLSearchParams(ctx.querystring));
+}
+
 export interface ResourceRequest {
   ctx: Koa.Context;
   info: RequestInfo;

@@ -4,6 +4,7 @@ import type Koa from 'koa';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { endWithNewline } from '../internal/metrics/index.js';
 import type { RequestInfo } from './requestinfo.js';
+import { requestQuery } from './context.js';
 
 /** How often the event-loop delay is sampled: each sample wakes an idle process, so it wakes once in 5 s for it. */
 const EVENT_LOOP_PRECISION_MS = 5000;
@@ -73,7 +74,7 @@ export class GatewayMetrics {
     const known = info?.isResourceRequest === true && this.served(info);
     const scope = !known ? '' : info.name ? 'resource' : info.namespace ? 'namespace' : 'cluster';
     return {
-      verb: verbOf(info, ctx), dry_run: ctx.query.dryRun ? 'All' : '', group: known ? info.group : '', version: known ? info.version : '',
+      verb: verbOf(info, ctx), dry_run: requestQuery(ctx).get('dryRun') ? 'All' : '', group: known ? info.group : '', version: known ? info.version : '',
       resource: known ? info.resource : '', subresource: known ? info.subresource : '', scope, component: 'apiserver',
     };
   }

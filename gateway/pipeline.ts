@@ -18,6 +18,7 @@ import type { InflightLimiter } from './inflight.js';
 import { deadlineFor, withDeadline } from './timeout.js';
 import { requestScope } from './stray.js';
 import { headerValue } from './headers.js';
+import { requestQuery } from './context.js';
 
 export type State = { info: RequestInfo; user: UserInfo; cbor: boolean; terminated?: boolean };
 type Context = Koa.ParameterizedContext<State>;
@@ -49,13 +50,13 @@ export function requestPipeline(o: PipelineOptions): Koa.Middleware<State> {
     const user = await authenticateRequest(ctx, o.backends);
     ctx.state.user = user;
     // The deadline may have resolved the info already; it is served in the group spellings served.
-    const info = ctx.state.info ?? requestInfo(ctx.method, ctx.path, new URLSearchParams(ctx.querystring));
+    const info = ctx.state.info ?? requestInfo(ctx.method, ctx.path, requestQuery(ctx));
     const literal = info.groupAlias !== undefined && o.servesGroup(info.groupAlias);
     ctx.state.info = o.upstreamGroupNames && !literal ? info : withoutUpstreamNames(info);
     const kind = o.inflight.enter(ctx.state.info, user, ctx.state);
     try {
-      const q = ctx.query;
-      await authorizeRequest(o.backends, user, ctx.state.info, { fieldSelector: String(q.fieldSelector ?? ''), labelSelector: String(q.labelSelector ?? '') });
+      const q = requestQuery(ctx);
+      await authorizeRequest(o.backends, user, ctx.state.info, { fieldSelector: q.getAll('fieldSelector').join(','), labelSelector: q.getAll('labelSelector').join(',') });
       await o.serve(ctx);
     } finally {
       if (kind) o.inflight.leave(kind);

@@ -11,16 +11,23 @@ import { decodeCached } from './objectcache.js';
 import { EncodedForms } from './encodedforms.js';
 import { ListBody } from './listbody.js';
 import type { RequestInfo } from './requestinfo.js';
+import { requestQuery } from './context.js';
 import { listItemEncoder, listParts, messageNameFor } from '../internal/apimachinery/protobuf/index.js';
 import { apiVersionOf, splitApiVersion } from '../internal/apimachinery/meta.js';
 
 export function writeBody(ctx: Koa.Context, status: number, body: unknown, mediaType = 'application/json'): void {
   ctx.status = status;
   ctx.type = mediaType;
-  const out = serialize(body, mediaType, ctx.query.pretty === 'true' || ctx.query.pretty === '1');
+  const out = serialize(body, mediaType, pretty(ctx));
   // As bytes: Node writes the header block in a string body's encoding, which would encode the
   // UTF-8 bytes of headerValue() a second time; with a Buffer body it writes them one for one.
   ctx.body = typeof out === 'string' ? Buffer.from(out, 'utf8') : out;
+}
+
+/** Whether the client asked for indented JSON. */
+function pretty(ctx: Koa.Context): boolean {
+  const asked = requestQuery(ctx).get('pretty');
+  return asked === 'true' || asked === '1';
 }
 
 /** Whether CBOR is served (gate CBORServingAndStorage), as the app records it per request. */
@@ -150,7 +157,7 @@ const asStored = (ctx: Koa.Context, def: KindDef, format: ResponseFormat): boole
 
 /** Whether a response can be the cached JSON text as it is: plain JSON of the storage version, as stored, not pretty-printed. */
 function rawJson(ctx: Koa.Context, def: KindDef, format: ResponseFormat): boolean {
-  return format.mediaType === 'application/json' && asStored(ctx, def, format) && ctx.query.pretty !== 'true' && ctx.query.pretty !== '1';
+  return format.mediaType === 'application/json' && asStored(ctx, def, format) && !pretty(ctx);
 }
 
 /** Writes one object from its cached JSON, which a plain JSON answer is already. */

@@ -7,6 +7,7 @@ import { StatusError, badRequest, requestTimeout } from '../internal/apimachiner
 import { requestInfo } from './requestinfo.js';
 import { isLongRunning } from './inflight.js';
 import { parseDuration } from '../internal/apimachinery/protobuf/time.js';
+import { requestQuery } from './context.js';
 
 const NANOS_PER_MS = 1e6;
 
@@ -21,9 +22,8 @@ export function parseGoDuration(text: string): number | undefined {
 
 /** The request's deadline: the client's `timeout` when it is positive and shorter than the server's. */
 function deadlineOf(ctx: Koa.Context, serverMs: number): number {
-  const asked = ctx.query.timeout;
-  if (asked === undefined) return serverMs;
-  const text = Array.isArray(asked) ? asked[0] : asked;
+  const text = requestQuery(ctx).get('timeout');
+  if (text === null) return serverMs;
   const ms = parseGoDuration(text);
   if (ms === undefined) throw badRequest(`invalid timeout specified in the request URL - time: invalid duration "${text}"`);
   return ms > 0 && ms < serverMs ? ms : serverMs;
@@ -32,7 +32,7 @@ function deadlineOf(ctx: Koa.Context, serverMs: number): number {
 /** Resolves the request info once for the whole chain; a path that does not parse is refused later, after authentication. */
 function longRunning(ctx: Koa.Context): boolean {
   try {
-    ctx.state.info = requestInfo(ctx.method, ctx.path, new URLSearchParams(ctx.querystring));
+    ctx.state.info = requestInfo(ctx.method, ctx.path, requestQuery(ctx));
     return isLongRunning(ctx.state.info);
   } catch {
     return false; // refused quickly
