@@ -5,7 +5,7 @@
 import type https from 'node:https';
 import { Cluster } from '../lib/cluster.js';
 import { MEDIA_PROTOBUF } from '../../internal/names/index.js';
-import { adminTls, expectStatus, keepAlive, send, type Tls } from './https.js';
+import { adminTls, expectStatus, keepAlive, openConnections, send, type Tls } from './https.js';
 import { measure, type Measured } from './load.js';
 import { IDLE_WINDOW_MS, measureIdle, waitQuiet, type Pids } from './proc.js';
 import { createBody, storedObject } from './objects.js';
@@ -24,10 +24,11 @@ const LIST_MS = 5_000;
 
 const collection = (ns: string): string => `/api/v1/namespaces/${ns}/configmaps`;
 
-/** Runs `op` with a keep-alive agent of `clients` connections, destroyed afterwards. */
-async function withAgent(tls: Tls, clients: number, fn: (agent: https.Agent) => Promise<Measured>): Promise<Measured> {
+/** Runs `op` with a keep-alive agent of `clients` connections, opened first and destroyed afterwards. */
+async function withAgent(tls: Tls, port: number, clients: number, fn: (agent: https.Agent) => Promise<Measured>): Promise<Measured> {
   const agent = keepAlive(tls, clients);
   try {
+    await openConnections(agent, port, clients);
     return await fn(agent);
   } finally {
     agent.destroy();
@@ -38,7 +39,7 @@ async function withAgent(tls: Tls, clients: number, fn: (agent: https.Agent) => 
 export async function benchCrud(cluster: Cluster, pids: Pids, tls: Tls): Promise<Pick<ApiFigures, 'create' | 'get'>> {
   const created: string[] = []; // what the gets read back
   const run = (clients: number, ms: number, op: (agent: https.Agent, i: number) => Promise<void>, maxOps?: number) =>
-    withAgent(tls, clients, (agent) => measure(pids, clients, ms, (i) => op(agent, i), maxOps));
+    withAgent(tls, cluster.port, clients, (agent) => measure(pids, clients, ms, (i) => op(agent, i), maxOps));
   const create = (prefix: string) => async (agent: https.Agent, i: number) => {
     const name = `${prefix}-${i}`;
     expectStatus(201, 'create')(await send(agent, cluster.port, 'POST', collection(NAMESPACE), createBody(name)));
@@ -71,8 +72,8 @@ async function benchList(cluster: Cluster, pids: Pids, tls: Tls): Promise<ListFi
   const list = (accept: string) => listIn(cluster, pids, accept);
   return {
     objects: LISTED_OBJECTS,
-    json: await withAgent(tls, 1, list('application/json')),
-    protobuf: await withAgent(tls, 1, list(MEDIA_PROTOBUF)),
+    json: await withAgent(tls, cluster.port, 1, list('application/json')),
+    protobuf: await withAgent(tls, cluster.port, 1, list(MEDIA_PROTOBUF)),
   };
 }
 
@@ -139,7 +140,7 @@ export async function benchListAlone(): Promise<void> {
     const tls = adminTls(cluster.dataDir);
     for (let r = 0; r < Number(process.env.BENCH_ROUNDS ?? 3); r++) {
       for (const [format, accept] of [['JSON', 'application/json'], ['Protobuf', MEDIA_PROTOBUF]].filter(([f]) => (process.env.BENCH_LIST_FORMAT ?? f) === f)) {
-        const m = await withAgent(tls, 1, listIn(cluster, pids, accept));
+        const m = await withAgent(tls, cluster.port, 1, listIn(cluster, pids, accept));
         console.log(`round ${r + 1} ${format}: ${m.count} lists, p50 ${m.p50Ms.toFixed(1)} ms, p99 ${m.p99Ms.toFixed(1)} ms, CPU ${m.cpuMsPerOp.toFixed(1)} ms/list (`
           + Object.entries(m.cpuMsPerOpByProcess).filter(([, ms]) => ms > 0).map(([p, ms]) => `${p} ${ms.toFixed(1)}`).join(', ') + `; client ${m.clientCpuMsPerOp.toFixed(1)})`);
       }

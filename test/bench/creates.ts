@@ -10,7 +10,7 @@
 import type https from 'node:https';
 import { writeFileSync } from 'node:fs';
 import { Cluster } from '../lib/cluster.js';
-import { adminTls, expectStatus, keepAlive, send } from './https.js';
+import { adminTls, expectStatus, keepAlive, openConnections, send } from './https.js';
 import { measure, type Measured } from './load.js';
 import { kernelShares, rssKb, sampleTicks, waitQuiet } from './proc.js';
 import { createBody, realistic } from './objects.js';
@@ -47,6 +47,7 @@ export async function benchCreatesAlone(): Promise<void> {
     const create = (prefix: string) => async (i: number) =>
       expectStatus(201, 'create')(await send(agent, cluster.port, 'POST', `/api/v1/namespaces/${NAMESPACE}/configmaps`, createBody(`${prefix}-${i}`)));
     await measure(pids, 8, ROUND_MS, create('warm'), WARM_UP);
+    await openConnections(agent, cluster.port, CLIENTS);
     await waitQuiet(pids, 100, 10_000);
     for (let r = 0; r < rounds; r++) {
       const before = sampleTicks(pids);

@@ -32,6 +32,14 @@ export function send(agent: https.Agent, port: number, method: string, path: str
   });
 }
 
+/** Opens the agent's `connections` sockets (TLS handshakes included) with as many concurrent cheap requests, so
+ * that a measured phase starts on open connections, as a client's steady state is: otherwise its first requests
+ * wait for handshakes the gateway makes one after another, and show as its slowest. */
+export async function openConnections(agent: https.Agent, port: number, connections: number): Promise<void> {
+  const statuses = await Promise.all(Array.from({ length: connections }, () => send(agent, port, 'GET', '/version')));
+  for (const status of statuses) expectStatus(200, 'GET /version')(status);
+}
+
 export const expectStatus = (want: number, what: string) => (status: number): void => {
   if (status !== want) throw new Error(`${what} answered ${status}, expected ${want}`);
 };
