@@ -2,10 +2,9 @@
 // its own process), reached over HTTPS with keep-alive and the admin client
 // certificate, as a client sees it. Phases run one after another; each counts the
 // CPU every server process spends (from /proc), and every loop is bounded.
-import type https from 'node:https';
 import { Cluster } from '../lib/cluster.js';
 import { MEDIA_PROTOBUF } from '../../internal/names/index.js';
-import { adminTls, expectStatus, keepAlive, openConnections, send, type Tls } from './https.js';
+import { adminTls, expectStatus, keepAlive, openConnections, send, type Tls, type Client } from './https.js';
 import { measure, type Measured } from './load.js';
 import { IDLE_WINDOW_MS, measureIdle, waitQuiet, type Pids } from './proc.js';
 import { createBody, storedObject } from './objects.js';
@@ -25,7 +24,7 @@ const LIST_MS = 5_000;
 const collection = (ns: string): string => `/api/v1/namespaces/${ns}/configmaps`;
 
 /** Runs `op` with a keep-alive agent of `clients` connections, opened first and destroyed afterwards. */
-async function withAgent(tls: Tls, port: number, clients: number, fn: (agent: https.Agent) => Promise<Measured>): Promise<Measured> {
+async function withAgent(tls: Tls, port: number, clients: number, fn: (agent: Client) => Promise<Measured>): Promise<Measured> {
   const agent = keepAlive(tls, clients);
   try {
     await openConnections(agent, port, clients);
@@ -38,14 +37,14 @@ async function withAgent(tls: Tls, port: number, clients: number, fn: (agent: ht
 /** Creates at 1 then 32 clients, then gets of what they made at 1 then 32 clients, each for a few seconds. */
 export async function benchCrud(cluster: Cluster, pids: Pids, tls: Tls): Promise<Pick<ApiFigures, 'create' | 'get'>> {
   const created: string[] = []; // what the gets read back
-  const run = (clients: number, ms: number, op: (agent: https.Agent, i: number) => Promise<void>, maxOps?: number) =>
+  const run = (clients: number, ms: number, op: (agent: Client, i: number) => Promise<void>, maxOps?: number) =>
     withAgent(tls, cluster.port, clients, (agent) => measure(pids, clients, ms, (i) => op(agent, i), maxOps));
-  const create = (prefix: string) => async (agent: https.Agent, i: number) => {
+  const create = (prefix: string) => async (agent: Client, i: number) => {
     const name = `${prefix}-${i}`;
     expectStatus(201, 'create')(await send(agent, cluster.port, 'POST', collection(NAMESPACE), createBody(name)));
     created.push(name);
   };
-  const get = async (agent: https.Agent, i: number) =>
+  const get = async (agent: Client, i: number) =>
     expectStatus(200, 'get')(await send(agent, cluster.port, 'GET', `${collection(NAMESPACE)}/${created[(i * 7919) % created.length]}`));
   await run(8, PHASE_MS.c1, create('warm'), WARM_UP);
   const c1 = await run(1, PHASE_MS.c1, create('c1'));
@@ -63,7 +62,7 @@ async function seedList(cluster: Cluster, pids: Pids): Promise<void> {
 }
 
 /** LISTS lists of the seeded collection in the format of `accept`, one client. */
-const listIn = (cluster: Cluster, pids: Pids, accept: string) => (agent: https.Agent) => measure(pids, 1, LIST_MS, async () =>
+const listIn = (cluster: Cluster, pids: Pids, accept: string) => (agent: Client) => measure(pids, 1, LIST_MS, async () =>
   expectStatus(200, 'list')(await send(agent, cluster.port, 'GET', collection(LIST_NAMESPACE), undefined, accept)), LISTS);
 
 /** Listing 10k ConfigMaps over HTTPS, as JSON and as Protobuf. */

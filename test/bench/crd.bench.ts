@@ -1,11 +1,10 @@
 // Creates per second of a custom object whose schema has two validation rules,
 // beside ConfigMap creates on the same cluster, interleaved phase by phase so
 // both see the same load; each figure with its CPU ms per create.
-import type https from 'node:https';
 import { Cluster, waitFor } from '../lib/cluster.js';
 import { extension, group } from '../../internal/names/index.js';
 import { crdManifest, specSchema } from '../lib/crd.js';
-import { adminTls, expectStatus, keepAlive, send } from './https.js';
+import { adminTls, expectStatus, keepAlive, send, type Client } from './https.js';
 import { measure, type Measured } from './load.js';
 import { waitQuiet, type Pids } from './proc.js';
 import { createBody } from './objects.js';
@@ -36,7 +35,7 @@ export interface CrdRow { name: string; clients: number; opsPerSec: number; p50M
 const row = (name: string, clients: number, m: Measured): CrdRow =>
   ({ name, clients, opsPerSec: Math.round(m.opsPerSec), p50Ms: +m.p50Ms.toFixed(2), p99Ms: +m.p99Ms.toFixed(2), cpuMsPerOp: +m.cpuMsPerOp.toFixed(2) });
 
-async function phase(pids: Pids, agent: https.Agent, port: number, clients: number, path: string, body: (name: string) => string, prefix: string): Promise<Measured> {
+async function phase(pids: Pids, agent: Client, port: number, clients: number, path: string, body: (name: string) => string, prefix: string): Promise<Measured> {
   return measure(pids, clients, PHASE_MS, async (i) => {
     expectStatus(201, `create ${prefix}`)(await send(agent, port, 'POST', path, body(`${prefix}-${i}`)));
   });

@@ -7,10 +7,9 @@
 // BENCH_PRELOAD=<n> first writes n ConfigMaps through storage, as the whole bench's memory
 // phase does before its creates: the rounds then run beside a gateway cache holding them and
 // LevelDB compacting them.
-import type https from 'node:https';
 import { writeFileSync } from 'node:fs';
 import { Cluster } from '../lib/cluster.js';
-import { adminTls, expectStatus, keepAlive, openConnections, send } from './https.js';
+import { adminTls, expectStatus, keepAlive, openConnections, send, type Client } from './https.js';
 import { measure, type Measured } from './load.js';
 import { kernelShares, rssKb, sampleTicks, waitQuiet } from './proc.js';
 import { createBody, realistic } from './objects.js';
@@ -43,7 +42,7 @@ export async function benchCreatesAlone(): Promise<void> {
       const { written } = await writeThroughStorage(cluster.addresses.storage, preload, PRELOAD_BUDGET_MS, (i) => realistic(MEMORY_NAMESPACE, i));
       console.log(`preloaded ${written} ConfigMaps through storage`);
     }
-    const agent: https.Agent = keepAlive(adminTls(cluster.dataDir), CLIENTS);
+    const agent: Client = keepAlive(adminTls(cluster.dataDir), CLIENTS);
     const create = (prefix: string) => async (i: number) =>
       expectStatus(201, 'create')(await send(agent, cluster.port, 'POST', `/api/v1/namespaces/${NAMESPACE}/configmaps`, createBody(`${prefix}-${i}`)));
     await measure(pids, 8, ROUND_MS, create('warm'), WARM_UP);

@@ -2,11 +2,10 @@
 // (real HTTPS webhooks in this process) beside plain creates on the same
 // cluster, where the webhooks' namespace selector leaves them out; interleaved
 // phase by phase so both see the same load, each with its CPU ms per create.
-import type https from 'node:https';
 import { Cluster, waitFor } from '../lib/cluster.js';
 import { AdmissionWebhook } from '../lib/admissionwebhook.js';
 import { group } from '../../internal/names/index.js';
-import { adminTls, expectStatus, keepAlive, send } from './https.js';
+import { adminTls, expectStatus, keepAlive, send, type Client } from './https.js';
 import { measure, type Measured } from './load.js';
 import { waitQuiet, type Pids } from './proc.js';
 import { createBody } from './objects.js';
@@ -42,7 +41,7 @@ async function configure(cluster: Cluster, wh: AdmissionWebhook): Promise<void> 
   if (!reached) throw new Error('the webhooks were not called in time');
 }
 
-async function phase(pids: Pids, agent: https.Agent, port: number, clients: number, ns: string, prefix: string): Promise<Measured> {
+async function phase(pids: Pids, agent: Client, port: number, clients: number, ns: string, prefix: string): Promise<Measured> {
   return measure(pids, clients, PHASE_MS, async (i) => {
     expectStatus(201, `create in ${ns}`)(await send(agent, port, 'POST', configMaps(ns), createBody(`${prefix}-${i}`)));
   });
