@@ -14,9 +14,23 @@ export interface MediaRange {
   q: number;
 }
 
-/** Parses an Accept header into media ranges, best first (stable for equal q). */
-export function parseAccept(header: string | undefined): MediaRange[] {
-  if (!header) return [{ type: '*/*', params: {}, q: 1 }];
+/** Accept headers parsed lately: a client sends the same one with each request. Cleared when full, so a client
+ * sending ever new ones costs no memory. */
+const parsedAccepts = new Map<string, readonly MediaRange[]>();
+const MAX_PARSED_ACCEPTS = 256;
+const ANY: readonly MediaRange[] = Object.freeze([{ type: '*/*', params: {}, q: 1 }]);
+
+/** Parses an Accept header into media ranges, best first (stable for equal q); shared by every request with the same header. */
+export function parseAccept(header: string | undefined): readonly MediaRange[] {
+  if (!header) return ANY;
+  let ranges = parsedAccepts.get(header);
+  if (ranges) return ranges;
+  if (parsedAccepts.size >= MAX_PARSED_ACCEPTS) parsedAccepts.clear();
+  parsedAccepts.set(header, ranges = Object.freeze(parseRanges(header)));
+  return ranges;
+}
+
+function parseRanges(header: string): MediaRange[] {
   return header.split(',').map((part, i) => {
     const [type, ...rawParams] = part.split(';').map((s) => s.trim());
     const params: Record<string, string> = {};

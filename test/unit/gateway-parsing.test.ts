@@ -53,6 +53,16 @@ describe('negotiation', () => {
     expect(parseAccept('a/b;q=0.5, c/d, e/f;q=0.9').map((r) => r.type)).to.deep.equal(['c/d', 'e/f', 'a/b']);
   });
 
+  it('parses a header once: the requests sending it share its ranges, which none can change', () => {
+    const header = 'application/json;as=Table;g=meta.svc.io;v=v1, application/json;q=0.9';
+    const first = parseAccept(header);
+    expect(parseAccept(header)).to.equal(first);
+    expect(Object.isFrozen(first)).to.equal(true);
+    expect(parseAccept('application/yaml')).to.not.equal(first);
+    for (let i = 0; i < 300; i++) parseAccept(`x/y${i}`); // past the bound: forgotten, parsed again, the same ranges
+    expect(parseAccept(header)).to.deep.equal(first);
+  });
+
   it('picks the first served type, Tables in either meta group, and 406 otherwise', () => {
     expect(negotiate('text/html, application/yaml', {}).mediaType).to.equal('application/yaml');
     expect(negotiate('application/json;as=Table;g=meta.k8s.io;v=v1', { table: true }).as).to.equal('Table');
