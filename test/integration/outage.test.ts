@@ -53,7 +53,10 @@ describe('service outages', function () {
 
   it('answers reads and watches that accept any state (resourceVersion=0) from the gateway\'s memory while storage does not answer', async () => {
     expect((await c.request('POST', CMS, { body: { metadata: { name: 'remembered' }, data: { k: 'v' } } })).status).to.equal(201);
-    // The first read of a collection starts caching it; reads go to storage until it is listed.
+    // The first read of a collection starts caching it once the gateway follows storage's changes again (after the
+    // restart above; a watch is refused with 503 until then); reads go to storage until it is listed.
+    const following = async () => (await c.watch(`${CMS}?watch=1`, { until: (e) => e.length > 0, timeoutMs: 2000 })).status === 200;
+    expect(await waitFor(following, 10_000), 'watches served again').to.equal(true);
     expect(await waitFor(async () => (await c.request('GET', `${CMS}/remembered`)).status === 200, 10_000)).to.equal(true);
     await new Promise((resolve) => setTimeout(resolve, 500));
     const storage = c.procs.get('storage')!;
