@@ -24,10 +24,17 @@ const SHORT_ESCAPED = new Set([0x08, 0x09, 0x0a, 0x0c, 0x0d]);
 const NUMBER = /-?[0-9][-+.0-9eE]*/y;
 const LITERAL = /true|false|null/y;
 
-/** An object's API JSON, and where its metadata object lies in it (known when the text was in stored form). */
-export interface StoredText {
-  json: string;
-  metadata?: { start: number; end: number };
+/** An object's API JSON, and where its metadata object lies in it (known when the text was in stored form). The
+ * place is found when first asked: the cache keeps only the text, a metadata watch asks for the place too. */
+export class StoredText {
+  private span?: { start: number; end: number } | null;
+
+  constructor(readonly json: string, private readonly locate?: () => { start: number; end: number }) {}
+
+  get metadata(): { start: number; end: number } | undefined {
+    if (this.span === undefined) this.span = this.locate?.() ?? null;
+    return this.span ?? undefined;
+  }
 }
 
 /** The object's API JSON, with the platform encoder's escapes, as a get writes it. */
@@ -42,7 +49,7 @@ export function storedText(value: Buffer, revision: number): StoredText {
   const ascii = isAscii(value);
   const bytes = value.toString('latin1');
   const span = metadataSpan(bytes);
-  if (!span) return { json: goEscape(JSON.stringify(decodeValue(value, revision))) };
+  if (!span) return new StoredText(goEscape(JSON.stringify(decodeValue(value, revision))));
   const text = (from: number, to?: number): string => (ascii ? bytes.slice(from, to) : value.toString('utf8', from, to));
   const field = `${bytes.charCodeAt(span.end - 1) === OPEN ? '' : ','}"resourceVersion":"${revision}"`;
   const spliced = text(0, span.end) + field + text(span.end);
@@ -50,21 +57,22 @@ export function storedText(value: Buffer, revision: number): StoredText {
   // Escapes lengthen the text: unchanged, it is the stored text with the field inserted. Otherwise the metadata's
   // place is that of the escaped text before it (the escapes are of single characters).
   const unchanged = ascii && json.length === spliced.length;
-  const start = unchanged ? span.start : goEscape(text(0, span.start)).length;
-  const end = (unchanged ? span.end : goEscape(text(0, span.end)).length) + field.length + 1;
-  return { json, metadata: { start, end } };
+  return new StoredText(json, () => ({
+    start: unchanged ? span.start : goEscape(text(0, span.start)).length,
+    end: (unchanged ? span.end : goEscape(text(0, span.end)).length) + field.length + 1,
+  }));
 }
 
 /** The texts of the values of the changes the hub is handing out in this turn: the cache and every watch of a
  * change in a JSON form share one. */
-const textsOfTurn = turnMap<KeyValue, StoredText & { revision: number }>();
+const textsOfTurn = turnMap<KeyValue, { text: StoredText; revision: number }>();
 
 /** storedText of a changed value, made once for all who ask in the same turn. */
 export function sharedStoredText(kv: KeyValue, revision: number): StoredText {
   const texts = textsOfTurn();
-  let text = texts.get(kv);
-  if (text?.revision !== revision) texts.set(kv, (text = { ...storedText(kv.value, revision), revision }));
-  return text;
+  let shared = texts.get(kv);
+  if (shared?.revision !== revision) texts.set(kv, (shared = { text: storedText(kv.value, revision), revision }));
+  return shared.text;
 }
 
 /**

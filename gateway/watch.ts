@@ -222,11 +222,18 @@ class WatchStream {
   /** The form of this watch's events, shared with the other watches without a selector that have it (none for
    * Tables, made per request, and for kinds converting through a webhook). */
   private readonly form: string | undefined;
+  /** How this watch's JSON events are made from stored text (storedjson.ts): 'object' for the objects as stored, or
+   * the opening of a PartialObjectMetadata up to its metadata; undefined when they are decoded and encoded. */
+  private readonly textForm: string | undefined;
 
   constructor(private readonly r: ResourceRequest, private readonly format: ResponseFormat, private readonly opts: WatchOptions) {
     const { as, metaVersion, mediaType } = format;
     const spelling = as === 'PartialObjectMetadata' ? `meta ${metaVersion}` : r.info.groupAlias ?? '';
     if (as !== 'Table' && !r.def.convert) this.form = `${defId(r.def)} ${mediaType} ${spelling}`;
+    if (mediaType === 'application/json' && !r.def.fromStorage && !r.def.convert && !r.info.groupAlias) {
+      if (as === 'object') this.textForm = 'object';
+      if (as === 'PartialObjectMetadata') this.textForm = `{"kind":"PartialObjectMetadata","apiVersion":${JSON.stringify(metaVersion)},"metadata":`;
+    }
   }
 
   /** Sends the initial state and history, then what arrived live meanwhile. */
@@ -236,7 +243,7 @@ class WatchStream {
     let missed: StorageEvent[] = [];
     if (!from || params.initialEvents) {
       const cached = await cacheFor(this.r, backends, readPlan(params.revision));
-      const asText = !params.select && this.storedTextForm() === 'object';
+      const asText = !params.select && this.textForm === 'object';
       const state = cached ? cachedState(this.r, cached, params.select, asText) : await initialState(this.r, backends, params.select);
       initial = state.events;
       from = state.revision;
@@ -295,22 +302,12 @@ class WatchStream {
   /** A change as a JSON event made from the stored text (storedjson.ts) rather than decoded and encoded again: for
    * watches of the objects as stored or of their metadata; undefined for other forms. */
   private storedTextEvent(ev: StorageEvent): Buffer | undefined {
-    const as = this.storedTextForm();
-    if (!as) return undefined;
+    if (!this.textForm) return undefined;
     const text = sharedStoredText(ev.kv!, ev.revision);
     const type: WatchEventType = ev.type === 'DELETE' ? 'DELETED' : ev.prevKv ? 'MODIFIED' : 'ADDED';
-    if (as === 'object') return jsonEvent(type, text.json);
-    if (!text.metadata) return undefined;
-    const metadata = text.json.slice(text.metadata.start, text.metadata.end);
-    return jsonEvent(type, `{"kind":"PartialObjectMetadata","apiVersion":${JSON.stringify(this.format.metaVersion)},"metadata":${metadata}}`);
-  }
-
-  /** Whether this watch's JSON events can be made from stored text: of the objects as stored, or of their metadata. */
-  private storedTextForm(): 'object' | 'PartialObjectMetadata' | undefined {
-    const { as, mediaType } = this.format;
-    const { def, info } = this.r;
-    if (mediaType !== 'application/json' || def.fromStorage || def.convert || info.groupAlias) return undefined;
-    return as === 'object' || as === 'PartialObjectMetadata' ? as : undefined;
+    if (this.textForm === 'object') return jsonEvent(type, text.json);
+    const at = text.metadata;
+    return at && jsonEvent(type, `${this.textForm}${text.json.slice(at.start, at.end)}}`);
   }
 
   fail(err: StatusError): void {
